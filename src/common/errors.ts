@@ -1,0 +1,188 @@
+/**
+ * Errors of the SDK: one base class, subclasses grouped by who is at fault, each with a
+ * stable `code`. Workflow-safe (no Node APIs), so the workflow raises the same classes'
+ * codes as `ApplicationFailure`s whose `type` is the error's name.
+ *
+ * @module
+ */
+import type { HookEvent } from './hook-events.js';
+
+/** Stable error codes. Match on `error.code`, never on messages. */
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'HOOK_TIMEOUT'
+  | 'HOOK_OUTPUT_INVALID'
+  | 'HOOK_CALLBACK_FAILED'
+  | 'HOOK_ABORTED'
+  | 'HOOK_CLEANUP_PENDING'
+  | 'HOOK_WORKER_LOST'
+  | 'HOOK_CALLBACKS_MISSING'
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_CLOSED'
+  | 'SESSION_START_FAILED'
+  | 'PROMPT_REJECTED'
+  | 'TASK_FAILED'
+  | 'MODEL_ERROR'
+  | 'TOOL_ERROR'
+  | 'TEMPORAL_CLI_UNAVAILABLE'
+  | 'TEMPORAL_SERVER_START_FAILED'
+  | 'ENGINE_ERROR';
+
+/** Base class of every error the SDK throws on purpose. */
+export class AgentSdkError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** Bad options or input given by the developer. Thrown before anything starts. */
+export class ConfigError extends AgentSdkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('CONFIG_INVALID', message, options);
+  }
+}
+
+/** A hook callback failed, timed out, returned a malformed output, or blocked the request. */
+export class HookError extends AgentSdkError {
+  /** The event whose dispatch failed. */
+  readonly event: HookEvent | undefined;
+  /** 0-based position of the callback at fault, when one is. */
+  readonly callbackIndex: number | undefined;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: { event?: HookEvent; callbackIndex?: number; cause?: unknown } = {},
+  ) {
+    super(code, message, { cause: details.cause });
+    this.event = details.event;
+    this.callbackIndex = details.callbackIndex;
+  }
+}
+
+/**
+ * The event's budget ran out before its callbacks finished (contract §4.6). The callback's
+ * `abortSignal` aborts with this error and the dispatch fails with it.
+ */
+export class HookTimeoutError extends HookError {
+  declare readonly code: 'HOOK_TIMEOUT';
+  /** The budget that ran out, in milliseconds. */
+  readonly timeoutMs: number;
+  declare readonly event: HookEvent;
+  constructor(event: HookEvent, timeoutMs: number) {
+    super('HOOK_TIMEOUT', `Hook ${event} exceeded ${timeoutMs}ms`, { event });
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** A session id that no session has. */
+export class SessionNotFoundError extends AgentSdkError {
+  readonly sessionId: string;
+  constructor(sessionId: string) {
+    super('SESSION_NOT_FOUND', `No session with id '${sessionId}'`);
+    this.sessionId = sessionId;
+  }
+}
+
+/** The session was closed: it takes no more prompts. */
+export class SessionClosedError extends AgentSdkError {
+  readonly sessionId: string;
+  constructor(sessionId: string, message = `Session '${sessionId}' is closed`) {
+    super('SESSION_CLOSED', message);
+    this.sessionId = sessionId;
+  }
+}
+
+/** A model provider failed (after retries, where retrying made sense). */
+export class ModelError extends AgentSdkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MODEL_ERROR', message, options);
+  }
+}
+
+/** A tool failed in a way that could not be turned into a tool result. */
+export class ToolError extends AgentSdkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TOOL_ERROR', message, options);
+  }
+}
+
+/** The durable engine (Temporal server, CLI, worker) failed us. */
+export class EngineError extends AgentSdkError {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+  }
+}
+
+/** An error as it crosses a process or workflow boundary. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  event?: HookEvent;
+  callbackIndex?: number;
+  timeoutMs?: number;
+  stack?: string;
+}
+
+/** Turn any thrown value into a {@link SerializedError}. */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const e = error as Error & Partial<SerializedError>;
+    const out: SerializedError = { name: e.name, message: e.message };
+    if (typeof e.code === 'string') out.code = e.code;
+    if (e.event !== undefined) out.event = e.event;
+    if (typeof e.callbackIndex === 'number') out.callbackIndex = e.callbackIndex;
+    if (typeof e.timeoutMs === 'number') out.timeoutMs = e.timeoutMs;
+    if (e.stack) out.stack = e.stack;
+    return out;
+  }
+  if (typeof error === 'string') return { name: 'Error', message: error };
+  let message: string;
+  try {
+    message = JSON.stringify(error) ?? String(error);
+  } catch {
+    message = String(error);
+  }
+  return { name: 'Error', message };
+}
+
+/** Rebuild an error from its serialized form, as an instance of our classes where it was one. */
+export function deserializeError(s: SerializedError): Error {
+  let error: Error;
+  const hookDetails = { event: s.event, callbackIndex: s.callbackIndex };
+  switch (s.code) {
+    case 'HOOK_TIMEOUT':
+      error = s.event ? new HookTimeoutError(s.event, s.timeoutMs ?? 0) : new HookError('HOOK_TIMEOUT', s.message);
+      break;
+    case 'HOOK_OUTPUT_INVALID':
+    case 'HOOK_CALLBACK_FAILED':
+    case 'HOOK_ABORTED':
+    case 'HOOK_CLEANUP_PENDING':
+    case 'HOOK_WORKER_LOST':
+    case 'HOOK_CALLBACKS_MISSING':
+    case 'PROMPT_REJECTED':
+    case 'TASK_FAILED':
+    case 'SESSION_START_FAILED':
+      error = new HookError(s.code, s.message, hookDetails);
+      break;
+    case 'CONFIG_INVALID':
+      error = new ConfigError(s.message);
+      break;
+    case 'MODEL_ERROR':
+      error = new ModelError(s.message);
+      break;
+    case 'TOOL_ERROR':
+      error = new ToolError(s.message);
+      break;
+    default:
+      error = new Error(s.message);
+      error.name = s.name;
+      if (s.code) (error as Error & { code?: string }).code = s.code;
+  }
+  if (s.stack) error.stack = s.stack;
+  return error;
+}

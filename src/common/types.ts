@@ -1,0 +1,93 @@
+/**
+ * The shapes of the hooks contract (`hooks-contract.md` §2, §3, §6). Workflow-safe.
+ *
+ * @module
+ */
+import type { HookEvent } from './hook-events.js';
+import type { JsonObject, JsonValue } from './json.js';
+
+/** A session's id: the workflow id is derived from it. */
+export type SessionId = string;
+
+/** What a tool result shows the model: text. */
+export type ToolModelContent = string;
+
+/** An image in a prompt: base64 data or a URL, with its media type. */
+export interface ImagePart {
+  type: 'image';
+  /** Base64 data (no `data:` prefix) or an `https:`/`data:` URL. */
+  image: string;
+  /** e.g. `image/png`. */
+  mediaType?: string;
+}
+
+/** A text part of a prompt. */
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+/** A user prompt: plain text, or text and image parts in order. */
+export type Prompt = string | Array<TextPart | ImagePart>;
+
+/** The result of one tool call (contract §6). `model` is what the model sees. */
+export type ToolResult =
+  | {
+      status: 'success';
+      model: ToolModelContent;
+      display?: ToolDisplay;
+      data?: JsonValue;
+      metadata?: JsonObject;
+    }
+  | {
+      status: 'error';
+      model: ToolModelContent;
+      display?: ToolDisplay;
+      error: { message: string; type: string; code?: string; details?: JsonValue };
+      metadata?: JsonObject;
+    };
+
+/** The part of a tool result meant for people and UIs; hooks never change it. */
+export interface ToolDisplay {
+  summary: string;
+  detail?: string;
+}
+
+/** A tool's kind, used by permission policies. */
+export type ToolKind = 'readonly' | 'write' | 'execute';
+
+/**
+ * What a callback receives (contract §2). Every input has `event`, `sessionId` and
+ * `abortSignal`; the other fields depend on the event.
+ */
+export interface HookInput {
+  event: HookEvent;
+  sessionId: SessionId;
+  /**
+   * Aborts when the caller aborts (reason: the object passed to `abort()`) or when the
+   * event's budget runs out (reason: a `HookTimeoutError`). Always present at run time.
+   */
+  abortSignal?: AbortSignal;
+  toolName?: string;
+  toolInput?: JsonObject;
+  toolOutput?: ToolModelContent;
+  error?: Error;
+  [key: string]: unknown;
+}
+
+/** What a callback returns (contract §3). */
+export interface HookOutput {
+  action: 'continue' | 'skip' | 'abort';
+  modifiedInput?: JsonObject;
+  modifiedOutput?: JsonValue;
+  reason?: string;
+}
+
+/** A hook callback: one object in, one out. */
+export type HookCallback = (input: HookInput) => Promise<HookOutput>;
+
+/** Callbacks by event. */
+export type HookMap = Partial<Record<HookEvent, HookCallback[]>>;
+
+/** Why a session ended, as SessionEnd's `reason` says. */
+export type SessionEndReason = 'other' | 'idle_timeout' | 'cancelled' | 'error';
