@@ -31,7 +31,10 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
     },
   },
@@ -45,7 +48,13 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['**', '!@temporalio/workflow', '!./**', '!../src/common/**', '!../activities/**'],
+              group: [
+                '**',
+                '!@temporalio/workflow',
+                '!./**',
+                '!../src/common/**',
+                '!../activities/**',
+              ],
               message:
                 'workflows/ may import only @temporalio/workflow, src/common/ and its own files (sandbox boundary).',
             },
@@ -81,7 +90,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { paths: [{ name: '@temporalio/workflow', message: 'activities/ never import workflow code.' }] },
+        {
+          paths: [
+            { name: '@temporalio/workflow', message: 'activities/ never import workflow code.' },
+          ],
+        },
       ],
     },
   },

@@ -125,6 +125,7 @@ export interface SerializedError {
   event?: HookEvent;
   callbackIndex?: number;
   timeoutMs?: number;
+  sessionId?: string;
   stack?: string;
 }
 
@@ -137,6 +138,7 @@ export function serializeError(error: unknown): SerializedError {
     if (e.event !== undefined) out.event = e.event;
     if (typeof e.callbackIndex === 'number') out.callbackIndex = e.callbackIndex;
     if (typeof e.timeoutMs === 'number') out.timeoutMs = e.timeoutMs;
+    if (typeof e.sessionId === 'string') out.sessionId = e.sessionId;
     if (e.stack) out.stack = e.stack;
     return out;
   }
@@ -156,7 +158,9 @@ export function deserializeError(s: SerializedError): Error {
   const hookDetails = { event: s.event, callbackIndex: s.callbackIndex };
   switch (s.code) {
     case 'HOOK_TIMEOUT':
-      error = s.event ? new HookTimeoutError(s.event, s.timeoutMs ?? 0) : new HookError('HOOK_TIMEOUT', s.message);
+      error = s.event
+        ? new HookTimeoutError(s.event, s.timeoutMs ?? 0)
+        : new HookError('HOOK_TIMEOUT', s.message);
       break;
     case 'HOOK_OUTPUT_INVALID':
     case 'HOOK_CALLBACK_FAILED':
@@ -171,6 +175,18 @@ export function deserializeError(s: SerializedError): Error {
       break;
     case 'CONFIG_INVALID':
       error = new ConfigError(s.message);
+      break;
+    case 'SESSION_NOT_FOUND':
+      error = new SessionNotFoundError(s.sessionId ?? '');
+      error.message = s.message;
+      break;
+    case 'SESSION_CLOSED':
+      error = new SessionClosedError(s.sessionId ?? '', s.message);
+      break;
+    case 'TEMPORAL_CLI_UNAVAILABLE':
+    case 'TEMPORAL_SERVER_START_FAILED':
+    case 'ENGINE_ERROR':
+      error = new EngineError(s.code, s.message);
       break;
     case 'MODEL_ERROR':
       error = new ModelError(s.message);

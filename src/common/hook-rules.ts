@@ -51,7 +51,8 @@ export function validateHookOutput(event: HookEvent, index: number, value: unkno
     result.modifiedOutput = output.modifiedOutput as JsonValue;
   }
   if (output.reason !== undefined) {
-    if (typeof output.reason !== 'string') fail(`reason must be a string, got ${describe(output.reason)}`);
+    if (typeof output.reason !== 'string')
+      fail(`reason must be a string, got ${describe(output.reason)}`);
     result.reason = output.reason as string;
   }
   return result;
@@ -108,7 +109,11 @@ export function modelTextOf(value: JsonValue): string {
 }
 
 /** The prompt's text parts joined by `\n`, and its images (§2, UserPromptSubmit). */
-export function describePrompt(prompt: Prompt): { userPrompt: string; hasImages: boolean; imageCount: number } {
+export function describePrompt(prompt: Prompt): {
+  userPrompt: string;
+  hasImages: boolean;
+  imageCount: number;
+} {
   if (typeof prompt === 'string') return { userPrompt: prompt, hasImages: false, imageCount: 0 };
   const texts = prompt.filter((p): p is TextPart => p.type === 'text').map((p) => p.text);
   const imageCount = prompt.filter((p) => p.type === 'image').length;
@@ -117,12 +122,12 @@ export function describePrompt(prompt: Prompt): { userPrompt: string; hasImages:
 
 /** What UserPromptSubmit's result does to the prompt (§5). */
 export type PromptDecision =
-  | { kind: 'accept'; prompt: Prompt }
-  | { kind: 'reject'; reason: string; decidedBy: number };
+  { kind: 'accept'; prompt: Prompt } | { kind: 'reject'; reason: string; decidedBy: number };
 
 /**
  * UserPromptSubmit: `abort` rejects the prompt; `skip` is ignored; `modifiedInput.userPrompt`
- * (a string) replaces the text and keeps every image, in place; `''` drops the text.
+ * (a string) replaces the text and keeps every image, in their order, after the new text; `''` drops
+ * the text.
  */
 export function applyUserPromptSubmit(prompt: Prompt, merged: MergedHookResult): PromptDecision {
   if (merged.action === 'abort') {
@@ -136,7 +141,8 @@ export function applyUserPromptSubmit(prompt: Prompt, merged: MergedHookResult):
   if (typeof replacement !== 'string') return { kind: 'accept', prompt };
   if (typeof prompt === 'string') return { kind: 'accept', prompt: replacement };
   const images = prompt.filter((p): p is ImagePart => p.type === 'image');
-  const parts: Array<TextPart | ImagePart> = replacement === '' ? [] : [{ type: 'text', text: replacement }];
+  const parts: Array<TextPart | ImagePart> =
+    replacement === '' ? [] : [{ type: 'text', text: replacement }];
   return { kind: 'accept', prompt: [...parts, ...images] };
 }
 
@@ -150,7 +156,11 @@ export type PreToolUseDecision =
  * the tool); `abort` gives an error result with the reason; otherwise the `continue` edits
  * are merged into the input and the call goes on.
  */
-export function applyPreToolUse(toolName: string, toolInput: JsonObject, merged: MergedHookResult): PreToolUseDecision {
+export function applyPreToolUse(
+  toolName: string,
+  toolInput: JsonObject,
+  merged: MergedHookResult,
+): PreToolUseDecision {
   if (merged.action === 'skip') {
     const reason = merged.reason ?? `Tool ${toolName} was skipped by a PreToolUse hook`;
     return {
@@ -205,11 +215,17 @@ export function applyPermissionRequest(
  * (strings as is, anything else JSON-stringified); `display` is never touched.
  */
 export function applyPostToolUse(result: ToolResult, merged: MergedHookResult): ToolResult {
-  const model = merged.hasModifiedOutput ? modelTextOf(merged.modifiedOutput ?? null) : result.model;
+  const model = merged.hasModifiedOutput
+    ? modelTextOf(merged.modifiedOutput ?? null)
+    : result.model;
   if (merged.action === 'abort') {
     const reason = merged.reason ?? 'The tool result was rejected by a PostToolUse hook';
     const error = { message: reason, type: 'HookAbort', code: 'HOOK_ABORTED' };
-    const out: ToolResult = { status: 'error', model: merged.hasModifiedOutput ? model : reason, error };
+    const out: ToolResult = {
+      status: 'error',
+      model: merged.hasModifiedOutput ? model : reason,
+      error,
+    };
     if (result.display) out.display = result.display;
     if (result.metadata) out.metadata = result.metadata;
     return out;
@@ -224,7 +240,9 @@ export function applyPostToolUseFailure(result: ToolResult, merged: MergedHookRe
 }
 
 /** TaskCompleted: `abort` fails the request with the reason; the rest is ignored. */
-export function applyTaskCompleted(merged: MergedHookResult): { kind: 'ok' } | { kind: 'fail'; reason: string } {
+export function applyTaskCompleted(
+  merged: MergedHookResult,
+): { kind: 'ok' } | { kind: 'fail'; reason: string } {
   if (merged.action === 'abort') {
     return { kind: 'fail', reason: merged.reason ?? 'The task was failed by a TaskCompleted hook' };
   }
@@ -232,15 +250,22 @@ export function applyTaskCompleted(merged: MergedHookResult): { kind: 'ok' } | {
 }
 
 /** SessionStart: `abort` fails session creation with the reason; the rest is ignored. */
-export function applySessionStart(merged: MergedHookResult): { kind: 'ok' } | { kind: 'fail'; reason: string } {
+export function applySessionStart(
+  merged: MergedHookResult,
+): { kind: 'ok' } | { kind: 'fail'; reason: string } {
   if (merged.action === 'abort') {
-    return { kind: 'fail', reason: merged.reason ?? 'Session creation was aborted by a SessionStart hook' };
+    return {
+      kind: 'fail',
+      reason: merged.reason ?? 'Session creation was aborted by a SessionStart hook',
+    };
   }
   return { kind: 'ok' };
 }
 
 function describe(value: unknown): string {
   if (value === null) return 'null';
+  if (value === undefined) return 'undefined (did the callback forget to return?)';
+  if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string') return `'${value.length > 40 ? value.slice(0, 40) + '…' : value}'`;
   if (typeof value === 'object') return `a ${value.constructor?.name ?? 'non-plain'} object`;

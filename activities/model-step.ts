@@ -1,0 +1,38 @@
+/**
+ * The model step activity: one call to the agent's model.
+ *
+ * @module
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { AgentSdkError, serializeError } from '../src/common/errors.js';
+import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
+import type { AgentRegistry } from '../src/registry.js';
+
+/** Build `modelStep`. */
+export function createModelActivities(deps: { registry: AgentRegistry }) {
+  async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
+    const ctx = Context.current();
+    const { model } = deps.registry.agent(input.agentName);
+    const heartbeat = setInterval(() => ctx.heartbeat(), 5000);
+    try {
+      return await model.step({ ...input, signal: ctx.cancellationSignal });
+    } catch (error) {
+      // Our own errors (a script that ran out, a 401) are not worth retrying; anything
+      // else (a 429, a reset connection) goes through the activity's retry policy.
+      const retryable = (error as { retryable?: boolean }).retryable;
+      if (error instanceof AgentSdkError && retryable !== true) {
+        throw ApplicationFailure.create({
+          type: error.name,
+          message: error.message,
+          nonRetryable: true,
+          details: [serializeError(error)],
+        });
+      }
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+  return { modelStep };
+}

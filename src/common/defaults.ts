@@ -1,0 +1,37 @@
+/**
+ * Every default of the SDK, in one place. Workflow-safe.
+ *
+ * @module
+ */
+export const DEFAULTS = {
+  /** Budget shared by all callbacks of one event, ms (contract §4.5). */
+  hookTimeoutMs: 600_000,
+  /** Budget of SessionEnd's callbacks, ms (contract §4.5). */
+  sessionEndHookTimeoutMs: 3_000,
+  /** Most model steps in one `send()`. */
+  maxTurns: 50,
+  /** Agent name in the worker-side registry. */
+  agentName: 'default',
+  /** Task queue of sessions and their activities. */
+  taskQueue: 'durable-agent',
+  /** Temporal namespace. */
+  namespace: 'default',
+  /**
+   * How often a running dispatch heartbeats, ms. With the worker's heartbeat throttle at the
+   * same value this bounds how long an `abort()` takes to reach a callback's `abortSignal`.
+   */
+  heartbeatIntervalMs: 50,
+  /** Heartbeat timeout of a hook dispatch: how soon a dead worker is noticed, ms. */
+  dispatchHeartbeatTimeoutMs: 5_000,
+  /** Heartbeat timeout of the activity that waits for a stuck callback to settle, ms. */
+  cleanupHeartbeatTimeoutMs: 5_000,
+  /** How long a cleanup wait may go unpicked before its worker counts as gone, ms. */
+  cleanupScheduleToStartTimeoutMs: 10_000,
+  /** Extra time the server gives a dispatch beyond its budget before timing it out, ms. */
+  dispatchBackstopMarginMs: 5_000,
+  /** Timeout of one model step, ms. */
+  modelTimeoutMs: 120_000,
+} as const;
+
+/** Largest timeout JavaScript timers honour: 2^31 - 1 ms (about 24.8 days). */
+export const MAX_TIMEOUT_MS = 2_147_483_647;

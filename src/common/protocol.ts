@@ -1,0 +1,203 @@
+/**
+ * What crosses between the session workflow, its activities and its clients: workflow
+ * input, update and query payloads, activity inputs and outcomes. Workflow-safe.
+ *
+ * @module
+ */
+import type { SerializedError } from './errors.js';
+import type { HookEvent } from './hook-events.js';
+import type { JsonObject } from './json.js';
+import type { HookOutput, Prompt, SessionEndReason } from './types.js';
+
+/** Names of the workflow's updates and queries, in one place. */
+export const SESSION_WORKFLOW = 'sessionWorkflow';
+export const Updates = {
+  ready: 'ready',
+  send: 'send',
+  abort: 'abort',
+  close: 'close',
+  handoff: 'handoff',
+} as const;
+export const Queries = {
+  timeline: 'timeline',
+  describe: 'describe',
+  abortReason: 'abortReason',
+} as const;
+
+/** Workflow id of a session. */
+export function sessionWorkflowId(sessionId: string): string {
+  return `session-${sessionId}`;
+}
+
+/** Input of the session workflow. */
+export interface SessionWorkflowInput {
+  sessionId: string;
+  /** Name of the agent definition the worker-side registry holds. */
+  agentName: string;
+  /** How many callbacks each event has (events with none schedule nothing). */
+  hookCounts: Partial<Record<HookEvent, number>>;
+  hookTimeoutMs: number;
+  sessionEndHookTimeoutMs: number;
+  /** End the session with SessionEnd `reason: 'idle_timeout'` after this long idle. */
+  idleTimeoutMs?: number;
+  /** Most model steps per prompt. */
+  maxTurns: number;
+  /** Task queue activities go to (changed by handoff). */
+  taskQueue: string;
+  isResume?: boolean;
+  resumeSessionId?: string;
+  /** Heartbeat timeout of hook dispatches: how soon a lost worker is noticed, in ms. */
+  dispatchHeartbeatTimeoutMs: number;
+}
+
+/** The `send` update's argument. */
+export interface SendRequest {
+  /** Also the update id: a retried call with the same id runs once. */
+  requestId: string;
+  prompt: Prompt;
+}
+
+/** Status of a finished `send()`. */
+export type SendStatus = 'completed' | 'interrupted' | 'aborted' | 'max_turns';
+
+/** A tool call the model made during one `send()`. */
+export interface ToolCallRecord {
+  toolUseId: string;
+  toolName: string;
+  toolInput: JsonObject;
+  status: 'success' | 'error' | 'skipped' | 'denied' | 'aborted';
+}
+
+/** The `send` update's answer. */
+export interface SendResult {
+  requestId: string;
+  status: SendStatus;
+  /** Final assistant text ('' when none). */
+  text: string;
+  toolCalls: ToolCallRecord[];
+  /** The abort that stopped this prompt, when `status` is `aborted`. */
+  abort?: AbortRecord;
+}
+
+/** An abort as the workflow records it. */
+export interface AbortRecord {
+  /** Id the aborting client chose; it maps back to the very reason object in that process. */
+  abortId: string;
+  reason: SerializedError;
+}
+
+/** The `abort` update's argument. */
+export interface AbortRequest extends AbortRecord {}
+
+/** The `close` update's answer. */
+export interface CloseResult {
+  /** False when the session was already closed: nothing was called. */
+  closedNow: boolean;
+  /** Whether SessionEnd's callbacks ran during this call. */
+  sessionEndRan: boolean;
+}
+
+/** A dispatch's outcome on the timeline. */
+export type DispatchOutcomeKind =
+  'continue' | 'skip' | 'abort' | 'timeout' | 'error' | 'cancelled' | 'worker_lost' | 'refused';
+
+/** One entry of a session's hook timeline. */
+export interface TimelineEntry {
+  seq: number;
+  event: HookEvent;
+  callbackCount: number;
+  outcome: DispatchOutcomeKind;
+  /** 0-based position of the callback that decided (skip/abort) or failed. */
+  decidedBy?: number;
+  reason?: string;
+  /** Wall time of the dispatch as the activity measured it (or the workflow, when lost), ms. */
+  durationMs: number;
+  /** Workflow time the dispatch started, ms since epoch. */
+  startedAt: number;
+  toolUseId?: string;
+  requestId?: string;
+  /** A callback of this dispatch outlived it; the session was fail-closed until it settled. */
+  cleanup?: 'pending' | 'settled' | 'lost';
+}
+
+/** The `describe` query's answer. */
+export interface SessionDescription {
+  sessionId: string;
+  status: 'starting' | 'open' | 'closing' | 'closed';
+  taskQueue: string;
+  /** Set once SessionEnd was scheduled (or skipped for want of callbacks); never cleared. */
+  sessionEndMarker?: { reason: SessionEndReason; at: number };
+  pendingCleanups: number;
+  promptsHandled: number;
+  busy: boolean;
+}
+
+/** What the workflow returns when it completes. */
+export interface SessionWorkflowResult {
+  sessionId: string;
+  /** Set when SessionStart failed and the session never opened. */
+  startError?: SerializedError;
+  endReason?: SessionEndReason;
+  timeline: TimelineEntry[];
+}
+
+/** Input of the `dispatchHook` activity: every callback of one event. */
+export interface DispatchHookInput {
+  dispatchId: string;
+  sessionId: string;
+  agentName: string;
+  event: HookEvent;
+  /** The event's fields beyond `event`, `sessionId` and `abortSignal`. */
+  payload: JsonObject;
+  /** One wall-clock budget for all callbacks, in ms. */
+  budgetMs: number;
+  /** How many callbacks the workflow expects; the registry's count wins. */
+  callbackCount: number;
+}
+
+/** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
+export type HookDispatchOutcome =
+  | { status: 'completed'; outputs: HookOutput[]; callbackCount: number; durationMs: number }
+  | {
+      status: 'error';
+      error: SerializedError;
+      callbackIndex: number;
+      callbackCount: number;
+      durationMs: number;
+    }
+  | ({ status: 'timeout'; callbackCount: number; durationMs: number } & CleanupHandle);
+
+/** Where to wait for a callback that outlived its dispatch. */
+export interface CleanupHandle {
+  /** True when every callback had settled by the time the dispatch reported. */
+  settled: boolean;
+  /** The worker-unique task queue of the process that holds the callback. */
+  cleanupQueue: string;
+  dispatchId: string;
+}
+
+/** Input of the `awaitHookSettled` activity, run on the holder's cleanup queue. */
+export interface AwaitHookSettledInput {
+  dispatchId: string;
+}
+
+/** Input of the `modelStep` activity. Only the new messages travel, never the whole conversation. */
+export interface ModelStepInput {
+  sessionId: string;
+  agentName: string;
+  requestId: string;
+  /** 0-based model step within this `send()`. */
+  step: number;
+  /** 0-based index of this prompt in the session. */
+  promptIndex: number;
+  /** 0-based index of this model step in the session (across prompts). */
+  modelStepIndex: number;
+  /** The prompt as it reaches the model, after UserPromptSubmit (on step 0). */
+  prompt?: Prompt;
+}
+
+/** What `modelStep` returns. */
+export interface ModelStepOutput {
+  text: string;
+  finishReason: 'stop' | 'tool-calls' | 'length' | 'error' | 'other';
+}

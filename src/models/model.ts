@@ -1,0 +1,44 @@
+/**
+ * The one interface every model sits behind. A model step gets only what is new (the
+ * prompt on a send's first step) and the ids to find the rest, never the whole
+ * conversation by habit.
+ *
+ * @module
+ */
+import type { ModelStepOutput } from '../common/protocol.js';
+import type { Prompt } from '../common/types.js';
+
+/** What one model step is asked. */
+export interface ModelStepRequest {
+  sessionId: string;
+  /** The `send()` this step belongs to. */
+  requestId: string;
+  /** 0-based step within this `send()`. */
+  step: number;
+  /** 0-based index of the prompt in the session. */
+  promptIndex: number;
+  /** 0-based index of the step in the session, stable across worker restarts. */
+  modelStepIndex: number;
+  /** The prompt as it reaches the model (after UserPromptSubmit), on a send's first step. */
+  prompt?: Prompt;
+  /** Aborts when the step is cancelled (abort, close) or times out. */
+  signal: AbortSignal;
+}
+
+/** A model the agent loop can call. Implementations run inside the `modelStep` activity. */
+export interface AgentModel {
+  /** For logs and the timeline, e.g. `scripted` or `openai:gpt-4o`. */
+  readonly name: string;
+  /** Take one step. Throw to fail it; a `ModelError` with `retryable: false` is not retried. */
+  step(request: ModelStepRequest): Promise<ModelStepOutput>;
+}
+
+/** Whether `value` implements {@link AgentModel}. */
+export function isAgentModel(value: unknown): value is AgentModel {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AgentModel).step === 'function' &&
+    typeof (value as AgentModel).name === 'string'
+  );
+}

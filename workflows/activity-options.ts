@@ -1,0 +1,73 @@
+/**
+ * The one place that proxies activities and sets their options.
+ *
+ * @module
+ */
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { createActivities } from '../activities/index.js';
+import { DEFAULTS } from '../src/common/defaults.js';
+
+type Activities = ReturnType<typeof createActivities>;
+
+/**
+ * The hook dispatch activity, for one event's budget.
+ *
+ * - `maximumAttempts: 1`: a dispatch runs at most once; re-running callbacks with side
+ *   effects is what the SessionEnd marker exists to prevent.
+ * - `startToCloseTimeout`: the budget plus a margin. The budget itself is enforced exactly
+ *   inside the activity; this is the backstop for a worker that died.
+ * - `heartbeatTimeout`: the activity heartbeats from its own timer, so a dead worker is
+ *   noticed in seconds even when the budget is ten minutes.
+ * - `cancellationType: WAIT_CANCELLATION_COMPLETED`, set on purpose (the SDK's default is
+ *   TRY_CANCEL): on abort the activity reports whether its callbacks settled, and the
+ *   workflow needs that answer to hold the session fail-closed.
+ */
+export function hookDispatchActivity(
+  taskQueue: string,
+  budgetMs: number,
+  heartbeatTimeoutMs: number,
+) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
+    heartbeatTimeout: heartbeatTimeoutMs,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  }).dispatchHook;
+}
+
+/**
+ * Waits, on the worker-unique queue of the process holding a stuck callback, until the
+ * callback settles. If that worker is gone, nobody picks the task (schedule-to-start
+ * timeout) or its heartbeats stop (heartbeat timeout): either way the wait ends and the
+ * session is released, since a callback in a dead process can neither settle nor act.
+ */
+export function awaitHookSettledActivity(cleanupQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue: cleanupQueue,
+    scheduleToStartTimeout: DEFAULTS.cleanupScheduleToStartTimeoutMs,
+    startToCloseTimeout: '30 days',
+    heartbeatTimeout: DEFAULTS.cleanupHeartbeatTimeoutMs,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  }).awaitHookSettled;
+}
+
+/**
+ * One model step. Transient provider errors are retried with backoff; the model adapter
+ * marks client errors (400, 401) non-retryable.
+ */
+export function modelStepActivity(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: DEFAULTS.modelTimeoutMs,
+    heartbeatTimeout: 30_000,
+    retry: {
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      maximumAttempts: 5,
+    },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  }).modelStep;
+}

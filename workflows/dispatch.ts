@@ -1,0 +1,184 @@
+/**
+ * One hook dispatch, seen from the workflow: the fail-closed check, one activity for all
+ * callbacks of the event, the outcome turned into a merged result or a failure, the
+ * timeline entry, and the wait for a callback that outlived its dispatch.
+ *
+ * @module
+ */
+import {
+  ActivityFailure,
+  CancellationScope,
+  CancelledFailure,
+  TimeoutFailure,
+  isCancellation,
+  uuid4,
+} from '@temporalio/workflow';
+import type {
+  HookDispatchOutcome,
+  CleanupHandle,
+  TimelineEntry,
+  SessionWorkflowInput,
+} from '../src/common/protocol.js';
+import { HookEvent } from '../src/common/hook-events.js';
+import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
+import type { JsonObject } from '../src/common/json.js';
+import { awaitHookSettledActivity, hookDispatchActivity } from './activity-options.js';
+import { hookFailure, toFailure } from './failures.js';
+
+/** The session state a dispatch reads and writes. */
+export interface DispatchState {
+  readonly input: SessionWorkflowInput;
+  taskQueue: string;
+  timeline: TimelineEntry[];
+  /** Dispatches whose callbacks have not settled yet, by dispatch id: fail-closed while any. */
+  pendingCleanups: Map<string, TimelineEntry>;
+  /** Model steps taken in this session, across prompts. */
+  modelSteps: number;
+}
+
+/** Extra fields recorded on the timeline entry. */
+export interface DispatchTags {
+  toolUseId?: string;
+  requestId?: string;
+}
+
+/** The event's budget in ms. */
+export function budgetOf(input: SessionWorkflowInput, event: HookEvent): number {
+  return event === HookEvent.SessionEnd ? input.sessionEndHookTimeoutMs : input.hookTimeoutMs;
+}
+
+/** The failure a dispatch refused for fail-closed raises; `close()` and handoff raise it too. */
+export function cleanupPendingFailure(state: DispatchState) {
+  return hookFailure(
+    'HOOK_CLEANUP_PENDING',
+    `A hook callback of this session is still cleaning up after being cancelled ` +
+      `(${state.pendingCleanups.size} pending); the session is fail-closed until it settles`,
+  );
+}
+
+/**
+ * Dispatch `event` to its callbacks.
+ *
+ * @returns the merged outputs, or `undefined` when the event has no callbacks (nothing is
+ *   scheduled and the fail-closed check is not made).
+ * @throws ApplicationFailure for a callback error, a malformed output, a timeout, a lost
+ *   worker or a fail-closed refusal; a cancellation (abort) is rethrown as is.
+ */
+export async function dispatchEvent(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  tags: DispatchTags = {},
+): Promise<MergedHookResult | undefined> {
+  const callbackCount = state.input.hookCounts[event] ?? 0;
+  if (callbackCount === 0) return undefined;
+  const entry: TimelineEntry = {
+    seq: state.timeline.length,
+    event,
+    callbackCount,
+    outcome: 'continue',
+    durationMs: 0,
+    startedAt: Date.now(),
+    ...tags,
+  };
+  state.timeline.push(entry);
+  if (state.pendingCleanups.size > 0) {
+    entry.outcome = 'refused';
+    throw cleanupPendingFailure(state);
+  }
+  const budgetMs = budgetOf(state.input, event);
+  const dispatchId = uuid4();
+  let outcome: HookDispatchOutcome;
+  try {
+    outcome = await hookDispatchActivity(
+      state.taskQueue,
+      budgetMs,
+      state.input.dispatchHeartbeatTimeoutMs,
+    )({
+      dispatchId,
+      sessionId: state.input.sessionId,
+      agentName: state.input.agentName,
+      event,
+      payload,
+      budgetMs,
+      callbackCount,
+    });
+  } catch (error) {
+    entry.durationMs = Date.now() - entry.startedAt;
+    if (isCancellation(error)) {
+      entry.outcome = 'cancelled';
+      const handle = cleanupHandleOf(error);
+      if (handle && !handle.settled) watchCleanup(state, entry, handle);
+      throw error;
+    }
+    if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+      entry.outcome = 'worker_lost';
+      entry.reason = `the worker running the dispatch was lost (${error.cause.timeoutType})`;
+      throw hookFailure(
+        'HOOK_WORKER_LOST',
+        `Hook ${event} was lost with its worker: ${entry.reason}`,
+        { event },
+      );
+    }
+    entry.outcome = 'error';
+    entry.reason = error instanceof Error ? error.message : String(error);
+    throw hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
+      event,
+    });
+  }
+
+  entry.durationMs = outcome.durationMs;
+  entry.callbackCount = outcome.callbackCount;
+  switch (outcome.status) {
+    case 'completed': {
+      const merged = mergeHookOutputs(outcome.outputs);
+      entry.outcome = merged.action;
+      if (merged.decidedBy !== undefined) entry.decidedBy = merged.decidedBy;
+      if (merged.reason !== undefined) entry.reason = merged.reason;
+      return merged;
+    }
+    case 'error':
+      entry.outcome = 'error';
+      entry.decidedBy = outcome.callbackIndex;
+      entry.reason = outcome.error.message;
+      throw toFailure({ ...outcome.error, event, callbackIndex: outcome.callbackIndex });
+    case 'timeout':
+      entry.outcome = 'timeout';
+      entry.reason = `Hook ${event} exceeded ${budgetMs}ms`;
+      if (!outcome.settled) watchCleanup(state, entry, outcome);
+      throw hookFailure('HOOK_TIMEOUT', entry.reason, { event });
+  }
+}
+
+function cleanupHandleOf(error: unknown): CleanupHandle | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof CancelledFailure)) return undefined;
+  const detail = cause.details[0] as Partial<CleanupHandle> | undefined;
+  if (!detail || typeof detail.cleanupQueue !== 'string' || typeof detail.dispatchId !== 'string') {
+    return undefined;
+  }
+  return {
+    settled: detail.settled === true,
+    cleanupQueue: detail.cleanupQueue,
+    dispatchId: detail.dispatchId,
+  };
+}
+
+/**
+ * Hold the session fail-closed until the callback settles on the worker that holds it, or
+ * that worker is gone. Runs outside the prompt's scope, so an abort does not end the wait.
+ */
+function watchCleanup(state: DispatchState, entry: TimelineEntry, handle: CleanupHandle): void {
+  entry.cleanup = 'pending';
+  state.pendingCleanups.set(handle.dispatchId, entry);
+  void CancellationScope.nonCancellable(async () => {
+    try {
+      await awaitHookSettledActivity(handle.cleanupQueue)({ dispatchId: handle.dispatchId });
+      entry.cleanup = 'settled';
+    } catch {
+      entry.cleanup = 'lost';
+    } finally {
+      state.pendingCleanups.delete(handle.dispatchId);
+    }
+  });
+}

@@ -1,0 +1,42 @@
+/**
+ * How errors leave the workflow: as `ApplicationFailure`s whose `type` is the SDK error's
+ * name and whose first detail is the serialized error, so clients rebuild the same class.
+ *
+ * @module
+ */
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { ErrorCode, SerializedError } from '../src/common/errors.js';
+import type { HookEvent } from '../src/common/hook-events.js';
+
+/** A non-retryable failure carrying `error` for the client to rebuild. */
+export function toFailure(error: SerializedError): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: error.name,
+    message: error.message,
+    nonRetryable: true,
+    details: [error],
+  });
+}
+
+/** A `HookError` with `code`, as a failure. */
+export function hookFailure(
+  code: ErrorCode,
+  message: string,
+  details: { event?: HookEvent; callbackIndex?: number } = {},
+): ApplicationFailure {
+  return toFailure({
+    name: code === 'HOOK_TIMEOUT' ? 'HookTimeoutError' : 'HookError',
+    message,
+    code,
+    ...details,
+  });
+}
+
+/** A `SessionClosedError`, as a failure. */
+export function sessionClosedFailure(sessionId: string): ApplicationFailure {
+  return toFailure({
+    name: 'SessionClosedError',
+    code: 'SESSION_CLOSED',
+    message: `Session '${sessionId}' is closed`,
+  });
+}

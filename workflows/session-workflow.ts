@@ -1,0 +1,288 @@
+/**
+ * A session as one workflow execution. Prompts, abort, close and handoff arrive as Updates
+ * (an update id dedupes a retried client call); SessionStart runs once when the workflow
+ * starts; a marker recorded before SessionEnd is scheduled makes it run at most once, on
+ * every path that ends the session.
+ *
+ * @module
+ */
+import {
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineUpdate,
+  isCancellation,
+  setHandler,
+  upsertMemo,
+  log,
+} from '@temporalio/workflow';
+import { serializeError, type SerializedError } from '../src/common/errors.js';
+import { HookEvent } from '../src/common/hook-events.js';
+import { applySessionStart } from '../src/common/hook-rules.js';
+import {
+  Queries,
+  Updates,
+  type AbortRecord,
+  type AbortRequest,
+  type CloseResult,
+  type SendRequest,
+  type SendResult,
+  type SessionDescription,
+  type SessionWorkflowInput,
+  type SessionWorkflowResult,
+  type TimelineEntry,
+} from '../src/common/protocol.js';
+import type { SessionEndReason } from '../src/common/types.js';
+import { cleanupPendingFailure, dispatchEvent, type DispatchState } from './dispatch.js';
+import { sessionClosedFailure, toFailure } from './failures.js';
+import { runPrompt } from './prompt-run.js';
+
+export const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
+export const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
+export const abortUpdate = defineUpdate<{ aborted: boolean }, [AbortRequest]>(Updates.abort);
+export const closeUpdate = defineUpdate<CloseResult>(Updates.close);
+export const handoffUpdate = defineUpdate<SessionDescription, [{ taskQueue: string }]>(
+  Updates.handoff,
+);
+export const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
+export const describeQuery = defineQuery<SessionDescription>(Queries.describe);
+export const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
+
+interface SessionState extends DispatchState {
+  status: SessionDescription['status'];
+  startError?: SerializedError;
+  readyAcked: boolean;
+  /** Set once, before SessionEnd is scheduled; every later close reads it. */
+  endMarker?: { reason: SessionEndReason; at: number };
+  endReason?: SessionEndReason;
+  /** FIFO of prompts: the ticket being served and the next ticket to hand out. */
+  serving: number;
+  nextTicket: number;
+  promptsHandled: number;
+  /** Bumped on every client interaction, for the idle timeout. */
+  activitySeq: number;
+  current?: { scope: CancellationScope; requestId: string; abort?: AbortRecord };
+  lastAbort: AbortRecord | null;
+}
+
+/** The session workflow. */
+export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  const state: SessionState = {
+    input,
+    taskQueue: input.taskQueue,
+    timeline: [],
+    pendingCleanups: new Map(),
+    modelSteps: 0,
+    status: 'starting',
+    readyAcked: false,
+    serving: 0,
+    nextTicket: 0,
+    promptsHandled: 0,
+    activitySeq: 0,
+    lastAbort: null,
+  };
+  const describe = (): SessionDescription => ({
+    sessionId: input.sessionId,
+    status: state.status,
+    taskQueue: state.taskQueue,
+    ...(state.endMarker ? { sessionEndMarker: state.endMarker } : {}),
+    pendingCleanups: state.pendingCleanups.size,
+    promptsHandled: state.promptsHandled,
+    busy: state.current !== undefined,
+  });
+  const isClosing = () => state.status === 'closing' || state.status === 'closed';
+
+  setHandler(readyUpdate, async () => {
+    await condition(() => state.status !== 'starting');
+    state.readyAcked = true;
+    if (state.startError) throw toFailure(state.startError);
+    return describe();
+  });
+
+  setHandler(
+    sendUpdate,
+    async (request) => {
+      state.activitySeq++;
+      await condition(() => state.status !== 'starting');
+      const ticket = state.nextTicket++;
+      await condition(() => state.serving === ticket);
+      try {
+        if (isClosing() || state.startError) throw sessionClosedFailure(input.sessionId);
+        const scope = new CancellationScope();
+        const current: NonNullable<SessionState['current']> = {
+          scope,
+          requestId: request.requestId,
+        };
+        state.current = current;
+        try {
+          return await scope.run(() => runPrompt(state, request, state.promptsHandled));
+        } catch (error) {
+          if (isCancellation(error) && current.abort) {
+            return {
+              requestId: request.requestId,
+              status: 'aborted',
+              text: '',
+              toolCalls: [],
+              abort: current.abort,
+            };
+          }
+          throw error;
+        } finally {
+          state.current = undefined;
+          state.promptsHandled++;
+        }
+      } finally {
+        state.serving++;
+        state.activitySeq++;
+      }
+    },
+    {
+      validator: (request) => {
+        if (isClosing()) throw sessionClosedFailure(input.sessionId);
+        if (typeof request?.requestId !== 'string')
+          throw new TypeError('send: requestId must be a string');
+      },
+    },
+  );
+
+  setHandler(abortUpdate, (request) => {
+    state.activitySeq++;
+    state.lastAbort = { abortId: request.abortId, reason: request.reason };
+    const current = state.current;
+    if (!current || current.abort) return { aborted: false };
+    current.abort = state.lastAbort;
+    current.scope.cancel();
+    return { aborted: true };
+  });
+
+  setHandler(handoffUpdate, (request) => {
+    state.activitySeq++;
+    if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
+    if (isClosing()) throw sessionClosedFailure(input.sessionId);
+    state.taskQueue = request.taskQueue;
+    return describe();
+  });
+
+  /**
+   * End the session once. The marker is recorded (state and memo) in the same workflow task
+   * that schedules SessionEnd, so it is in history whenever the dispatch is.
+   */
+  const endSession = async (reason: SessionEndReason): Promise<{ ran: boolean }> => {
+    if (state.endMarker) return { ran: false };
+    state.endMarker = { reason, at: Date.now() };
+    upsertMemo({ sessionEndMarker: state.endMarker });
+    const merged = await dispatchEvent(state, HookEvent.SessionEnd, { reason });
+    return { ran: merged !== undefined };
+  };
+
+  setHandler(closeUpdate, async () => {
+    state.activitySeq++;
+    if (state.status === 'closed') return { closedNow: false, sessionEndRan: false };
+    await condition(() => state.status !== 'starting');
+    if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
+    const previous = state.status;
+    state.status = 'closing';
+    state.current?.scope.cancel();
+    await condition(() => state.current === undefined && state.serving === state.nextTicket);
+    try {
+      const { ran } = await endSession('other');
+      state.endReason ??= 'other';
+      state.status = 'closed';
+      return { closedNow: true, sessionEndRan: ran };
+    } catch (error) {
+      // SessionEnd failed or timed out: close() rejects, the marker stays, the next close()
+      // closes without calling it again.
+      state.status = previous === 'closing' ? 'open' : previous;
+      throw error;
+    }
+  });
+
+  setHandler(timelineQuery, () => state.timeline);
+  setHandler(describeQuery, describe);
+  setHandler(abortReasonQuery, () => state.lastAbort);
+
+  try {
+    try {
+      const merged = await dispatchEvent(state, HookEvent.SessionStart, {
+        isResume: input.isResume ?? false,
+        ...(input.resumeSessionId !== undefined ? { resumeSessionId: input.resumeSessionId } : {}),
+      });
+      const decision = merged ? applySessionStart(merged) : { kind: 'ok' as const };
+      if (decision.kind === 'fail') {
+        state.startError = {
+          name: 'HookError',
+          code: 'SESSION_START_FAILED',
+          message: decision.reason,
+          event: HookEvent.SessionStart,
+          ...(merged?.decidedBy !== undefined ? { callbackIndex: merged.decidedBy } : {}),
+        };
+      }
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      state.startError = failureToSerialized(error);
+    }
+    if (state.startError) {
+      state.status = 'closed';
+      await condition(() => state.readyAcked, '1 minute');
+      await condition(allHandlersFinished);
+      return { sessionId: input.sessionId, startError: state.startError, timeline: state.timeline };
+    }
+    state.status = 'open';
+
+    for (;;) {
+      if (input.idleTimeoutMs === undefined) {
+        await condition(() => state.status === 'closed');
+        break;
+      }
+      const seen = state.activitySeq;
+      const woke = await condition(
+        () => state.status === 'closed' || state.activitySeq !== seen,
+        input.idleTimeoutMs,
+      );
+      if ((state.status as SessionDescription['status']) === 'closed') break;
+      if (!woke && state.current === undefined && state.status === 'open') {
+        state.status = 'closing';
+        try {
+          await endSession('idle_timeout');
+        } catch (error) {
+          log.warn('SessionEnd failed on idle timeout', { error: serializeError(error) });
+        }
+        state.endReason = 'idle_timeout';
+        state.status = 'closed';
+        break;
+      }
+      if (state.current !== undefined)
+        await condition(() => state.current === undefined || state.status === 'closed');
+    }
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled from outside (CLI, UI, client): end the session once, then report the cancel.
+    await CancellationScope.nonCancellable(async () => {
+      state.status = 'closing';
+      try {
+        await endSession('cancelled');
+      } catch (endError) {
+        log.warn('SessionEnd failed on cancellation', { error: serializeError(endError) });
+      }
+      state.endReason = 'cancelled';
+      state.status = 'closed';
+      await condition(allHandlersFinished);
+    });
+    throw error;
+  }
+  await condition(allHandlersFinished);
+  return {
+    sessionId: input.sessionId,
+    endReason: state.endReason ?? state.endMarker?.reason ?? 'other',
+    timeline: state.timeline,
+  };
+}
+
+function failureToSerialized(error: unknown): SerializedError {
+  const detail = (error as { details?: unknown[] } | undefined)?.details?.[0] as
+    SerializedError | undefined;
+  if (detail && typeof detail.message === 'string' && typeof detail.name === 'string')
+    return detail;
+  return serializeError(error);
+}
