@@ -48,18 +48,12 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [
-                '**',
-                '!@temporalio/workflow',
-                '!./**',
-                '!../src/common/**',
-                '!../activities/**',
-              ],
+              regex: '^(?!@temporalio/workflow$|\\./|\\.\\./src/common/|\\.\\./activities/)',
               message:
                 'workflows/ may import only @temporalio/workflow, src/common/ and its own files (sandbox boundary).',
             },
             {
-              group: ['../activities/**'],
+              regex: '^\\.\\./activities/',
               allowTypeImports: true,
               message: 'workflows/ may import only types from activities/.',
             },
@@ -76,9 +70,14 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [...nodeOnly, '../**', '!../common/**'],
+              group: nodeOnly,
               allowTypeImports: true,
               message: 'src/common/ is workflow-safe: no Node APIs, no worker/client code.',
+            },
+            {
+              regex: '^\\.\\./',
+              allowTypeImports: true,
+              message: 'src/common/ imports only src/common/ (types excepted).',
             },
           ],
         },

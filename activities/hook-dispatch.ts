@@ -125,7 +125,7 @@ export function createHookActivities(deps: HookActivityDeps) {
           return { status: 'timeout', callbackCount, durationMs: elapsed(), ...handle };
         }
         case 'cancelled': {
-          controller.abort(await abortReasonFor(ctx, input));
+          controller.abort(await abortReasonFor(ctx));
           const handle = await cleanupHandle(input.dispatchId, () => settled, running);
           throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
         }
@@ -183,7 +183,7 @@ function hookInputOf(input: DispatchHookInput): Omit<HookInput, 'abortSignal'> {
 }
 
 /** The very reason object when `abort()` was called in this process, else a rebuilt Error. */
-async function abortReasonFor(ctx: Context, input: DispatchHookInput): Promise<unknown> {
+async function abortReasonFor(ctx: Context): Promise<unknown> {
   const reason = ctx.cancellationSignal.reason as unknown;
   const cancelType = reason instanceof CancelledFailure ? reason.message : String(reason);
   if (cancelType !== 'CANCELLED') return reason;

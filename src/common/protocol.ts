@@ -87,7 +87,7 @@ export interface AbortRecord {
 }
 
 /** The `abort` update's argument. */
-export interface AbortRequest extends AbortRecord {}
+export type AbortRequest = AbortRecord;
 
 /** The `close` update's answer. */
 export interface CloseResult {

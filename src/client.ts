@@ -1,0 +1,175 @@
+/**
+ * The client side of an agent: starts, attaches to and lists sessions, without running
+ * hooks (a front end of a worker fleet).
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { ConfigError, SessionClosedError, deserializeError } from './common/errors.js';
+import {
+  SESSION_WORKFLOW,
+  Updates,
+  sessionWorkflowId,
+  type SessionWorkflowInput,
+  type SessionWorkflowResult,
+} from './common/protocol.js';
+import {
+  hookCountsOf,
+  validateSessionOptions,
+  type ResolvedAgentOptions,
+  type SessionOptions,
+} from './options.js';
+import type { AgentRegistry } from './registry.js';
+import { Session, toSdkError } from './session.js';
+
+/** One row of {@link AgentClient.listSessions}. */
+export interface SessionSummary {
+  sessionId: string;
+  workflowId: string;
+  /** Temporal's execution status: `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`, `TERMINATED`, ... */
+  status: string;
+  startTime: Date;
+  closeTime: Date | undefined;
+}
+
+/** Starts and drives sessions of one agent definition. */
+export interface AgentClient {
+  /** The Temporal client underneath, for anything this API does not cover. */
+  readonly temporal: Client;
+  /**
+   * Start a session (or attach to the running one with the same `sessionId`) and wait until
+   * SessionStart has run.
+   * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
+   * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed.
+   * @throws {SessionClosedError} when a session with this id existed and was closed.
+   */
+  createSession(options?: SessionOptions): Promise<Session>;
+  /**
+   * A handle on an existing session, from any process.
+   * @throws {SessionNotFoundError} when no session has this id.
+   */
+  session(sessionId: string): Promise<Session>;
+  /** Sessions of this namespace, newest first. */
+  listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** Close the connection (sessions stay as they are). */
+  close(): Promise<void>;
+}
+
+/** Build a client on an open connection. */
+export function createClientOn(
+  connection: Connection,
+  options: ResolvedAgentOptions,
+  registry?: AgentRegistry,
+): AgentClient {
+  const client = new Client({ connection, namespace: options.temporal.namespace });
+
+  async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
+    validateSessionOptions(sessionOptions);
+    const sessionId = sessionOptions.sessionId ?? randomUUID();
+    if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
+      if (!registry) {
+        throw new ConfigError(
+          'Session hooks need a worker in this process (createAgent); a client-only agent cannot run them',
+        );
+      }
+      registry.addSessionHooks(sessionId, sessionOptions.hooks);
+    }
+    const input: SessionWorkflowInput = {
+      sessionId,
+      agentName: options.name,
+      hookCounts: hookCountsOf(options.hooks, sessionOptions.hooks),
+      hookTimeoutMs: sessionOptions.hookTimeoutMs ?? options.hookTimeoutMs,
+      sessionEndHookTimeoutMs:
+        sessionOptions.sessionEndHookTimeoutMs ?? options.sessionEndHookTimeoutMs,
+      maxTurns: sessionOptions.maxTurns ?? options.maxTurns,
+      taskQueue: options.temporal.taskQueue,
+      dispatchHeartbeatTimeoutMs: options.temporal.dispatchHeartbeatTimeoutMs,
+      ...((sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs)
+        ? { idleTimeoutMs: sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs }
+        : {}),
+      ...(sessionOptions.resumeSessionId
+        ? { isResume: true, resumeSessionId: sessionOptions.resumeSessionId }
+        : {}),
+    };
+    const workflowId = sessionWorkflowId(sessionId);
+    let handle;
+    try {
+      handle = await client.workflow.start(SESSION_WORKFLOW, {
+        workflowId,
+        taskQueue: options.temporal.taskQueue,
+        args: [input],
+        // A second start of the same session attaches instead of forking.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        memo: { sessionId, agentName: options.name },
+      });
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError)
+        throw new SessionClosedError(sessionId);
+      throw toSdkError(error, sessionId);
+    }
+    try {
+      await handle.executeUpdate(Updates.ready, { args: [] });
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError) throw toSdkError(error, sessionId);
+      // The workflow may have completed with its start error before the update landed.
+      const result = (await handle.result().catch(() => undefined)) as
+        SessionWorkflowResult | undefined;
+      if (result?.startError) throw deserializeError(result.startError);
+      throw toSdkError(error, sessionId);
+    }
+    return new Session(sessionId, handle);
+  }
+
+  async function session(sessionId: string): Promise<Session> {
+    const handle = client.workflow.getHandle(sessionWorkflowId(sessionId));
+    try {
+      await handle.describe();
+    } catch (error) {
+      throw toSdkError(error, sessionId);
+    }
+    return new Session(sessionId, handle);
+  }
+
+  async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
+    const limit = listOptions.limit ?? 100;
+    const rows: SessionSummary[] = [];
+    for await (const execution of client.workflow.list({
+      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
+    })) {
+      rows.push({
+        sessionId: execution.workflowId.replace(/^session-/, ''),
+        workflowId: execution.workflowId,
+        status: execution.status.name,
+        startTime: execution.startTime,
+        closeTime: execution.closeTime,
+      });
+      if (rows.length >= limit) break;
+    }
+    return rows;
+  }
+
+  return {
+    temporal: client,
+    createSession,
+    session,
+    listSessions,
+    close: () => connection.close(),
+  };
+}
+
+/** Connect a client to `address`. */
+export async function connectClient(
+  address: string,
+  options: ResolvedAgentOptions,
+  registry?: AgentRegistry,
+): Promise<AgentClient> {
+  const connection = await Connection.connect({ address });
+  return createClientOn(connection, options, registry);
+}

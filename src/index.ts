@@ -1,0 +1,55 @@
+/**
+ * durable-agent-sdk: an agent SDK whose hooks lifecycle runs on Temporal.
+ *
+ * @module
+ */
+export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent.js';
+export type { AgentClient, SessionSummary } from './client.js';
+export type { AgentWorker } from './worker.js';
+export { Session, SendResponse, type SendOptions } from './session.js';
+export {
+  type AgentOptions,
+  type AdvancedOptions,
+  type SessionOptions,
+  type TemporalOptions,
+} from './options.js';
+export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
+export type {
+  HookInput,
+  HookOutput,
+  HookCallback,
+  HookMap,
+  Prompt,
+  TextPart,
+  ImagePart,
+  ToolResult,
+  ToolDisplay,
+  ToolKind,
+  ToolModelContent,
+  SessionId,
+  SessionEndReason,
+} from './common/types.js';
+export type { JsonObject, JsonValue } from './common/json.js';
+export {
+  AgentSdkError,
+  ConfigError,
+  HookError,
+  HookTimeoutError,
+  SessionNotFoundError,
+  SessionClosedError,
+  ModelError,
+  ToolError,
+  EngineError,
+  type ErrorCode,
+} from './common/errors.js';
+export type {
+  TimelineEntry,
+  DispatchOutcomeKind,
+  SessionDescription,
+  CloseResult,
+  SendStatus,
+  ToolCallRecord,
+} from './common/protocol.js';
+export type { AgentModel, ModelStepRequest } from './models/model.js';
+export { startDevServer, type DevServer, type DevServerOptions } from './server/dev-server.js';
+export { ensureTemporalCli, defaultTemporalCacheDir } from './server/temporal-cli.js';

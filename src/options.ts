@@ -1,0 +1,333 @@
+/**
+ * The options of `createAgent` and sessions, their defaults, and the one function that
+ * validates and resolves them.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { DEFAULTS, MAX_TIMEOUT_MS } from './common/defaults.js';
+import { ConfigError } from './common/errors.js';
+import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from './common/hook-events.js';
+import type { HookCallback, HookMap } from './common/types.js';
+import { isAgentModel, type AgentModel } from './models/model.js';
+
+/** Where Temporal is and how the agent uses it. */
+export interface TemporalOptions {
+  /**
+   * `host:port` of the Temporal frontend.
+   * @default `TEMPORAL_ADDRESS`, else an embedded dev server started with the agent.
+   */
+  address?: string;
+  /** @default `'default'` */
+  namespace?: string;
+  /** Task queue of sessions and their activities. @default `'durable-agent'` */
+  taskQueue?: string;
+  /** Options of the embedded dev server, used when no address is given. */
+  embedded?: {
+    /** SQLite file keeping the server's state across restarts. @default in memory */
+    dbFilename?: string;
+    /** Start the Web UI too. @default false */
+    ui?: boolean;
+    /** Folder of the cached Temporal CLI. @default the user's cache folder */
+    cacheDir?: string;
+  };
+  /**
+   * How often a running hook dispatch heartbeats, and the worker's heartbeat throttle, in
+   * ms. It bounds how long `abort()` takes to reach a callback's `abortSignal`: about half
+   * of it on average plus a round trip (measured in `bench/`).
+   * @default 50
+   */
+  heartbeatIntervalMs?: number;
+  /** How soon a worker that died mid-dispatch is noticed, ms. @default 5000 */
+  dispatchHeartbeatTimeoutMs?: number;
+  /**
+   * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
+   * as your longest hook budget, or a deploy fails in-flight hooks.
+   * @default 10000
+   */
+  shutdownGraceTimeMs?: number;
+  /** A prebuilt workflow bundle (from `bundleWorkflowCode`), to skip bundling (~1 s). */
+  workflowBundle?: { code: string } | { codePath: string };
+}
+
+/** The `advanced` options of {@link AgentOptions}. */
+export interface AdvancedOptions {
+  /** Hook callbacks by event, run in array order. */
+  hooks?: HookMap;
+  /**
+   * One wall-clock budget for all callbacks of an event, ms; an integer in (0, 2147483647].
+   * @default 600000
+   * @throws {ConfigError} at `createAgent` when out of range or not an integer.
+   */
+  hookTimeoutMs?: number;
+  /**
+   * SessionEnd's budget, ms; an integer in (0, 2147483647].
+   * @default 3000
+   * @throws {ConfigError} at `createAgent` when out of range or not an integer.
+   */
+  sessionEndHookTimeoutMs?: number;
+  /** Most model steps in one `send()`; past it the send ends with status `max_turns`. @default 50 */
+  maxTurns?: number;
+  /** End an idle session (SessionEnd `reason: 'idle_timeout'`) after this long, ms. @default never */
+  idleTimeoutMs?: number;
+  /** Where Temporal is. */
+  temporal?: TemporalOptions;
+}
+
+/** Options of `createAgent`. */
+export interface AgentOptions {
+  /** A model id such as `'gpt-4o'` (needs `apiKey`), or a model object such as `scriptedModel([...])`. */
+  model: string | AgentModel;
+  /** The provider's API key, for model ids. */
+  apiKey?: string;
+  /** Base URL of an OpenAI-compatible endpoint, for model ids. */
+  baseUrl?: string;
+  /**
+   * Name of the agent definition; workers and clients of one agent must agree on it.
+   * @default `'default'`
+   */
+  name?: string;
+  advanced?: AdvancedOptions;
+}
+
+/** Lower level options of one session, with the same hooks contract. */
+export interface SessionOptions {
+  /** The session's id. @default a random UUID */
+  sessionId?: string;
+  /** Extra callbacks for this session, run after the agent's. In-process only. */
+  hooks?: HookMap;
+  /** @see AdvancedOptions.hookTimeoutMs */
+  hookTimeoutMs?: number;
+  /** @see AdvancedOptions.sessionEndHookTimeoutMs */
+  sessionEndHookTimeoutMs?: number;
+  /** @see AdvancedOptions.idleTimeoutMs */
+  idleTimeoutMs?: number;
+  /** @see AdvancedOptions.maxTurns */
+  maxTurns?: number;
+  /** The session this one resumes; SessionStart then gets `isResume: true`. */
+  resumeSessionId?: string;
+}
+
+/** Options after validation, with every default filled in. */
+export interface ResolvedAgentOptions {
+  name: string;
+  model: string | AgentModel;
+  apiKey: string | undefined;
+  baseUrl: string | undefined;
+  hooks: HookMap;
+  hookTimeoutMs: number;
+  sessionEndHookTimeoutMs: number;
+  maxTurns: number;
+  idleTimeoutMs: number | undefined;
+  temporal: Required<Pick<TemporalOptions, 'namespace' | 'taskQueue'>> &
+    Required<
+      Pick<
+        TemporalOptions,
+        'heartbeatIntervalMs' | 'dispatchHeartbeatTimeoutMs' | 'shutdownGraceTimeMs'
+      >
+    > &
+    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'>;
+}
+
+const timeoutMs = (name: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (
+        typeof value !== 'number' ||
+        !Number.isInteger(value) ||
+        value <= 0 ||
+        value > MAX_TIMEOUT_MS
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an integer with 0 < ${name} <= ${MAX_TIMEOUT_MS} (ms), got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
+const positiveInt = (name: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a positive integer, got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
+const optionalString = (name: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && (typeof value !== 'string' || value === '')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a non-empty string, got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
+const hooksSchema = (name: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an object of callback arrays by event`,
+        });
+        return;
+      }
+      for (const [event, callbacks] of Object.entries(value)) {
+        if (!isHookEvent(event)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${name} has an unknown event '${event}' (events: ${ALL_HOOK_EVENTS.join(', ')})`,
+          });
+        } else if (!Array.isArray(callbacks) || callbacks.some((c) => typeof c !== 'function')) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `${name}.${event} must be an array of functions`,
+          });
+        }
+      }
+    })
+    .optional();
+
+const agentSchema = z.object({
+  model: z.unknown().superRefine((value, ctx) => {
+    if (!(typeof value === 'string' && value !== '') && !isAgentModel(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `model must be a model id such as 'gpt-4o' or a model object (e.g. scriptedModel([...])), got ${describeValue(value)}`,
+      });
+    }
+  }),
+  apiKey: optionalString('apiKey'),
+  baseUrl: optionalString('baseUrl'),
+  name: optionalString('name'),
+  advanced: z
+    .object({
+      hooks: hooksSchema('advanced.hooks'),
+      hookTimeoutMs: timeoutMs('advanced.hookTimeoutMs'),
+      sessionEndHookTimeoutMs: timeoutMs('advanced.sessionEndHookTimeoutMs'),
+      maxTurns: positiveInt('advanced.maxTurns'),
+      idleTimeoutMs: timeoutMs('advanced.idleTimeoutMs'),
+      temporal: z
+        .object({
+          address: optionalString('advanced.temporal.address'),
+          namespace: optionalString('advanced.temporal.namespace'),
+          taskQueue: optionalString('advanced.temporal.taskQueue'),
+          heartbeatIntervalMs: positiveInt('advanced.temporal.heartbeatIntervalMs'),
+          dispatchHeartbeatTimeoutMs: timeoutMs('advanced.temporal.dispatchHeartbeatTimeoutMs'),
+          shutdownGraceTimeMs: positiveInt('advanced.temporal.shutdownGraceTimeMs'),
+        })
+        .passthrough()
+        .optional(),
+    })
+    .passthrough()
+    .optional(),
+});
+
+const sessionSchema = z.object({
+  sessionId: optionalString('sessionId'),
+  hooks: hooksSchema('hooks'),
+  hookTimeoutMs: timeoutMs('hookTimeoutMs'),
+  sessionEndHookTimeoutMs: timeoutMs('sessionEndHookTimeoutMs'),
+  idleTimeoutMs: timeoutMs('idleTimeoutMs'),
+  maxTurns: positiveInt('maxTurns'),
+  resumeSessionId: optionalString('resumeSessionId'),
+});
+
+function check(schema: z.ZodType, value: unknown, what: string): void {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const messages = parsed.error.issues.map((issue) =>
+      issue.code === 'custom' ? issue.message : `${issue.path.join('.') || what}: ${issue.message}`,
+    );
+    throw new ConfigError(`Invalid ${what}: ${messages.join('; ')}`);
+  }
+}
+
+/**
+ * Validate `createAgent` options and fill in every default.
+ * @throws {ConfigError} naming each bad option and the value given.
+ */
+export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions {
+  if (typeof options !== 'object' || options === null)
+    throw new ConfigError('createAgent needs an options object');
+  check(agentSchema, options, 'agent options');
+  const advanced = options.advanced ?? {};
+  const temporal = advanced.temporal ?? {};
+  return {
+    name: options.name ?? DEFAULTS.agentName,
+    model: options.model,
+    apiKey: options.apiKey,
+    baseUrl: options.baseUrl,
+    hooks: copyHooks(advanced.hooks),
+    hookTimeoutMs: advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
+    sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
+    maxTurns: advanced.maxTurns ?? DEFAULTS.maxTurns,
+    idleTimeoutMs: advanced.idleTimeoutMs,
+    temporal: {
+      address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
+      namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,
+      taskQueue: temporal.taskQueue ?? DEFAULTS.taskQueue,
+      heartbeatIntervalMs: temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
+      dispatchHeartbeatTimeoutMs:
+        temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs,
+      shutdownGraceTimeMs: temporal.shutdownGraceTimeMs ?? 10_000,
+      embedded: temporal.embedded,
+      workflowBundle: temporal.workflowBundle,
+    },
+  };
+}
+
+/**
+ * Validate session options.
+ * @throws {ConfigError} naming each bad option and the value given.
+ */
+export function validateSessionOptions(options: SessionOptions): void {
+  check(sessionSchema, options, 'session options');
+}
+
+/** Callback counts by event, for the workflow (events with none schedule nothing). */
+export function hookCountsOf(
+  ...maps: Array<HookMap | undefined>
+): Partial<Record<HookEvent, number>> {
+  const counts: Partial<Record<HookEvent, number>> = {};
+  for (const map of maps) {
+    for (const [event, callbacks] of Object.entries(map ?? {}) as Array<
+      [HookEvent, HookCallback[]]
+    >) {
+      if (callbacks.length > 0) counts[event] = (counts[event] ?? 0) + callbacks.length;
+    }
+  }
+  return counts;
+}
+
+function copyHooks(hooks: HookMap | undefined): HookMap {
+  const copy: HookMap = {};
+  for (const [event, callbacks] of Object.entries(hooks ?? {}) as Array<
+    [HookEvent, HookCallback[]]
+  >) {
+    copy[event] = [...callbacks];
+  }
+  return copy;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return `'${value}'`;
+  if (value === null) return 'null';
+  return typeof value;
+}

@@ -1,0 +1,292 @@
+/**
+ * A handle on one durable session. Every method is a workflow Update or Query, so any
+ * process that knows the session id can drive it.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import {
+  EngineError,
+  SessionClosedError,
+  SessionNotFoundError,
+  deserializeError,
+  serializeError,
+  type SerializedError,
+} from './common/errors.js';
+import {
+  Queries,
+  Updates,
+  type AbortRequest,
+  type CloseResult,
+  type SendRequest,
+  type SendResult,
+  type SendStatus,
+  type SessionDescription,
+  type SessionWorkflowResult,
+  type TimelineEntry,
+  type ToolCallRecord,
+} from './common/protocol.js';
+import type { Prompt } from './common/types.js';
+import { localAbortReason, rememberAbortReason } from './registry.js';
+
+/** Options of {@link Session.send}. */
+export interface SendOptions {
+  /** Aborting it aborts this prompt, as `session.abort(signal.reason)` would. */
+  signal?: AbortSignal;
+  /**
+   * Id of this request; a retried call with the same id runs once (the workflow Update id).
+   * @default a random UUID
+   */
+  requestId?: string;
+}
+
+/** What one `send()` came to. */
+export class SendResponse {
+  /** The request's id (also TaskCompleted's `taskId`). */
+  readonly requestId: string;
+  /** `completed`, `aborted`, `interrupted` (a permission denial stopped it) or `max_turns`. */
+  readonly status: SendStatus;
+  /** The tool calls the model made, in order, with how each ended. */
+  readonly toolCalls: readonly ToolCallRecord[];
+  /**
+   * When `status` is `aborted`: the reason given to `abort()` (the very object when the
+   * abort was made in this process, else an `Error` rebuilt from it).
+   */
+  readonly abortReason: unknown;
+  readonly #text: string;
+
+  constructor(result: SendResult) {
+    this.requestId = result.requestId;
+    this.status = result.status;
+    this.toolCalls = result.toolCalls;
+    this.#text = result.text;
+    if (result.abort) {
+      const local = localAbortReason(result.abort.abortId);
+      this.abortReason = local.found ? local.reason : deserializeError(result.abort.reason);
+    } else {
+      this.abortReason = undefined;
+    }
+  }
+
+  /** The final assistant text, or `''`. */
+  text(): string {
+    return this.#text;
+  }
+}
+
+/** A durable session. Get one from `agent.createSession()` or `agent.session(id)`. */
+export class Session {
+  /** The session's id. */
+  readonly id: string;
+  readonly #handle: WorkflowHandle;
+
+  /** @internal use `createSession` / `session(id)`. */
+  constructor(id: string, handle: WorkflowHandle) {
+    this.id = id;
+    this.#handle = handle;
+  }
+
+  /** The workflow id backing this session. */
+  get workflowId(): string {
+    return this.#handle.workflowId;
+  }
+
+  /**
+   * Send a prompt: UserPromptSubmit, the agent loop, then TaskCompleted. Prompts of one
+   * session run one at a time, in the order they arrive.
+   *
+   * @returns the response; an aborted prompt resolves with status `aborted`.
+   * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
+   *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
+   *   session stays usable.
+   * @throws {SessionClosedError} after `close()`.
+   * @throws {SessionNotFoundError} when the session does not exist.
+   */
+  async send(prompt: Prompt, options: SendOptions = {}): Promise<SendResponse> {
+    const requestId = options.requestId ?? randomUUID();
+    const { signal } = options;
+    if (signal?.aborted) {
+      const abortId = randomUUID();
+      rememberAbortReason(abortId, signal.reason);
+      return new SendResponse({
+        requestId,
+        status: 'aborted',
+        text: '',
+        toolCalls: [],
+        abort: { abortId, reason: serializeError(signal.reason) },
+      });
+    }
+    const onAbort = () => void this.abort(signal?.reason).catch(() => undefined);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const request: SendRequest = { requestId, prompt };
+      const result = await this.#update<SendResult>(Updates.send, [request], requestId);
+      return new SendResponse(result);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Abort the prompt running now: its hook callback's `abortSignal` fires with `reason`, its
+   * model step or tool is cancelled, and its `send()` resolves with status `aborted`. The
+   * session stays usable.
+   *
+   * @param reason handed to callbacks as `abortSignal.reason`. @default an `AbortError`
+   * @returns whether a prompt was running to abort.
+   */
+  async abort(reason?: unknown): Promise<boolean> {
+    const given = reason ?? abortError();
+    const abortId = randomUUID();
+    rememberAbortReason(abortId, given);
+    const request: AbortRequest = { abortId, reason: serializeError(given) };
+    const { aborted } = await this.#update<{ aborted: boolean }>(Updates.abort, [request], abortId);
+    return aborted;
+  }
+
+  /**
+   * Close the session: SessionEnd runs once with `reason: 'other'`.
+   *
+   * @returns whether this call closed it (false when it was already closed: nothing ran).
+   * @throws {HookError} when SessionEnd failed or timed out; calling `close()` again closes
+   *   the session without calling SessionEnd again. `HOOK_CLEANUP_PENDING` while a cancelled
+   *   callback has not settled.
+   */
+  async close(): Promise<CloseResult> {
+    try {
+      return await this.#update<CloseResult>(Updates.close, []);
+    } catch (error) {
+      if (error instanceof SessionClosedError) return { closedNow: false, sessionEndRan: false };
+      throw error;
+    }
+  }
+
+  /**
+   * Move the session's activities (hooks, model steps, tools) to the workers of another
+   * task queue.
+   * @throws {HookError} `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
+   */
+  async handoff(options: { taskQueue: string }): Promise<SessionDescription> {
+    return this.#update<SessionDescription>(Updates.handoff, [{ taskQueue: options.taskQueue }]);
+  }
+
+  /** Every hook dispatch so far, in order; works on open and closed sessions. */
+  async timeline(): Promise<TimelineEntry[]> {
+    const description = await this.#describeExecution();
+    if (description.status.name === 'RUNNING')
+      return this.#handle.query<TimelineEntry[]>(Queries.timeline);
+    try {
+      return ((await this.#handle.result()) as SessionWorkflowResult).timeline;
+    } catch {
+      return this.#handle.query<TimelineEntry[]>(Queries.timeline);
+    }
+  }
+
+  /** The session's state: status, task queue, SessionEnd marker, pending cleanups. */
+  async describe(): Promise<SessionDescription> {
+    const execution = await this.#describeExecution();
+    if (execution.status.name !== 'RUNNING') {
+      const memo = (execution.memo ?? {}) as {
+        sessionEndMarker?: SessionDescription['sessionEndMarker'];
+      };
+      return {
+        sessionId: this.id,
+        status: 'closed',
+        taskQueue: execution.taskQueue,
+        ...(memo.sessionEndMarker ? { sessionEndMarker: memo.sessionEndMarker } : {}),
+        pendingCleanups: 0,
+        promptsHandled: 0,
+        busy: false,
+      };
+    }
+    return this.#handle.query<SessionDescription>(Queries.describe);
+  }
+
+  async #describeExecution() {
+    try {
+      return await this.#handle.describe();
+    } catch (error) {
+      throw this.#toSdkError(error);
+    }
+  }
+
+  async #update<T>(name: string, args: unknown[], updateId?: string): Promise<T> {
+    try {
+      return await this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
+        args: args as [unknown, ...unknown[]],
+        ...(updateId ? { updateId } : {}),
+      });
+    } catch (error) {
+      const converted = this.#toSdkError(error);
+      if (converted instanceof EngineError && isCompletedError(error)) {
+        throw new SessionClosedError(this.id);
+      }
+      if (converted instanceof SessionNotFoundError) {
+        // The workflow may have completed (closed) rather than never existed.
+        const closed = await this.#handle.describe().then(
+          (d) => d.status.name !== 'RUNNING',
+          () => false,
+        );
+        if (closed) throw new SessionClosedError(this.id);
+      }
+      throw converted;
+    }
+  }
+
+  #toSdkError(error: unknown): Error {
+    return toSdkError(error, this.id);
+  }
+}
+
+/** Turn a Temporal client error into the SDK error it carries. */
+export function toSdkError(error: unknown, sessionId: string): Error {
+  if (error instanceof WorkflowNotFoundError) return new SessionNotFoundError(sessionId);
+  if (isNotFound(error)) return new SessionNotFoundError(sessionId);
+  const carried = carriedError(error);
+  if (carried) return deserializeError(carried);
+  if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowFailedError) {
+    const cause = error.cause;
+    return new EngineError('ENGINE_ERROR', cause?.message ?? error.message, { cause: error });
+  }
+  if (error instanceof Error)
+    return new EngineError('ENGINE_ERROR', error.message, { cause: error });
+  return new EngineError('ENGINE_ERROR', String(error));
+}
+
+/** The serialized SDK error a failure chain carries, if any. */
+function carriedError(error: unknown): SerializedError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current; depth++) {
+    if (current instanceof ApplicationFailure) {
+      const detail = current.details?.[0] as SerializedError | undefined;
+      if (detail && typeof detail.name === 'string' && typeof detail.message === 'string')
+        return detail;
+    }
+    current = (current as { cause?: unknown }).cause;
+    if (!(current instanceof Error) && !(current instanceof TemporalFailure)) break;
+  }
+  return undefined;
+}
+
+function isNotFound(error: unknown): boolean {
+  const e = error as { code?: number; name?: string } | undefined;
+  return e?.code === 5 || e?.name === 'WorkflowNotFoundError';
+}
+
+function isCompletedError(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /already completed|workflow execution already completed/i.test(message);
+}
+
+function abortError(): Error {
+  const error = new Error('The operation was aborted');
+  error.name = 'AbortError';
+  return error;
+}

@@ -1,0 +1,121 @@
+/**
+ * The worker side of an agent: runs session workflows and their activities (hooks, model
+ * steps), and finds callbacks in this process's registry.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type LogLevel,
+} from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { HookMap } from './common/types.js';
+import type { AgentModel } from './models/model.js';
+import { resolveModel } from './models/resolve.js';
+import type { ResolvedAgentOptions } from './options.js';
+import { AgentRegistry } from './registry.js';
+import { workflowBundle } from './workflow-code.js';
+
+/** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
+export interface AgentWorker {
+  /** The shared task queue this worker polls. */
+  readonly taskQueue: string;
+  /**
+   * This process's own task queue: a callback that outlived its dispatch is waited on here,
+   * so the session is released when it settles or when this process dies.
+   */
+  readonly cleanupQueue: string;
+  /** The registry the activities read; sessions created in-process add their hooks here. */
+  readonly registry: AgentRegistry;
+  /** Resolves when the worker stopped; rejects if it crashed. */
+  readonly done: Promise<void>;
+  /** Stop polling, let in-flight activities finish within the grace time, and close. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Start a worker for one agent definition on `options.temporal.taskQueue`.
+ * @throws when the server is unreachable or the workflow code fails to bundle.
+ */
+export async function startAgentWorker(
+  options: ResolvedAgentOptions,
+  address: string,
+  extra: { registry?: AgentRegistry; model?: AgentModel; hooks?: HookMap } = {},
+): Promise<AgentWorker> {
+  installQuietRuntime();
+  const registry = extra.registry ?? new AgentRegistry();
+  registry.register({
+    name: options.name,
+    hooks: extra.hooks ?? options.hooks,
+    model: extra.model ?? resolveModel(options),
+  });
+  const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
+  const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
+  const connection = await NativeConnection.connect({ address });
+  const activities = createActivities({ registry, cleanupQueue, heartbeatIntervalMs });
+  const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
+  const common = {
+    connection,
+    namespace,
+    // The throttle bounds how often heartbeats (and so cancellations) travel: see TemporalOptions.
+    maxHeartbeatThrottleInterval: heartbeatThrottle,
+    defaultHeartbeatThrottleInterval: heartbeatThrottle,
+    shutdownGraceTime: shutdownGraceTimeMs,
+  } as const;
+  const main = await Worker.create({
+    ...common,
+    taskQueue,
+    workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
+    activities,
+  });
+  const cleanup = await Worker.create({
+    ...common,
+    taskQueue: cleanupQueue,
+    activities: { awaitHookSettled: activities.awaitHookSettled },
+  });
+  const done = Promise.all([main.run(), cleanup.run()]).then(() => undefined);
+  let stopping: Promise<void> | undefined;
+  return {
+    taskQueue,
+    cleanupQueue,
+    registry,
+    done,
+    shutdown() {
+      stopping ??= (async () => {
+        for (const w of [main, cleanup]) if (w.getState() === 'RUNNING') w.shutdown();
+        await done.catch(() => undefined);
+        await connection.close();
+      })();
+      return stopping;
+    },
+  };
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Temporal's default logger prints every worker state change at INFO. Install a runtime
+ * logging at `DURABLE_AGENT_LOG_LEVEL` (default WARN), unless the application installed its
+ * own runtime first (then `Runtime.install` throws and theirs stays).
+ */
+function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const level = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'WARN') as LogLevel;
+  try {
+    Runtime.install({
+      logger: new DefaultLogger(level, (entry) => {
+        // The cleanup worker runs activities only, on purpose.
+        if (entry.message.startsWith('No workflows registered')) return;
+        const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : '';
+        console.error(`[temporal ${entry.level}] ${entry.message}`, meta);
+      }),
+    });
+  } catch {
+    // A runtime exists already: keep the application's.
+  }
+}

@@ -1,0 +1,37 @@
+/** Shared helpers of the integration tests. */
+import { randomUUID } from 'node:crypto';
+import { Connection, Client } from '@temporalio/client';
+
+/** The test run's Temporal server (started by test/global-setup.ts). */
+export function temporalAddress(): string {
+  const address = process.env.TEMPORAL_ADDRESS;
+  if (!address)
+    throw new Error('TEMPORAL_ADDRESS is not set: run the tests through vitest (global setup)');
+  return address;
+}
+
+/** A task queue of its own for one test, so tests never share workers. */
+export function uniqueTaskQueue(prefix = 'test'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+/** A plain Temporal client, to read histories. */
+export async function rawClient(): Promise<Client> {
+  const connection = await Connection.connect({ address: temporalAddress() });
+  return new Client({ connection });
+}
+
+/** Wait until `predicate` holds, polling, or fail after `timeoutMs`. */
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await predicate()) return;
+    if (Date.now() > deadline)
+      throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
