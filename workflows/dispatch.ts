@@ -146,7 +146,7 @@ export async function dispatchEvent(
       entry.outcome = 'timeout';
       entry.reason = `Hook ${event} exceeded ${budgetMs}ms`;
       if (!outcome.settled) watchCleanup(state, entry, outcome);
-      throw hookFailure('HOOK_TIMEOUT', entry.reason, { event });
+      throw hookFailure('HOOK_TIMEOUT', entry.reason, { event, timeoutMs: budgetMs });
   }
 }
 

@@ -22,7 +22,7 @@ export function toFailure(error: SerializedError): ApplicationFailure {
 export function hookFailure(
   code: ErrorCode,
   message: string,
-  details: { event?: HookEvent; callbackIndex?: number } = {},
+  details: { event?: HookEvent; callbackIndex?: number; timeoutMs?: number } = {},
 ): ApplicationFailure {
   return toFailure({
     name: code === 'HOOK_TIMEOUT' ? 'HookTimeoutError' : 'HookError',

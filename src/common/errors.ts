@@ -198,6 +198,11 @@ export function deserializeError(s: SerializedError): Error {
       error = new Error(s.message);
       error.name = s.name;
       if (s.code) (error as Error & { code?: string }).code = s.code;
+      // Where it came from, for errors a callback threw: which event, which callback.
+      if (s.event !== undefined) (error as Error & { event?: HookEvent }).event = s.event;
+      if (s.callbackIndex !== undefined) {
+        (error as Error & { callbackIndex?: number }).callbackIndex = s.callbackIndex;
+      }
   }
   if (s.stack) error.stack = s.stack;
   return error;
