@@ -46,6 +46,13 @@ export interface TemporalOptions {
    * @default 10000
    */
   shutdownGraceTimeMs?: number;
+  /**
+   * How long a session's workflow task waits for the worker that ran it last before any
+   * worker may take it, ms. After a crash this is how long the session stalls; Temporal's
+   * default is 10000.
+   * @default 3000
+   */
+  stickyQueueScheduleToStartTimeoutMs?: number;
   /** A prebuilt workflow bundle (from `bundleWorkflowCode`), to skip bundling (~1 s). */
   workflowBundle?: { code: string } | { codePath: string };
 }
@@ -123,7 +130,10 @@ export interface ResolvedAgentOptions {
     Required<
       Pick<
         TemporalOptions,
-        'heartbeatIntervalMs' | 'dispatchHeartbeatTimeoutMs' | 'shutdownGraceTimeMs'
+        | 'heartbeatIntervalMs'
+        | 'dispatchHeartbeatTimeoutMs'
+        | 'shutdownGraceTimeMs'
+        | 'stickyQueueScheduleToStartTimeoutMs'
       >
     > &
     Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'>;
@@ -230,6 +240,9 @@ const agentSchema = z.object({
           heartbeatIntervalMs: positiveInt('advanced.temporal.heartbeatIntervalMs'),
           dispatchHeartbeatTimeoutMs: timeoutMs('advanced.temporal.dispatchHeartbeatTimeoutMs'),
           shutdownGraceTimeMs: positiveInt('advanced.temporal.shutdownGraceTimeMs'),
+          stickyQueueScheduleToStartTimeoutMs: positiveInt(
+            'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
+          ),
         })
         .passthrough()
         .optional(),
@@ -286,6 +299,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       dispatchHeartbeatTimeoutMs:
         temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs,
       shutdownGraceTimeMs: temporal.shutdownGraceTimeMs ?? 10_000,
+      stickyQueueScheduleToStartTimeoutMs: temporal.stickyQueueScheduleToStartTimeoutMs ?? 3_000,
       embedded: temporal.embedded,
       workflowBundle: temporal.workflowBundle,
     },

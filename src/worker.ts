@@ -69,6 +69,7 @@ export async function startAgentWorker(
   const main = await Worker.create({
     ...common,
     taskQueue,
+    stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
     workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
     activities,
   });
