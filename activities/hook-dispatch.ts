@@ -66,13 +66,18 @@ export function createHookActivities(deps: HookActivityDeps) {
     }
 
     const controller = new AbortController();
-    const baseInput = hookInputOf(input);
     let index = 0;
     const running = (async () => {
       const outputs: HookOutput[] = [];
       for (; index < callbacks.length; index++) {
+        // Once the dispatch timed out or was aborted, it has failed: later callbacks never run.
+        if (controller.signal.aborted) throw controller.signal.reason;
         const callback = callbacks[index]!;
-        const raw = await callback({ ...baseInput, abortSignal: controller.signal } as HookInput);
+        // A fresh copy each: no callback sees another's changes, even in-place edits (§4.4).
+        const raw = await callback({
+          ...hookInputOf(input),
+          abortSignal: controller.signal,
+        } as HookInput);
         outputs.push(validateHookOutput(input.event, index, raw));
       }
       return outputs;
@@ -166,7 +171,7 @@ export function createHookActivities(deps: HookActivityDeps) {
 
 /** The callback's input without its signal: the payload, with `error` rebuilt as an Error. */
 function hookInputOf(input: DispatchHookInput): Omit<HookInput, 'abortSignal'> {
-  const { payload } = input;
+  const payload = structuredClone(input.payload);
   const hookInput: Omit<HookInput, 'abortSignal'> = {
     ...payload,
     event: input.event,

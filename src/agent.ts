@@ -10,6 +10,7 @@ import type { CloseResult } from './common/protocol.js';
 import type { Prompt } from './common/types.js';
 import { connectClient, type AgentClient, type SessionSummary } from './client.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
+import type { DevServer } from './server/dev-server.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from './options.js';
 import type { Session, SendOptions, SendResponse } from './session.js';
 import { startAgentWorker, type AgentWorker } from './worker.js';
@@ -20,6 +21,8 @@ export interface Agent {
   readonly address: string;
   /** The Web UI's URL when an embedded server runs with `ui: true`. */
   readonly uiUrl: string | undefined;
+  /** The embedded dev server, when the agent started one. */
+  readonly embeddedServer: DevServer | undefined;
   /** The worker running in this process. */
   readonly worker: AgentWorker;
   /** The client of this process. */
@@ -81,6 +84,7 @@ function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: Agent
   return {
     address: endpoint.address,
     uiUrl: endpoint.server?.uiUrl,
+    embeddedServer: endpoint.server,
     worker,
     client,
     async send(prompt, sendOptions) {

@@ -46,7 +46,9 @@ const agent = await createAgent({
 });
 let ok = true;
 try {
-  log(`Temporal at ${agent.address}`);
+  log(
+    `Temporal dev server at ${agent.address}; CLI from ${agent.embeddedServer?.cliOrigin ?? 'elsewhere'}`,
+  );
   const session = await agent.createSession();
   for (const prompt of ['hi', 'what did you receive?']) {
     const response = await session.send(prompt);

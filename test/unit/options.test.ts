@@ -1,0 +1,170 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/common/errors.js';
+import { HookEvent } from '../../src/common/hook-events.js';
+import type { HookCallback, HookMap } from '../../src/common/types.js';
+import { createAgent } from '../../src/index.js';
+import type { AgentModel } from '../../src/models/model.js';
+import {
+  hookCountsOf,
+  resolveAgentOptions,
+  validateSessionOptions,
+  type AgentOptions,
+  type SessionOptions,
+} from '../../src/options.js';
+
+const model: AgentModel = {
+  name: 'test-model',
+  step: async () => ({ text: '', finishReason: 'stop' }),
+};
+
+const cb: HookCallback = async () => ({ action: 'continue' });
+
+/** Out of (0, 2147483647] or not an integer (§1), each with how the message shows it. */
+const badTimeouts: Array<[label: string, value: unknown, shown: string]> = [
+  ['0', 0, '0'],
+  ['-1', -1, '-1'],
+  ['NaN', NaN, 'NaN'],
+  ['2147483648', 2147483648, '2147483648'],
+  ['1.5', 1.5, '1.5'],
+  ['Infinity', Infinity, 'Infinity'],
+  ["the string '100'", '100', "'100'"],
+];
+
+const timeoutOptions = ['hookTimeoutMs', 'sessionEndHookTimeoutMs'] as const;
+
+/** Calls `fn` and returns what it threw; fails the test when it returns. */
+function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw, but the call returned');
+}
+
+function expectConfigError(error: unknown, ...mentions: string[]): void {
+  expect(error).toBeInstanceOf(ConfigError);
+  expect((error as ConfigError).code).toBe('CONFIG_INVALID');
+  for (const text of mentions) expect((error as ConfigError).message).toContain(text);
+}
+
+function agentWith(advanced: Record<string, unknown>): AgentOptions {
+  return { model, advanced } as AgentOptions;
+}
+
+describe('resolveAgentOptions', () => {
+  describe.each(timeoutOptions)('advanced.%s', (option) => {
+    it.each(badTimeouts)(
+      'rejects %s with a ConfigError naming the option and value',
+      (_, value, shown) => {
+        const error = thrownBy(() => resolveAgentOptions(agentWith({ [option]: value })));
+        expectConfigError(error, `advanced.${option}`, `got ${shown}`);
+      },
+    );
+
+    it.each([1, 2147483647])('accepts %d', (value) => {
+      expect(resolveAgentOptions(agentWith({ [option]: value }))[option]).toBe(value);
+    });
+  });
+
+  it('defaults hookTimeoutMs to 600000', () => {
+    expect(resolveAgentOptions({ model }).hookTimeoutMs).toBe(600_000);
+  });
+
+  it('defaults sessionEndHookTimeoutMs to 3000', () => {
+    expect(resolveAgentOptions({ model }).sessionEndHookTimeoutMs).toBe(3_000);
+  });
+
+  it('rejects an unknown hook event key with a ConfigError naming it', () => {
+    const error = thrownBy(() => resolveAgentOptions(agentWith({ hooks: { PreToolUsee: [cb] } })));
+    expectConfigError(error, "'PreToolUsee'");
+  });
+
+  it.each<[string, unknown]>([
+    ['a bare function', cb],
+    ['an array holding a non-function', [cb, 'not a function']],
+    ['an object', { handler: cb }],
+  ])('rejects a hooks value that is %s with a ConfigError naming the event', (_, value) => {
+    const error = thrownBy(() =>
+      resolveAgentOptions(agentWith({ hooks: { [HookEvent.PreToolUse]: value } })),
+    );
+    expectConfigError(error, 'advanced.hooks.PreToolUse', 'array of functions');
+  });
+
+  it('rejects missing model with a ConfigError naming model', () => {
+    const error = thrownBy(() => resolveAgentOptions({} as AgentOptions));
+    expectConfigError(error, 'model');
+  });
+
+  it('rejects an empty model id with a ConfigError naming model', () => {
+    const error = thrownBy(() => resolveAgentOptions({ model: '' }));
+    expectConfigError(error, 'model', "got ''");
+  });
+});
+
+describe('createAgent', () => {
+  describe.each(timeoutOptions)('advanced.%s', (option) => {
+    it.each(badTimeouts)(
+      'rejects %s with a ConfigError before connecting to anything',
+      async (_, value, shown) => {
+        const started = performance.now();
+        const error = await createAgent({
+          model,
+          advanced: { [option]: value, temporal: { address: '127.0.0.1:1' } },
+        } as AgentOptions).then(
+          () => {
+            throw new Error('createAgent resolved');
+          },
+          (e: unknown) => e,
+        );
+        expectConfigError(error, `advanced.${option}`, `got ${shown}`);
+        // A connection attempt to a closed port would take far longer than this.
+        expect(performance.now() - started).toBeLessThan(500);
+      },
+      5_000,
+    );
+  });
+});
+
+describe('validateSessionOptions', () => {
+  describe.each(timeoutOptions)('%s', (option) => {
+    it.each(badTimeouts)(
+      'rejects %s with a ConfigError naming the option and value',
+      (_, value, shown) => {
+        const error = thrownBy(() => validateSessionOptions({ [option]: value } as SessionOptions));
+        expectConfigError(error, option, `got ${shown}`);
+      },
+    );
+
+    it.each([1, 2147483647])('accepts %d', (value) => {
+      expect(() => validateSessionOptions({ [option]: value })).not.toThrow();
+    });
+  });
+});
+
+describe('hookCountsOf', () => {
+  it('sums agent and session callbacks per event', () => {
+    const agentHooks: HookMap = { [HookEvent.PreToolUse]: [cb, cb], [HookEvent.SessionEnd]: [cb] };
+    const sessionHooks: HookMap = { [HookEvent.PreToolUse]: [cb], [HookEvent.PostToolUse]: [cb] };
+    expect(hookCountsOf(agentHooks, sessionHooks)).toEqual({
+      PreToolUse: 3,
+      SessionEnd: 1,
+      PostToolUse: 1,
+    });
+  });
+
+  it('omits events whose arrays are empty', () => {
+    const counts = hookCountsOf(
+      { [HookEvent.PreToolUse]: [], [HookEvent.SessionStart]: [cb] },
+      { [HookEvent.PreToolUse]: [] },
+    );
+    expect(counts).toEqual({ SessionStart: 1 });
+    expect(Object.keys(counts)).not.toContain('PreToolUse');
+  });
+
+  it('treats an undefined map as empty', () => {
+    expect(hookCountsOf(undefined, { [HookEvent.TaskCompleted]: [cb] })).toEqual({
+      TaskCompleted: 1,
+    });
+  });
+});
