@@ -1,0 +1,110 @@
+/**
+ * Record representative session histories as replay fixtures in test/fixtures/histories/.
+ * Every workflow change must keep them replayable (test/integration/replay.test.ts).
+ *
+ *   npx tsx scripts/record-histories.ts      (starts its own dev server)
+ */
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
+import { createAgent, HookEvent, type Session } from '../src/index.js';
+import { startDevServer } from '../src/server/dev-server.js';
+import { scriptedModel } from '../src/testing/index.js';
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(repoRoot, 'test', 'fixtures', 'histories');
+const server = await startDevServer({ cacheDir: join(repoRoot, '.temporal') });
+let release!: () => void;
+const released = new Promise<void>((resolve) => (release = resolve));
+let failSessionEnd = false;
+const agent = await createAgent({
+  model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
+  advanced: {
+    hooks: {
+      [HookEvent.SessionStart]: [async () => ({ action: 'continue' })],
+      [HookEvent.UserPromptSubmit]: [
+        async (input) => {
+          const prompt = String(input.userPrompt ?? '');
+          if (prompt === 'stuck') await released;
+          if (prompt === 'wait-abort') {
+            await new Promise((r) =>
+              input.abortSignal!.addEventListener('abort', r, { once: true }),
+            );
+          }
+          if (prompt === 'reject') return { action: 'abort', reason: 'rejected by policy' };
+          return { action: 'continue', modifiedInput: { userPrompt: `[tenant:acme]\n${prompt}` } };
+        },
+      ],
+      [HookEvent.TaskCompleted]: [async () => ({ action: 'continue' })],
+      [HookEvent.SessionEnd]: [
+        async () => {
+          if (failSessionEnd) throw new Error('flush failed');
+          return { action: 'continue' };
+        },
+      ],
+    },
+    temporal: { address: server.address, taskQueue: 'record-histories' },
+  },
+});
+const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+const save = async (name: string, session: Session) => {
+  const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+  writeFileSync(join(out, `${name}.json`), historyToJSON(history) + '\n');
+  console.log(`recorded ${name}: ${history.events?.length ?? 0} events`);
+};
+
+try {
+  {
+    const s = await agent.createSession({ sessionId: 'fixture-prompts' });
+    await s.send('hello');
+    await s.send('reject').catch(() => undefined);
+    await s.send('again');
+    await s.close();
+    await save('prompts-and-close', s);
+  }
+  {
+    const s = await agent.createSession({ sessionId: 'fixture-timeout', hookTimeoutMs: 100 });
+    await s.send('stuck').catch(() => undefined);
+    await s.send('refused').catch(() => undefined);
+    release();
+    while ((await s.describe()).pendingCleanups > 0) await new Promise((r) => setTimeout(r, 20));
+    await s.send('after');
+    await s.close();
+    await save('timeout-fail-closed', s);
+  }
+  {
+    const s = await agent.createSession({ sessionId: 'fixture-abort' });
+    const pending = s.send('wait-abort');
+    await new Promise((r) => setTimeout(r, 300));
+    await s.abort(new Error('stop'));
+    await pending;
+    await s.send('next');
+    await s.close();
+    await save('abort', s);
+  }
+  {
+    failSessionEnd = true;
+    const s = await agent.createSession({ sessionId: 'fixture-session-end-retry' });
+    await s.close().catch(() => undefined);
+    failSessionEnd = false;
+    await s.close();
+    await save('session-end-failed-then-closed', s);
+  }
+  {
+    const s = await agent.createSession({ sessionId: 'fixture-idle', idleTimeoutMs: 200 });
+    while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
+    await save('idle-timeout', s);
+  }
+  {
+    const s = await agent.createSession({ sessionId: 'fixture-cancelled' });
+    await client.workflow.getHandle(s.workflowId).cancel();
+    while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
+    await save('cancelled-from-outside', s);
+  }
+} finally {
+  await client.connection.close();
+  await agent.shutdown();
+  await server.stop();
+}

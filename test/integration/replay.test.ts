@@ -1,0 +1,31 @@
+/**
+ * Every committed history replays against the current workflow code: a workflow change
+ * that breaks determinism for recorded sessions fails here (Worker.runReplayHistories).
+ * Record new fixtures with `npx tsx scripts/record-histories.ts`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { workflowBundle } from '../../src/workflow-code.js';
+
+const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+describe('recorded histories', () => {
+  it('has fixtures to replay', () => {
+    expect(files.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it.each(files)('%s replays deterministically against the current workflow code', async (file) => {
+    const history = historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const results = Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, [
+      { workflowId: file, history },
+    ]);
+    for await (const result of results) {
+      expect(result.error, `${file}: ${String(result.error)}`).toBeUndefined();
+    }
+  });
+});
