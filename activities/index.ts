@@ -6,6 +6,7 @@
 import type { AgentRegistry } from '../src/registry.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
+import { createToolActivities } from './tool-exec.js';
 
 /** Dependencies of the activities. */
 export interface ActivityDeps {
@@ -21,5 +22,6 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createHookActivities(deps),
     ...createModelActivities(deps),
+    ...createToolActivities(deps),
   };
 }

@@ -6,17 +6,19 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AgentSdkError, serializeError } from '../src/common/errors.js';
-import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
+import type { ConversationMessage } from '../src/common/conversation.js';
+import { Queries, type ModelStepInput, type ModelStepOutput } from '../src/common/protocol.js';
 import type { AgentRegistry } from '../src/registry.js';
 
 /** Build `modelStep`. */
 export function createModelActivities(deps: { registry: AgentRegistry }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
-    const { model } = deps.registry.agent(input.agentName);
+    const { model, tools } = deps.registry.agent(input.agentName);
     const heartbeat = setInterval(() => ctx.heartbeat(), 5000);
     try {
-      return await model.step({ ...input, signal: ctx.cancellationSignal });
+      const messages = await conversationOf(ctx);
+      return await model.step({ ...input, messages, tools, signal: ctx.cancellationSignal });
     } catch (error) {
       // Our own errors (a script that ran out, a 401) are not worth retrying; anything
       // else (a 429, a reset connection) goes through the activity's retry policy.
@@ -35,4 +37,16 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
     }
   }
   return { modelStep };
+}
+
+/**
+ * The conversation, read from the session workflow by query: queries are not recorded in
+ * history, so each message is in history once, however many steps read it.
+ */
+async function conversationOf(ctx: Context): Promise<ConversationMessage[]> {
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  if (!workflowId) return [];
+  return ctx.client.workflow
+    .getHandle(workflowId)
+    .query<ConversationMessage[]>(Queries.conversation);
 }

@@ -56,6 +56,9 @@ async function dispatchVsNoop(): Promise<void> {
     name: 'bench',
     hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
     model: { name: 'none', step: async () => ({ text: '', finishReason: 'stop' }) },
+    tools: [],
+    workspaceRoots: [],
+    maxToolOutputBytes: 65_536,
   });
   const hooks = createHookActivities({ registry, cleanupQueue: 'unused', heartbeatIntervalMs: 50 });
   const connection = await NativeConnection.connect({ address: server.address });

@@ -90,6 +90,13 @@ export function createClientOn(
       maxTurns: sessionOptions.maxTurns ?? options.maxTurns,
       taskQueue: options.temporal.taskQueue,
       dispatchHeartbeatTimeoutMs: options.temporal.dispatchHeartbeatTimeoutMs,
+      tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
+      permission:
+        typeof options.permission === 'function'
+          ? { handler: 'function' }
+          : { preset: options.permission },
+      permissionTimeoutMs: options.permissionTimeoutMs,
+      toolTimeoutMs: options.toolTimeoutMs,
       ...((sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs)
         ? { idleTimeoutMs: sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs }
         : {}),

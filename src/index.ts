@@ -51,5 +51,22 @@ export type {
   ToolCallRecord,
 } from './common/protocol.js';
 export type { AgentModel, ModelStepRequest } from './models/model.js';
+export {
+  providerModel,
+  ProviderError,
+  type ProviderModelOptions,
+  type ModelProvider,
+} from './models/provider.js';
+export { defineTool, type ToolDefinition, type ToolContext } from './tools/tool.js';
+export { builtinTools, Read, Write, Edit, Bash, Glob, Grep } from './tools/builtin/index.js';
+export type {
+  PermissionPreset,
+  PermissionResult,
+  PermissionDecision,
+  PermissionRequest,
+  PermissionHandler,
+  PendingPermission,
+} from './common/permission.js';
+export type { ConversationMessage, ToolCall } from './common/conversation.js';
 export { startDevServer, type DevServer, type DevServerOptions } from './server/dev-server.js';
 export { ensureTemporalCli, defaultTemporalCacheDir } from './server/temporal-cli.js';

@@ -9,7 +9,15 @@ import { DEFAULTS, MAX_TIMEOUT_MS } from './common/defaults.js';
 import { ConfigError } from './common/errors.js';
 import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from './common/hook-events.js';
 import type { HookCallback, HookMap } from './common/types.js';
+import { resolve as resolvePath } from 'node:path';
 import { isAgentModel, type AgentModel } from './models/model.js';
+import {
+  PERMISSION_PRESETS,
+  type PermissionHandler,
+  type PermissionPreset,
+} from './common/permission.js';
+import { builtinTools } from './tools/builtin/index.js';
+import type { ToolDefinition } from './tools/tool.js';
 
 /** Where Temporal is and how the agent uses it. */
 export interface TemporalOptions {
@@ -77,6 +85,18 @@ export interface AdvancedOptions {
   maxTurns?: number;
   /** End an idle session (SessionEnd `reason: 'idle_timeout'`) after this long, ms. @default never */
   idleTimeoutMs?: number;
+  /**
+   * Who decides whether a tool call runs (contract §7): a preset, or a function returning
+   * `'allow' | 'deny' | 'ask'` or a `PermissionResult`. `ask` waits durably for a person.
+   * @default `'default'` (read-only tools run, the rest ask)
+   */
+  permission?: PermissionPreset | PermissionHandler;
+  /** How long an `ask` waits for a person before it is denied, ms. @default 86400000 (24 h) */
+  permissionTimeoutMs?: number;
+  /** Time budget of one tool execution, ms; past it the tool is stopped. @default 600000 */
+  toolTimeoutMs?: number;
+  /** Largest tool output the model sees, bytes; more is cut with a marker. @default 65536 */
+  maxToolOutputBytes?: number;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
 }
@@ -94,6 +114,10 @@ export interface AgentOptions {
    * @default `'default'`
    */
   name?: string;
+  /** The tools the model may call. @default the built-ins: Read, Write, Edit, Bash, Glob, Grep */
+  tools?: ToolDefinition[];
+  /** Folders the file tools may touch (and Bash's working directory). @default `[process.cwd()]` */
+  workspaceRoots?: string[];
   advanced?: AdvancedOptions;
 }
 
@@ -126,6 +150,12 @@ export interface ResolvedAgentOptions {
   sessionEndHookTimeoutMs: number;
   maxTurns: number;
   idleTimeoutMs: number | undefined;
+  tools: ToolDefinition[];
+  workspaceRoots: string[];
+  permission: PermissionPreset | PermissionHandler;
+  permissionTimeoutMs: number;
+  toolTimeoutMs: number;
+  maxToolOutputBytes: number;
   temporal: Required<Pick<TemporalOptions, 'namespace' | 'taskQueue'>> &
     Required<
       Pick<
@@ -225,6 +255,52 @@ const agentSchema = z.object({
   apiKey: optionalString('apiKey'),
   baseUrl: optionalString('baseUrl'),
   name: optionalString('name'),
+  tools: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (!Array.isArray(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'tools must be an array of tools (defineTool or built-ins)',
+        });
+        return;
+      }
+      const names = new Set<string>();
+      value.forEach((tool: unknown, i) => {
+        const t = tool as Partial<ToolDefinition> | null;
+        if (!t || typeof t.name !== 'string' || typeof t.execute !== 'function' || !t.inputSchema) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `tools[${i}] is not a tool: it needs name, inputSchema, kind and execute`,
+          });
+        } else if (names.has(t.name)) {
+          ctx.addIssue({ code: 'custom', message: `tools has two tools named '${t.name}'` });
+        } else if (!['readonly', 'write', 'execute'].includes(String(t.kind))) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `tools[${i}] (${t.name}) has kind ${describeValue(t.kind)}; expected 'readonly', 'write' or 'execute'`,
+          });
+        } else names.add(t.name);
+      });
+    })
+    .optional(),
+  workspaceRoots: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (
+        !Array.isArray(value) ||
+        value.length === 0 ||
+        value.some((r) => typeof r !== 'string' || r === '')
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          message: 'workspaceRoots must be a non-empty array of folder paths',
+        });
+      }
+    })
+    .optional(),
   advanced: z
     .object({
       hooks: hooksSchema('advanced.hooks'),
@@ -232,6 +308,21 @@ const agentSchema = z.object({
       sessionEndHookTimeoutMs: timeoutMs('advanced.sessionEndHookTimeoutMs'),
       maxTurns: positiveInt('advanced.maxTurns'),
       idleTimeoutMs: timeoutMs('advanced.idleTimeoutMs'),
+      permission: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value === undefined || typeof value === 'function') return;
+          if (!(PERMISSION_PRESETS as readonly unknown[]).includes(value)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.permission must be a function or one of ${PERMISSION_PRESETS.map((p) => `'${p}'`).join(', ')}, got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
+      permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
+      toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
+      maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
       temporal: z
         .object({
           address: optionalString('advanced.temporal.address'),
@@ -291,6 +382,12 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
     maxTurns: advanced.maxTurns ?? DEFAULTS.maxTurns,
     idleTimeoutMs: advanced.idleTimeoutMs,
+    tools: options.tools ? [...options.tools] : builtinTools(),
+    workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
+    permission: advanced.permission ?? 'default',
+    permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
+    toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
+    maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     temporal: {
       address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
       namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,

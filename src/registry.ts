@@ -8,12 +8,22 @@ import { ConfigError } from './common/errors.js';
 import type { HookEvent } from './common/hook-events.js';
 import type { HookCallback, HookMap } from './common/types.js';
 import type { AgentModel } from './models/model.js';
+import type { PermissionHandler } from './common/permission.js';
+import type { ToolDefinition } from './tools/tool.js';
 
 /** What a worker knows of one agent definition. */
 export interface RegisteredAgent {
   name: string;
   hooks: HookMap;
   model: AgentModel;
+  /** The tools the model may call. */
+  tools: readonly ToolDefinition[];
+  /** Absolute, symlink-resolved workspace roots of the file tools. */
+  workspaceRoots: readonly string[];
+  /** The permission function, when `advanced.permission` is one. */
+  permission?: PermissionHandler;
+  /** Largest tool output given to the model, bytes. */
+  maxToolOutputBytes: number;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */

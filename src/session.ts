@@ -24,6 +24,7 @@ import {
   Queries,
   Updates,
   type AbortRequest,
+  type PermissionDecisionRequest,
   type CloseResult,
   type SendRequest,
   type SendResult,
@@ -33,6 +34,9 @@ import {
   type TimelineEntry,
   type ToolCallRecord,
 } from './common/protocol.js';
+import type { ConversationMessage } from './common/conversation.js';
+import type { JsonObject } from './common/json.js';
+import type { PendingPermission } from './common/permission.js';
 import type { Prompt } from './common/types.js';
 import { localAbortReason, rememberAbortReason } from './registry.js';
 
@@ -175,6 +179,53 @@ export class Session {
    */
   async handoff(options: { taskQueue: string }): Promise<SessionDescription> {
     return this.#update<SessionDescription>(Updates.handoff, [{ taskQueue: options.taskQueue }]);
+  }
+
+  /** Permission requests waiting for a person (`ask`), oldest first. */
+  async pendingPermissions(): Promise<PendingPermission[]> {
+    const description = await this.#describeExecution();
+    if (description.status.name !== 'RUNNING') return [];
+    return this.#handle.query<PendingPermission[]>(Queries.pendingPermissions);
+  }
+
+  /**
+   * Allow a pending request; the tool runs once, with `updatedInput` when given.
+   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
+   */
+  async approve(requestId: string, options: { updatedInput?: JsonObject } = {}): Promise<void> {
+    const request: PermissionDecisionRequest = {
+      requestId,
+      answer: {
+        behavior: 'allow',
+        ...(options.updatedInput ? { updatedInput: options.updatedInput } : {}),
+      },
+    };
+    await this.#update(Updates.decidePermission, [request], `decide-${requestId}-allow`);
+  }
+
+  /**
+   * Deny a pending request; the model gets `message` as the tool's error result.
+   * `interrupt: true` also stops the running prompt (status `interrupted`).
+   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
+   */
+  async deny(
+    requestId: string,
+    options: { message?: string; interrupt?: boolean } = {},
+  ): Promise<void> {
+    const request: PermissionDecisionRequest = {
+      requestId,
+      answer: {
+        behavior: 'deny',
+        ...(options.message !== undefined ? { message: options.message } : {}),
+        ...(options.interrupt ? { interrupt: true } : {}),
+      },
+    };
+    await this.#update(Updates.decidePermission, [request], `decide-${requestId}-deny`);
+  }
+
+  /** The conversation so far (provider-neutral messages). */
+  async conversation(): Promise<ConversationMessage[]> {
+    return this.#handle.query<ConversationMessage[]>(Queries.conversation);
   }
 
   /** Every hook dispatch so far, in order; works on open and closed sessions. */

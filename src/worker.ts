@@ -18,6 +18,7 @@ import type { AgentModel } from './models/model.js';
 import { resolveModel } from './models/resolve.js';
 import type { ResolvedAgentOptions } from './options.js';
 import { AgentRegistry } from './registry.js';
+import { normalizeRoots } from './tools/workspace.js';
 import { workflowBundle } from './workflow-code.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
@@ -52,6 +53,10 @@ export async function startAgentWorker(
     name: options.name,
     hooks: extra.hooks ?? options.hooks,
     model: extra.model ?? resolveModel(options),
+    tools: options.tools,
+    workspaceRoots: await normalizeRoots(options.workspaceRoots),
+    ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
+    maxToolOutputBytes: options.maxToolOutputBytes,
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;

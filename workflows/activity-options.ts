@@ -3,7 +3,11 @@
  *
  * @module
  */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
@@ -70,4 +74,36 @@ export function modelStepActivity(taskQueue: string) {
     },
     cancellationType: ActivityCancellationType.TRY_CANCEL,
   }).modelStep;
+}
+
+/** Kind and affected paths of a tool call: pure lookups, so a local activity (~4 ms). */
+export function describeToolCallActivity() {
+  return proxyLocalActivities<Activities>({
+    startToCloseTimeout: '10 seconds',
+    retry: { maximumAttempts: 3 },
+  }).describeToolCall;
+}
+
+/** The agent's permission function: user code, run once (no retries of a decision). */
+export function checkPermissionActivity(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: '5 minutes',
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  }).checkPermission;
+}
+
+/**
+ * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
+ * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
+ */
+export function executeToolActivity(taskQueue: string, timeoutMs: number) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: timeoutMs + 30_000,
+    heartbeatTimeout: 10_000,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  }).executeTool;
 }

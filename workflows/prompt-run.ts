@@ -11,14 +11,26 @@ import {
   applyUserPromptSubmit,
   describePrompt,
 } from '../src/common/hook-rules.js';
-import type { SendRequest, SendResult, SendStatus } from '../src/common/protocol.js';
+import type {
+  ConversationMessage,
+  ToolCall,
+  ToolResultMessagePart,
+} from '../src/common/conversation.js';
+import type {
+  SendRequest,
+  SendResult,
+  SendStatus,
+  ToolCallRecord,
+} from '../src/common/protocol.js';
+import type { ToolResult } from '../src/common/types.js';
 import { modelStepActivity } from './activity-options.js';
-import { dispatchEvent, type DispatchState } from './dispatch.js';
+import { dispatchEvent } from './dispatch.js';
+import { cancelledResult, runToolCall, type ToolPipelineState } from './tool-pipeline.js';
 import { hookFailure, toFailure } from './failures.js';
 
 /** Run one prompt to its end. Cancellation (abort) propagates to the caller. */
 export async function runPrompt(
-  state: DispatchState,
+  state: ToolPipelineState & { messages: ConversationMessage[] },
   request: SendRequest,
   promptIndex: number,
 ): Promise<SendResult> {
@@ -42,8 +54,10 @@ export async function runPrompt(
     prompt = decision.prompt;
   }
 
+  state.messages.push({ role: 'user', content: prompt });
   let text = '';
   let status: SendStatus = 'completed';
+  const toolCalls: ToolCallRecord[] = [];
   for (let step = 0; ; step++) {
     if (step >= state.input.maxTurns) {
       status = 'max_turns';
@@ -63,8 +77,14 @@ export async function runPrompt(
     } catch (error) {
       throw modelFailure(error);
     }
+    const calls = output.toolCalls ?? [];
+    state.messages.push({ role: 'assistant', text: output.text, toolCalls: calls });
     text = output.text;
-    if (output.finishReason !== 'tool-calls') break;
+    if (calls.length === 0) break;
+    if (await runToolCalls(state, calls, requestId, toolCalls)) {
+      status = 'interrupted';
+      break;
+    }
   }
 
   if (status === 'completed') {
@@ -92,7 +112,59 @@ export async function runPrompt(
       }
     }
   }
-  return { requestId, status, text, toolCalls: [] };
+  return { requestId, status, text, toolCalls };
+}
+
+/**
+ * Run the calls of one model step in order. Every call gets exactly one result, in call
+ * order, also when the prompt is aborted or interrupted, so the next request is well formed.
+ * @returns whether a denial interrupted the prompt.
+ */
+async function runToolCalls(
+  state: ToolPipelineState & { messages: ConversationMessage[] },
+  calls: ToolCall[],
+  requestId: string,
+  records: ToolCallRecord[],
+): Promise<boolean> {
+  const results: ToolResultMessagePart[] = [];
+  let interrupted = false;
+  const push = (call: ToolCall, result: ToolResult) =>
+    results.push({
+      toolUseId: call.toolUseId,
+      toolName: call.toolName,
+      status: result.status,
+      model: result.model,
+    });
+  try {
+    for (const call of calls) {
+      if (interrupted) {
+        push(call, cancelledResult(call.toolName, 'an earlier call was denied with interrupt'));
+        records.push({
+          toolUseId: call.toolUseId,
+          toolName: call.toolName,
+          toolInput: call.input,
+          status: 'cancelled',
+        });
+        continue;
+      }
+      const outcome = await runToolCall(state, call, requestId);
+      push(call, outcome.result);
+      records.push(outcome.record);
+      interrupted = outcome.interrupt;
+    }
+  } finally {
+    for (const call of calls.slice(results.length)) {
+      push(call, cancelledResult(call.toolName, 'the prompt was aborted'));
+      records.push({
+        toolUseId: call.toolUseId,
+        toolName: call.toolName,
+        toolInput: call.input,
+        status: 'cancelled',
+      });
+    }
+    state.messages.push({ role: 'tool', results });
+  }
+  return interrupted;
 }
 
 function modelFailure(error: unknown): unknown {

@@ -25,6 +25,7 @@ import {
   Updates,
   type AbortRecord,
   type AbortRequest,
+  type PermissionDecisionRequest,
   type CloseResult,
   type SendRequest,
   type SendResult,
@@ -34,7 +35,10 @@ import {
   type TimelineEntry,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
-import { cleanupPendingFailure, dispatchEvent, type DispatchState } from './dispatch.js';
+import { cleanupPendingFailure, dispatchEvent } from './dispatch.js';
+import type { ToolPipelineState } from './tool-pipeline.js';
+import type { ConversationMessage } from '../src/common/conversation.js';
+import type { PendingPermission } from '../src/common/permission.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
 
@@ -48,8 +52,15 @@ export const handoffUpdate = defineUpdate<SessionDescription, [{ taskQueue: stri
 export const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
 export const describeQuery = defineQuery<SessionDescription>(Queries.describe);
 export const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
+export const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conversation);
+export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
+export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
+  Updates.decidePermission,
+);
 
-interface SessionState extends DispatchState {
+interface SessionState extends ToolPipelineState {
+  /** The conversation; model steps read it by query. */
+  messages: ConversationMessage[];
   status: SessionDescription['status'];
   startError?: SerializedError;
   readyAcked: boolean;
@@ -73,6 +84,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     taskQueue: input.taskQueue,
     timeline: [],
     pendingCleanups: new Map(),
+    pendingPermissions: new Map(),
+    messages: [],
     modelSteps: 0,
     status: 'starting',
     readyAcked: false,
@@ -198,6 +211,35 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     }
   });
 
+  setHandler(
+    decidePermissionUpdate,
+    (request) => {
+      state.activitySeq++;
+      const entry = state.pendingPermissions.get(request.requestId)!;
+      entry.answer = request.answer;
+      return { decided: true as const };
+    },
+    {
+      validator: (request) => {
+        const entry = state.pendingPermissions.get(request?.requestId);
+        if (!entry || entry.answer) {
+          throw toFailure({
+            name: 'AgentSdkError',
+            code: 'PERMISSION_REQUEST_NOT_FOUND',
+            message: `No pending permission request '${String(request?.requestId)}' in session '${input.sessionId}'`,
+          });
+        }
+        const behavior = request.answer?.behavior;
+        if (behavior !== 'allow' && behavior !== 'deny') {
+          throw new TypeError(`decidePermission: answer.behavior must be 'allow' or 'deny'`);
+        }
+      },
+    },
+  );
+  setHandler(conversationQuery, () => state.messages);
+  setHandler(pendingPermissionsQuery, () =>
+    [...state.pendingPermissions.values()].map((e) => e.request),
+  );
   setHandler(timelineQuery, () => state.timeline);
   setHandler(describeQuery, describe);
   setHandler(abortReasonQuery, () => state.lastAbort);

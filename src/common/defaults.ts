@@ -31,6 +31,12 @@ export const DEFAULTS = {
   dispatchBackstopMarginMs: 5_000,
   /** Timeout of one model step, ms. */
   modelTimeoutMs: 120_000,
+  /** Time budget of one tool execution, ms. */
+  toolTimeoutMs: 600_000,
+  /** How long an `ask` waits for a person before it turns into a deny, ms (24 h). */
+  permissionTimeoutMs: 86_400_000,
+  /** Largest tool output the model sees, bytes; more is cut with a marker. */
+  maxToolOutputBytes: 65_536,
 } as const;
 
 /** Largest timeout JavaScript timers honour: 2^31 - 1 ms (about 24.8 days). */

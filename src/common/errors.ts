@@ -20,6 +20,7 @@ export type ErrorCode =
   | 'SESSION_NOT_FOUND'
   | 'SESSION_CLOSED'
   | 'SESSION_START_FAILED'
+  | 'PERMISSION_REQUEST_NOT_FOUND'
   | 'PROMPT_REJECTED'
   | 'TASK_FAILED'
   | 'MODEL_ERROR'
@@ -175,6 +176,9 @@ export function deserializeError(s: SerializedError): Error {
       break;
     case 'CONFIG_INVALID':
       error = new ConfigError(s.message);
+      break;
+    case 'PERMISSION_REQUEST_NOT_FOUND':
+      error = new AgentSdkError(s.code, s.message);
       break;
     case 'SESSION_NOT_FOUND':
       error = new SessionNotFoundError(s.sessionId ?? '');

@@ -6,8 +6,17 @@
  */
 import type { SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
+import type { ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
-import type { HookOutput, Prompt, SessionEndReason } from './types.js';
+import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
+import type {
+  HookOutput,
+  Prompt,
+  SessionEndReason,
+  ToolDisplay,
+  ToolKind,
+  ToolResult,
+} from './types.js';
 
 /** Names of the workflow's updates and queries, in one place. */
 export const SESSION_WORKFLOW = 'sessionWorkflow';
@@ -17,11 +26,14 @@ export const Updates = {
   abort: 'abort',
   close: 'close',
   handoff: 'handoff',
+  decidePermission: 'decidePermission',
 } as const;
 export const Queries = {
   timeline: 'timeline',
   describe: 'describe',
   abortReason: 'abortReason',
+  conversation: 'conversation',
+  pendingPermissions: 'pendingPermissions',
 } as const;
 
 /** Workflow id of a session. */
@@ -48,6 +60,14 @@ export interface SessionWorkflowInput {
   resumeSessionId?: string;
   /** Heartbeat timeout of hook dispatches: how soon a lost worker is noticed, in ms. */
   dispatchHeartbeatTimeoutMs: number;
+  /** The tools the model may call, with their kinds (from the agent definition). */
+  tools?: Array<{ name: string; kind: ToolKind }>;
+  /** How permission is decided: a preset, or the agent's function (run as an activity). */
+  permission?: { preset: PermissionPreset } | { handler: 'function' };
+  /** How long an `ask` waits for a person before it is denied, ms. */
+  permissionTimeoutMs?: number;
+  /** Time budget of one tool execution, ms. */
+  toolTimeoutMs?: number;
 }
 
 /** The `send` update's argument. */
@@ -65,7 +85,9 @@ export interface ToolCallRecord {
   toolUseId: string;
   toolName: string;
   toolInput: JsonObject;
-  status: 'success' | 'error' | 'skipped' | 'denied' | 'aborted';
+  status: 'success' | 'error' | 'skipped' | 'denied' | 'aborted' | 'cancelled';
+  /** The result's `display` part (for people and UIs; hooks never change it). */
+  display?: ToolDisplay;
 }
 
 /** The `send` update's answer. */
@@ -198,6 +220,58 @@ export interface ModelStepInput {
 
 /** What `modelStep` returns. */
 export interface ModelStepOutput {
+  /** Assistant text of this step ('' when the step only calls tools). */
   text: string;
+  /** Tool calls asked for, in order (empty when none). */
+  toolCalls?: ToolCall[];
   finishReason: 'stop' | 'tool-calls' | 'length' | 'error' | 'other';
 }
+
+/** The `decidePermission` update's argument: a person's answer to a pending `ask`. */
+export interface PermissionDecisionRequest {
+  requestId: string;
+  answer: PermissionAnswer;
+}
+
+/** Input of the `describeToolCall` local activity. */
+export interface DescribeToolCallInput {
+  agentName: string;
+  toolName: string;
+  input: JsonObject;
+}
+
+/** What the worker knows of a tool call before it runs. */
+export interface ToolCallDescription {
+  known: boolean;
+  kind: ToolKind;
+  affectedPaths: string[];
+}
+
+/** Input of the `checkPermission` activity (the agent's permission function). */
+export interface CheckPermissionInput {
+  agentName: string;
+  sessionId: string;
+  toolUseId: string;
+  toolName: string;
+  input: JsonObject;
+  kind: ToolKind;
+  affectedPaths: string[];
+}
+
+/** What `checkPermission` returns: a normalised decision, or why it could not be had. */
+export type CheckPermissionOutput =
+  { ok: true; result: PermissionResult } | { ok: false; error: SerializedError };
+
+/** Input of the `executeTool` activity. */
+export interface ExecuteToolInput {
+  sessionId: string;
+  agentName: string;
+  toolUseId: string;
+  toolName: string;
+  input: JsonObject;
+  /** Time budget, ms. */
+  timeoutMs: number;
+}
+
+/** What `executeTool` returns. */
+export type ExecuteToolOutput = ToolResult;

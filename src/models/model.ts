@@ -6,7 +6,9 @@
  * @module
  */
 import type { ModelStepOutput } from '../common/protocol.js';
+import type { ConversationMessage } from '../common/conversation.js';
 import type { Prompt } from '../common/types.js';
+import type { ToolDefinition } from '../tools/tool.js';
 
 /** What one model step is asked. */
 export interface ModelStepRequest {
@@ -23,6 +25,13 @@ export interface ModelStepRequest {
   prompt?: Prompt;
   /** Aborts when the step is cancelled (abort, close) or times out. */
   signal: AbortSignal;
+  /**
+   * The conversation so far, the prompt of this send included, read from the session
+   * workflow (not carried in the activity's input).
+   */
+  messages: readonly ConversationMessage[];
+  /** The tools the model may call. */
+  tools: readonly ToolDefinition[];
 }
 
 /** A model the agent loop can call. Implementations run inside the `modelStep` activity. */

@@ -3,20 +3,20 @@
  *
  * @module
  */
-import { ModelError } from '../common/errors.js';
 import type { ResolvedAgentOptions } from '../options.js';
 import type { AgentModel } from './model.js';
+import { providerModel } from './provider.js';
 
-/** The agent's model: a model object as given, or a provider model for a model id. */
+/**
+ * The agent's model: a model object as given, or a provider model (Vercel AI SDK) for a
+ * model id: `claude-*` ids go to Anthropic, others to OpenAI, and any id with `baseUrl` to
+ * that OpenAI-compatible endpoint.
+ */
 export function resolveModel(options: ResolvedAgentOptions): AgentModel {
   if (typeof options.model !== 'string') return options.model;
-  const id = options.model;
-  return {
-    name: id,
-    async step() {
-      throw new ModelError(
-        `Model '${id}': provider models are not wired in yet; pass a model object such as scriptedModel([...])`,
-      );
-    },
-  };
+  return providerModel({
+    model: options.model,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+  });
 }

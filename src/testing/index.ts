@@ -3,4 +3,12 @@
  *
  * @module
  */
-export { scriptedModel, type ScriptedModel, type ScriptedTurn } from './scripted-model.js';
+export {
+  scriptedModel,
+  toolCall,
+  toolCalls,
+  type ScriptedModel,
+  type ScriptedTurn,
+  type ScriptedToolCall,
+  type RecordedModelRequest,
+} from './scripted-model.js';

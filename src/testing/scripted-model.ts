@@ -4,19 +4,43 @@
  *
  * @module
  */
+import type { ToolCall } from '../common/conversation.js';
 import { ModelError } from '../common/errors.js';
+import type { JsonObject } from '../common/json.js';
 import type { ModelStepOutput } from '../common/protocol.js';
 import type { AgentModel, ModelStepRequest } from '../models/model.js';
 
-/** One scripted model turn: assistant text. */
-export type ScriptedTurn = string | { text: string };
+/** A tool call in a script; `toolUseId` defaults to `call_<step>_<index>`. */
+export interface ScriptedToolCall {
+  toolName: string;
+  input: JsonObject;
+  toolUseId?: string;
+}
+
+/** One scripted model turn: assistant text, tool calls, or both. */
+export type ScriptedTurn = string | { text?: string; toolCalls?: ScriptedToolCall[] };
+
+/** What the scripted model records of a request (the signal and tool objects left out). */
+export type RecordedModelRequest = Omit<ModelStepRequest, 'signal' | 'tools'> & {
+  toolNames: string[];
+};
 
 /** A scripted model, with what it was sent. */
 export interface ScriptedModel extends AgentModel {
-  /** Every request it answered, in the order answered (signals left out). */
-  readonly requests: ReadonlyArray<Omit<ModelStepRequest, 'signal'>>;
+  /** Every request it answered, in the order answered. */
+  readonly requests: ReadonlyArray<RecordedModelRequest>;
   /** The prompts that reached it (first steps only), in order. */
   readonly prompts: ReadonlyArray<NonNullable<ModelStepRequest['prompt']>>;
+}
+
+/** A turn that calls one tool: `toolCall('Read', { file_path: 'a.txt' })`. */
+export function toolCall(toolName: string, input: JsonObject, toolUseId?: string): ScriptedTurn {
+  return { toolCalls: [{ toolName, input, ...(toolUseId ? { toolUseId } : {}) }] };
+}
+
+/** A turn that calls several tools at once, in order. */
+export function toolCalls(...calls: Array<[toolName: string, input: JsonObject]>): ScriptedTurn {
+  return { toolCalls: calls.map(([toolName, input]) => ({ toolName, input })) };
 }
 
 /**
@@ -30,16 +54,17 @@ export interface ScriptedModel extends AgentModel {
 export function scriptedModel(
   turns:
     | readonly ScriptedTurn[]
-    | ((request: Omit<ModelStepRequest, 'signal'>) => ScriptedTurn | Promise<ScriptedTurn>),
+    | ((request: RecordedModelRequest) => ScriptedTurn | Promise<ScriptedTurn>),
 ): ScriptedModel {
-  const requests: Array<Omit<ModelStepRequest, 'signal'>> = [];
+  const requests: RecordedModelRequest[] = [];
   const prompts: Array<NonNullable<ModelStepRequest['prompt']>> = [];
   return {
     name: 'scripted',
     requests,
     prompts,
     async step(request: ModelStepRequest): Promise<ModelStepOutput> {
-      const { signal: _signal, ...recorded } = request;
+      const { signal: _signal, tools, ...rest } = request;
+      const recorded: RecordedModelRequest = { ...rest, toolNames: tools.map((t) => t.name) };
       requests.push(recorded);
       if (request.prompt !== undefined) prompts.push(request.prompt);
       let turn: ScriptedTurn | undefined;
@@ -53,8 +78,17 @@ export function scriptedModel(
           );
         }
       }
-      const text = typeof turn === 'string' ? turn : turn.text;
-      return { text, finishReason: 'stop' };
+      if (typeof turn === 'string') return { text: turn, finishReason: 'stop' };
+      const calls: ToolCall[] = (turn.toolCalls ?? []).map((call, index) => ({
+        toolUseId: call.toolUseId ?? `call_${request.modelStepIndex}_${index}`,
+        toolName: call.toolName,
+        input: call.input,
+      }));
+      return {
+        text: turn.text ?? '',
+        toolCalls: calls,
+        finishReason: calls.length > 0 ? 'tool-calls' : 'stop',
+      };
     },
   };
 }

@@ -17,6 +17,9 @@ function setup(hooks: HookMap) {
     name: 'default',
     hooks,
     model: { name: 'x', step: async () => ({ text: '', finishReason: 'stop' }) },
+    tools: [],
+    workspaceRoots: [],
+    maxToolOutputBytes: 65_536,
   });
   const activities = createHookActivities({
     registry,

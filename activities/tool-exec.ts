@@ -1,0 +1,118 @@
+/**
+ * Tool activities: describe a call (kind, affected paths), ask the agent's permission
+ * function, and execute a tool.
+ *
+ * @module
+ */
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { serializeError } from '../src/common/errors.js';
+import { normalizePermission } from '../src/common/permission.js';
+import type {
+  CheckPermissionInput,
+  CheckPermissionOutput,
+  DescribeToolCallInput,
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  ToolCallDescription,
+} from '../src/common/protocol.js';
+import type { AgentRegistry } from '../src/registry.js';
+import { runTool } from '../src/tools/run-tool.js';
+
+/** Dependencies of the tool activities. */
+export interface ToolActivityDeps {
+  registry: AgentRegistry;
+  /** How often a running tool heartbeats, ms. */
+  heartbeatIntervalMs: number;
+}
+
+/** Build `describeToolCall`, `checkPermission` and `executeTool`. */
+export function createToolActivities(deps: ToolActivityDeps) {
+  const { registry } = deps;
+
+  async function describeToolCall(input: DescribeToolCallInput): Promise<ToolCallDescription> {
+    const agent = registry.agent(input.agentName);
+    const tool = agent.tools.find((t) => t.name === input.toolName);
+    if (!tool) return { known: false, kind: 'execute', affectedPaths: [] };
+    let affectedPaths: string[] = [];
+    try {
+      const parsed = tool.inputSchema.safeParse(input.input);
+      if (parsed.success && tool.affectedPaths) {
+        affectedPaths = tool.affectedPaths(parsed.data, { workspaceRoots: agent.workspaceRoots });
+      }
+    } catch {
+      // A tool that cannot name its paths still asks for permission, with none listed.
+    }
+    return { known: true, kind: tool.kind, affectedPaths };
+  }
+
+  async function checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
+    const agent = registry.agent(input.agentName);
+    if (!agent.permission) {
+      return {
+        ok: false,
+        error: {
+          name: 'ConfigError',
+          code: 'CONFIG_INVALID',
+          message: 'This worker has no permission function',
+        },
+      };
+    }
+    const ctx = Context.current();
+    try {
+      const value = await agent.permission({
+        toolName: input.toolName,
+        input: input.input,
+        kind: input.kind,
+        affectedPaths: input.affectedPaths,
+        signal: ctx.cancellationSignal,
+      });
+      const result = normalizePermission(value, input.toolName);
+      if (!result) {
+        return {
+          ok: false,
+          error: {
+            name: 'ConfigError',
+            code: 'CONFIG_INVALID',
+            message: `advanced.permission returned ${JSON.stringify(value) ?? String(value)} for ${input.toolName}; expected 'allow', 'deny', 'ask' or a PermissionResult`,
+          },
+        };
+      }
+      return { ok: true, result };
+    } catch (error) {
+      if (error instanceof CancelledFailure) throw error;
+      return { ok: false, error: serializeError(error) };
+    }
+  }
+
+  async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
+    const ctx = Context.current();
+    const agent = registry.agent(input.agentName);
+    const tool = agent.tools.find((t) => t.name === input.toolName);
+    if (!tool) {
+      const message = `Unknown tool '${input.toolName}'`;
+      return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
+    }
+    const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+    try {
+      const result = await runTool(tool, input.input, {
+        sessionId: input.sessionId,
+        toolUseId: input.toolUseId,
+        signal: ctx.cancellationSignal,
+        workspaceRoots: agent.workspaceRoots,
+        heartbeat: (details?: unknown) => ctx.heartbeat(details),
+        timeoutMs: input.timeoutMs,
+        maxOutputBytes: agent.maxToolOutputBytes,
+      });
+      // A cancelled call reports as cancelled, after the tool cleaned up (e.g. killed its
+      // process group), so the workflow knows nothing is left running.
+      if (ctx.cancellationSignal.aborted)
+        throw new CancelledFailure('Tool execution was cancelled');
+      return result;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  return { describeToolCall, checkPermission, executeTool };
+}

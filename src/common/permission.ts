@@ -1,0 +1,128 @@
+/**
+ * Permission (contract §7): presets, the shapes a permission function returns, and the
+ * pure rules that turn them into a decision. Workflow-safe.
+ *
+ * @module
+ */
+import type { JsonObject } from './json.js';
+import type { ToolKind } from './types.js';
+
+/** A permission preset. */
+export type PermissionPreset = 'default' | 'accept-edits' | 'bypass-permissions' | 'plan';
+
+/** All presets. */
+export const PERMISSION_PRESETS: readonly PermissionPreset[] = [
+  'default',
+  'accept-edits',
+  'bypass-permissions',
+  'plan',
+];
+
+/** The full form of a permission decision. */
+export type PermissionResult =
+  | { behavior: 'allow'; updatedInput?: JsonObject }
+  | { behavior: 'deny'; message: string; interrupt?: boolean }
+  | { behavior: 'ask'; message?: string };
+
+/** What a permission function may return. */
+export type PermissionDecision = 'allow' | 'deny' | 'ask' | PermissionResult;
+
+/** What a permission function is asked. */
+export interface PermissionRequest {
+  toolName: string;
+  input: JsonObject;
+  kind: ToolKind;
+  affectedPaths: string[];
+  /** Aborts when the prompt is aborted. */
+  signal: AbortSignal;
+}
+
+/** `advanced.permission`: a preset or a function. */
+export type PermissionHandler = (
+  request: PermissionRequest,
+) => PermissionDecision | Promise<PermissionDecision>;
+
+/**
+ * What a preset decides for a tool kind:
+ * - `default`: read-only tools run; others ask a person;
+ * - `accept-edits`: read-only and write tools run; execute tools ask;
+ * - `bypass-permissions`: everything runs;
+ * - `plan`: read-only tools run; everything else is denied (planning, no changes).
+ */
+export function presetDecision(preset: PermissionPreset, kind: ToolKind): PermissionResult {
+  switch (preset) {
+    case 'bypass-permissions':
+      return { behavior: 'allow' };
+    case 'accept-edits':
+      return kind === 'execute' ? { behavior: 'ask' } : { behavior: 'allow' };
+    case 'plan':
+      return kind === 'readonly'
+        ? { behavior: 'allow' }
+        : { behavior: 'deny', message: `Plan mode: ${kind} tools do not run` };
+    case 'default':
+      return kind === 'readonly' ? { behavior: 'allow' } : { behavior: 'ask' };
+  }
+}
+
+/**
+ * Normalise what a permission function returned.
+ * @returns `undefined` when the value is not a valid decision (the caller reports it).
+ */
+export function normalizePermission(
+  value: unknown,
+  toolName: string,
+): PermissionResult | undefined {
+  if (value === 'allow') return { behavior: 'allow' };
+  if (value === 'ask') return { behavior: 'ask' };
+  if (value === 'deny')
+    return { behavior: 'deny', message: `Permission to run ${toolName} was denied` };
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (v.behavior === 'allow') {
+    if (
+      v.updatedInput !== undefined &&
+      (typeof v.updatedInput !== 'object' ||
+        v.updatedInput === null ||
+        Array.isArray(v.updatedInput))
+    ) {
+      return undefined;
+    }
+    return v.updatedInput
+      ? { behavior: 'allow', updatedInput: v.updatedInput as JsonObject }
+      : { behavior: 'allow' };
+  }
+  if (v.behavior === 'deny') {
+    return {
+      behavior: 'deny',
+      message:
+        typeof v.message === 'string' ? v.message : `Permission to run ${toolName} was denied`,
+      ...(v.interrupt === true ? { interrupt: true } : {}),
+    };
+  }
+  if (v.behavior === 'ask')
+    return typeof v.message === 'string'
+      ? { behavior: 'ask', message: v.message }
+      : { behavior: 'ask' };
+  return undefined;
+}
+
+/** A request waiting for a person (`ask`), as listed on the session. */
+export interface PendingPermission {
+  /** Id to decide it by (`session.approve(requestId)` / `session.deny(requestId)`). */
+  requestId: string;
+  toolUseId: string;
+  toolName: string;
+  toolKind: ToolKind;
+  input: JsonObject;
+  affectedPaths: string[];
+  message?: string;
+  /** Workflow time it was asked, ms since epoch. */
+  askedAt: number;
+  /** When silence turns into a deny, ms since epoch. */
+  deadline: number;
+}
+
+/** A person's answer to a pending request. */
+export type PermissionAnswer =
+  | { behavior: 'allow'; updatedInput?: JsonObject }
+  | { behavior: 'deny'; message?: string; interrupt?: boolean };

@@ -1,0 +1,57 @@
+/**
+ * Output caps: how much of a tool's text the model gets.
+ *
+ * @module
+ */
+
+/** What {@link capOutput} returns. */
+export interface CappedOutput {
+  /** The text, cut with a marker when it was too long. */
+  text: string;
+  /** Whether it was cut. */
+  truncated: boolean;
+  /** Size of the original text, UTF-8 bytes. */
+  totalBytes: number;
+}
+
+/** The line appended to cut text. */
+export function truncationMarker(totalBytes: number, shownBytes: number): string {
+  return `\n[... output truncated: ${totalBytes} bytes total, first ${shownBytes} shown ...]`;
+}
+
+/**
+ * The longest prefix of `bytes` no longer than `limit` that ends on a UTF-8 character
+ * boundary, as a byte length.
+ */
+export function utf8PrefixLength(bytes: Uint8Array, limit: number): number {
+  if (limit >= bytes.length) return bytes.length;
+  let end = Math.max(0, Math.floor(limit));
+  // A continuation byte (10xxxxxx) at the cut means a character straddles it.
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return end;
+}
+
+/**
+ * Cap `text` at `maxBytes` UTF-8 bytes. Text that fits comes back unchanged; longer text is
+ * cut at a character boundary and a marker such as
+ * `\n[... output truncated: 123456 bytes total, first 65400 shown ...]` is appended, the
+ * marker included in the budget (unless `maxBytes` is smaller than the marker itself).
+ *
+ * @param text Any text.
+ * @param maxBytes Budget in UTF-8 bytes; `Infinity` (or any non-finite value) means no cap.
+ */
+export function capOutput(text: string, maxBytes: number): CappedOutput {
+  const totalBytes = Buffer.byteLength(text, 'utf8');
+  if (!Number.isFinite(maxBytes) || totalBytes <= maxBytes) {
+    return { text, truncated: false, totalBytes };
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  // The shown count has at most as many digits as maxBytes, so this marker is the longest.
+  const markerBytes = Buffer.byteLength(truncationMarker(totalBytes, Math.max(0, maxBytes)));
+  const shown = utf8PrefixLength(bytes, maxBytes - markerBytes);
+  return {
+    text: bytes.subarray(0, shown).toString('utf8') + truncationMarker(totalBytes, shown),
+    truncated: true,
+    totalBytes,
+  };
+}

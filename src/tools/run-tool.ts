@@ -1,0 +1,100 @@
+/**
+ * Run one tool call: validate its input, execute it, and always come back with a
+ * `ToolResult` whose `model` text fits the output cap.
+ *
+ * @module
+ */
+import type { z } from 'zod';
+import type { JsonObject } from '../common/json.js';
+import type { ToolResult } from '../common/types.js';
+import { capOutput } from './output.js';
+import type { ToolContext, ToolDefinition } from './tool.js';
+
+/** `error.type` of the result given for input that fails the tool's schema. */
+export const INVALID_TOOL_INPUT = 'InvalidToolInput';
+
+/** `error.type` of the result given when `execute` returns something that is not a result. */
+export const INVALID_TOOL_RESULT = 'InvalidToolResult';
+
+function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.map(String).join('.') : '(input)';
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function errorResult(type: string, model: string, message = model, code?: string): ToolResult {
+  return {
+    status: 'error',
+    model,
+    error: code === undefined ? { message, type } : { message, type, code },
+  };
+}
+
+function fromThrown(toolName: string, thrown: unknown): ToolResult {
+  if (thrown instanceof Error) {
+    const code = (thrown as Error & { code?: unknown }).code;
+    return errorResult(
+      thrown.name || 'Error',
+      `${toolName} failed: ${thrown.message}`,
+      thrown.message,
+      typeof code === 'string' ? code : undefined,
+    );
+  }
+  return errorResult('Error', `${toolName} failed: ${String(thrown)}`, String(thrown));
+}
+
+function isToolResult(value: unknown): value is ToolResult {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { status?: unknown; model?: unknown; error?: unknown };
+  if (typeof v.model !== 'string') return false;
+  if (v.status === 'success') return true;
+  return v.status === 'error' && typeof v.error === 'object' && v.error !== null;
+}
+
+/**
+ * Run `tool` on `rawInput`. Never throws and never rejects:
+ *
+ * - input failing `tool.inputSchema` gives an error result whose `model` is
+ *   `Invalid input for <Tool>: <issues>` and `error.type` is `'InvalidToolInput'`;
+ * - a string from `execute` becomes `{ status: 'success', model: <string> }`;
+ * - an error thrown by `execute` becomes an error result with `error.type` = the error's
+ *   `name`, its `message`, and its `code` when it has a string one;
+ * - `model` is capped at `context.maxOutputBytes` with {@link capOutput}.
+ *
+ * @param tool The tool to run.
+ * @param rawInput Arguments as the model gave them; validated here.
+ * @param context Passed to `execute` as is.
+ */
+export async function runTool<Input extends JsonObject>(
+  tool: ToolDefinition<Input>,
+  rawInput: unknown,
+  context: ToolContext,
+): Promise<ToolResult> {
+  let result: ToolResult;
+  try {
+    const parsed = await tool.inputSchema.safeParseAsync(rawInput);
+    if (!parsed.success) {
+      result = errorResult(
+        INVALID_TOOL_INPUT,
+        `Invalid input for ${tool.name}: ${formatIssues(parsed.error.issues)}`,
+      );
+    } else {
+      const output: unknown = await tool.execute(parsed.data, context);
+      if (typeof output === 'string') result = { status: 'success', model: output };
+      else if (isToolResult(output)) result = output;
+      else {
+        result = errorResult(
+          INVALID_TOOL_RESULT,
+          `${tool.name} returned neither a string nor a tool result`,
+        );
+      }
+    }
+  } catch (thrown) {
+    result = fromThrown(tool.name, thrown);
+  }
+  const capped = capOutput(result.model, context.maxOutputBytes);
+  return capped.truncated ? { ...result, model: capped.text } : result;
+}

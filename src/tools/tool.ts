@@ -1,0 +1,59 @@
+/**
+ * Tools: what a tool is, and `defineTool` for custom ones.
+ *
+ * @module
+ */
+import type { z } from 'zod';
+import type { JsonObject } from '../common/json.js';
+import type { ToolKind, ToolResult } from '../common/types.js';
+
+/** What a tool's `execute` gets besides its input. */
+export interface ToolContext {
+  sessionId: string;
+  toolUseId: string;
+  /** Aborts when the call is cancelled (abort, close) or times out. */
+  signal: AbortSignal;
+  /** Absolute, symlink-resolved workspace roots; file tools stay inside them. */
+  workspaceRoots: readonly string[];
+  /** Report liveness; the tool activity also heartbeats on its own timer. */
+  heartbeat(details?: unknown): void;
+  /** Time budget of this execution, ms. */
+  timeoutMs: number;
+  /** Largest output a tool should return to the model, bytes; more is cut with a marker. */
+  maxOutputBytes: number;
+}
+
+/** A tool the model can call. Built-ins and `defineTool` both produce this. */
+export interface ToolDefinition<Input extends JsonObject = JsonObject> {
+  /** Unique name the model calls it by, e.g. `Read`. */
+  readonly name: string;
+  /** What it does, for the model. */
+  readonly description: string;
+  /** Schema of its input; arguments that fail it give the model an error result. */
+  readonly inputSchema: z.ZodType<Input>;
+  /** `readonly`, `write` or `execute`; permission policies decide by it. */
+  readonly kind: ToolKind;
+  /** Paths the call would read or write, for permission requests. @default none */
+  affectedPaths?(input: Input, context: Pick<ToolContext, 'workspaceRoots'>): string[];
+  /**
+   * Run the call. Return a `ToolResult`, or a string (a success whose `model` is it). A
+   * thrown error becomes an error result.
+   */
+  execute(input: Input, context: ToolContext): Promise<ToolResult | string>;
+}
+
+/**
+ * Define a custom tool.
+ *
+ * @example
+ * const weather = defineTool({
+ *   name: 'Weather', description: 'Current weather of a city', kind: 'readonly',
+ *   inputSchema: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => `Sunny in ${city}`,
+ * });
+ */
+export function defineTool<Input extends JsonObject>(
+  definition: ToolDefinition<Input>,
+): ToolDefinition<Input> {
+  return definition;
+}

@@ -1,0 +1,352 @@
+/**
+ * Adversarial: abort, close and the caller's signal racing prompts. Each test asserts what
+ * the contract says should happen; a failing test is a defect.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createAgent,
+  HookEvent,
+  SessionClosedError,
+  type Agent,
+  type AgentModel,
+  type HookInput,
+} from '../../src/index.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+
+let agent: Agent;
+/** Prompts containing `slow-model` make the model wait for its signal (or 8 s). */
+const modelSignals: AbortSignal[] = [];
+const model: AgentModel = {
+  name: 'adversarial',
+  async step(request) {
+    const prompt = typeof request.prompt === 'string' ? request.prompt : '';
+    if (prompt.includes('slow-model')) {
+      modelSignals.push(request.signal);
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, 8_000);
+        request.signal.addEventListener('abort', () => (clearTimeout(t), resolve(undefined)), {
+          once: true,
+        });
+      });
+    }
+    return { text: `echo:${prompt}`, finishReason: 'stop' };
+  },
+};
+
+beforeAll(async () => {
+  agent = await createAgent({
+    model,
+    advanced: { temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('adv-abort') } },
+  });
+});
+afterAll(() => agent?.shutdown());
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+const waitAbort = (input: HookInput) =>
+  new Promise((resolve) => input.abortSignal!.addEventListener('abort', resolve, { once: true }));
+
+describe('the caller signal of send()', () => {
+  it("aborting a queued prompt's signal aborts that prompt, not the one running", async () => {
+    const entered = gate();
+    const release = gate();
+    const seen: string[] = [];
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            seen.push(String(input.userPrompt));
+            if (input.userPrompt === 'A') {
+              entered.open();
+              await Promise.race([release.opened, waitAbort(input)]);
+            }
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const a = session.send('A');
+    await entered.opened;
+    const controllerB = new AbortController();
+    const b = session.send('B', { signal: controllerB.signal });
+    await new Promise((r) => setTimeout(r, 300)); // B is queued behind A
+    controllerB.abort(new Error('caller of B gave up'));
+    await new Promise((r) => setTimeout(r, 500));
+    release.open();
+    const [ra, rb] = await Promise.all([a, b]);
+    console.log('A:', ra.status, 'B:', rb.status, 'hooks saw', seen);
+    // Contract §8: "abort() (or the caller's signal) stops the current prompt" — B's
+    // signal belongs to B; A's caller never aborted.
+    expect(ra.status).toBe('completed');
+    expect(rb.status).toBe('aborted');
+    await session.close();
+  }, 30_000);
+});
+
+describe('close() racing a prompt', () => {
+  it('a prompt whose hook is running when close() arrives rejects with an SDK error (SessionClosedError), not EngineError', async () => {
+    const entered = gate();
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            entered.open();
+            await waitAbort(input); // honours its signal
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const pending = session.send('x').then(
+      (r) => ({ ok: true as const, status: r.status }),
+      (e: unknown) => ({ ok: false as const, error: e }),
+    );
+    await entered.opened;
+    const closed = await session.close();
+    const outcome = await pending;
+    console.log('close():', closed, 'send():', outcome);
+    expect(closed).toMatchObject({ closedNow: true });
+    if (!outcome.ok) {
+      expect(outcome.error).toBeInstanceOf(SessionClosedError);
+    } else {
+      expect(outcome.status).toBe('aborted');
+    }
+  }, 30_000);
+
+  it('close() while a prompt hook ignores its signal: once it settles, close() still runs SessionEnd (marker must not be burned by a refused dispatch)', async () => {
+    const entered = gate();
+    const hold = gate();
+    const ends: HookInput[] = [];
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            entered.open();
+            await hold.opened; // ignores its signal
+            return { action: 'continue' };
+          },
+        ],
+        [HookEvent.SessionEnd]: [
+          async (input) => {
+            ends.push(input);
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const pending = session.send('x').catch((e: unknown) => e);
+    await entered.opened;
+    const first = await session.close().catch((e: unknown) => e);
+    console.log('first close():', first);
+    console.log('pending send():', await pending);
+    hold.open();
+    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 10_000, 'settle');
+    const second = await session.close().catch((e: unknown) => e);
+    console.log('second close():', second, 'SessionEnd calls:', ends.length);
+    console.log('timeline', await session.timeline());
+    // §8: close() runs SessionEnd once with reason 'other'; §4.2: close() works again once
+    // the callback settles. SessionEnd must have run exactly once in total.
+    expect(ends.map((e) => e.reason)).toEqual(['other']);
+  }, 30_000);
+
+  it('two concurrent close(): neither resolves before SessionEnd has finished', async () => {
+    const ends: string[] = [];
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.SessionEnd]: [
+          async () => {
+            ends.push('start');
+            await new Promise((r) => setTimeout(r, 1_000));
+            ends.push('end');
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const order: string[] = [];
+    const c1 = session.close().then((r) => order.push(`c1:${JSON.stringify(r)}@${ends.join(',')}`));
+    await new Promise((r) => setTimeout(r, 200));
+    const c2 = session.close().then((r) => order.push(`c2:${JSON.stringify(r)}@${ends.join(',')}`));
+    await Promise.all([c1, c2]);
+    console.log(order);
+    // Each close() that reports success must come after SessionEnd finished.
+    for (const line of order) expect(line.endsWith('start,end')).toBe(true);
+  }, 30_000);
+
+  it('two concurrent close() with a failing SessionEnd: the second must not report success', async () => {
+    let calls = 0;
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.SessionEnd]: [
+          async () => {
+            calls++;
+            await new Promise((r) => setTimeout(r, 800));
+            throw new Error('flush failed');
+          },
+        ],
+      },
+    });
+    const c1 = session.close().then(
+      (r) => ({ ok: true, r }),
+      (e: unknown) => ({ ok: false, e: (e as Error).message }),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    const c2 = session.close().then(
+      (r) => ({ ok: true, r }),
+      (e: unknown) => ({ ok: false, e: (e as Error).message }),
+    );
+    const [r1, r2] = await Promise.all([c1, c2]);
+    console.log('c1', r1, 'c2', r2, 'calls', calls);
+    expect(calls).toBe(1);
+    // A close() that overlapped a SessionEnd that then failed has not "closed without
+    // calling it again after failure": it should share the outcome (reject).
+    expect(r2.ok).toBe(false);
+  }, 30_000);
+
+  it('queued prompts get SessionClosedError when close() arrives, and close() does not hang', async () => {
+    const entered = gate();
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            if (input.userPrompt === 'first') {
+              entered.open();
+              await waitAbort(input);
+            }
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const p1 = session.send('first').catch((e: unknown) => e);
+    await entered.opened;
+    const p2 = session.send('second').catch((e: unknown) => e);
+    const p3 = session.send('third').catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    const closed = await session.close();
+    const [r1, r2, r3] = await Promise.all([p1, p2, p3]);
+    console.log('closed', closed, 'r1', r1, 'r2', r2, 'r3', r3);
+    expect(r2).toBeInstanceOf(SessionClosedError);
+    expect(r3).toBeInstanceOf(SessionClosedError);
+  }, 30_000);
+});
+
+describe('abort() and stale reasons', () => {
+  it('abort() with nothing running returns false and does not leak its reason into a later cancellation', async () => {
+    const entered = gate();
+    let seenReason: unknown = 'unset';
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            entered.open();
+            await waitAbort(input);
+            seenReason = input.abortSignal!.reason;
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const stale = new Error('stale abort from long ago');
+    expect(await session.abort(stale)).toBe(false);
+    const pending = session.send('x').catch((e: unknown) => e);
+    await entered.opened;
+    await session.close(); // cancels the prompt: nobody called abort() for it
+    await pending;
+    await waitFor(() => seenReason !== 'unset', 5_000, 'callback to see the abort');
+    console.log('callback saw reason:', seenReason);
+    expect(seenReason).not.toBe(stale);
+  }, 30_000);
+
+  it('abort() during the model step resolves send() as aborted with the reason (not a ModelError)', async () => {
+    const session = await agent.createSession();
+    const pending = session.send('slow-model please').then(
+      (r) => ({ ok: true as const, status: r.status, reason: r.abortReason }),
+      (e: unknown) => ({ ok: false as const, error: e }),
+    );
+    const before = modelSignals.length;
+    await waitFor(() => modelSignals.length > before, 10_000, 'model step to start');
+    const reason = new Error('stop the model');
+    expect(await session.abort(reason)).toBe(true);
+    const outcome = await pending;
+    console.log('send() during model step:', outcome);
+    expect(outcome).toMatchObject({ ok: true, status: 'aborted', reason });
+    await session.close();
+  }, 30_000);
+
+  it.each([
+    ['a string', 'just a string'],
+    ['a number', 42],
+    ['a plain object', { why: 'object' }],
+  ])(
+    'abort(%s): the callback gets the very value',
+    async (_label, reason) => {
+      const entered = gate();
+      let seen: unknown = 'unset';
+      const session = await agent.createSession({
+        hooks: {
+          [HookEvent.UserPromptSubmit]: [
+            async (input) => {
+              entered.open();
+              await waitAbort(input);
+              seen = input.abortSignal!.reason;
+              return { action: 'continue' };
+            },
+          ],
+        },
+      });
+      const pending = session.send('x');
+      await entered.opened;
+      await session.abort(reason);
+      const response = await pending;
+      expect(response.status).toBe('aborted');
+      expect(seen).toBe(reason);
+      expect(response.abortReason).toBe(reason);
+      await session.close();
+    },
+    30_000,
+  );
+
+  it('send() with an already-aborted signal runs nothing and reports the very reason', async () => {
+    let submits = 0;
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            submits++;
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const controller = new AbortController();
+    const reason = { already: true };
+    controller.abort(reason);
+    const outcome = await session
+      .send('x', { signal: controller.signal })
+      .then((r) => ({ status: r.status, reason: r.abortReason }))
+      .catch((e: unknown) => ({ error: e }));
+    console.log('already-aborted send():', outcome);
+    expect(submits).toBe(0);
+    // §4.3: "The caller's signal already aborted: fail with the caller's own reason."
+    expect(outcome).toMatchObject({ error: reason });
+    await session.close();
+  }, 30_000);
+
+  it('send() with an already-aborted signal on a closed session reports SessionClosedError', async () => {
+    const session = await agent.createSession();
+    await session.close();
+    const controller = new AbortController();
+    controller.abort(new Error('x'));
+    const outcome = await session
+      .send('x', { signal: controller.signal })
+      .then((r) => r.status)
+      .catch((e: unknown) => e);
+    console.log('closed + aborted signal:', outcome);
+    expect(outcome).toBeInstanceOf(SessionClosedError);
+  }, 30_000);
+});
