@@ -3,8 +3,9 @@
  * races, and the README's Quick start run verbatim.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import type {
+  AgentSdkError} from '../../src/index.js';
 import {
-  AgentSdkError,
   createAgent,
   createAgentClient,
   HookEvent,
