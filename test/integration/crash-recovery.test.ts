@@ -86,6 +86,56 @@ describe('a worker killed with SIGKILL', () => {
   });
 });
 
+describe('a permission request waiting for a person', () => {
+  it('survives a worker kill: approved on the new worker, the tool runs once with the approved input', async () => {
+    const env = crashEnv();
+    const a = await startWorkerProcess(env, 'A');
+    const client = await clientFor(env);
+    const session = await client.createSession();
+    const pending = session.send('record:model-value');
+    let requestId = '';
+    await waitFor(
+      async () => {
+        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
+        return requestId !== '';
+      },
+      15_000,
+      'the ask',
+    );
+    await a.kill();
+    await startWorkerProcess(env, 'B');
+    await session.approve(requestId, { updatedInput: { value: 'approved-value' } });
+    const response = await pending;
+    expect(response.text()).toBe('done:success');
+    expect(count(env, 'Record')).toBe(1);
+    expect(count(env, 'B Record approved-value')).toBe(1);
+    await session.close();
+  });
+
+  it('denied after a worker restart: the tool never runs', async () => {
+    const env = crashEnv();
+    const a = await startWorkerProcess(env, 'A');
+    const client = await clientFor(env);
+    const session = await client.createSession();
+    const pending = session.send('record:never');
+    let requestId = '';
+    await waitFor(
+      async () => {
+        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
+        return requestId !== '';
+      },
+      15_000,
+      'the ask',
+    );
+    await a.kill();
+    await startWorkerProcess(env, 'B');
+    await session.deny(requestId, { message: 'no' });
+    expect((await pending).text()).toBe('done:error');
+    expect(count(env, 'Record')).toBe(0);
+    await session.close();
+  });
+});
+
 describe('fail-closed across processes', () => {
   it('releases the session when the worker holding a stuck callback dies', async () => {
     const env = crashEnv({ hookTimeoutMs: 300 });

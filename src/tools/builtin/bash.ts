@@ -24,6 +24,9 @@ export const BASH_KILL_GRACE_MS = 2000;
  */
 export const BASH_PIPE_GRACE_MS = 1000;
 
+/** The longest delay `setTimeout` takes, ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Room kept under the output cap for the truncation marker and the exit line, bytes. */
 const NOTE_RESERVE_BYTES = 200;
 
@@ -168,9 +171,8 @@ export const Bash = defineTool({
       child.once('exit', (code, signal) => resolve({ code, signal })),
     );
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    // 'error' after spawn (rare: a failed kill) must not become an unhandled rejection.
-    spawned.catch(() => undefined);
     await spawned;
+    // An 'error' after spawn (a failed kill) has nothing left to reject; keep it from crashing.
     child.on('error', () => undefined);
     const pid = child.pid as number;
 
@@ -190,9 +192,13 @@ export const Bash = defineTool({
     };
     const onAbort = (): void => stop('abort');
     context.signal.addEventListener('abort', onAbort, { once: true });
-    const timeout = Number.isFinite(timeoutMs)
-      ? setTimeout(() => stop('timeout'), Math.max(0, timeoutMs))
-      : undefined;
+    // An abort while bash was starting fired no event.
+    if (context.signal.aborted) onAbort();
+    // Node fires longer timers at once, so a budget past its limit means no timer at all.
+    const timeout =
+      timeoutMs <= MAX_TIMER_MS
+        ? setTimeout(() => stop('timeout'), Math.max(0, timeoutMs))
+        : undefined;
     const heartbeat = setInterval(() => {
       context.heartbeat({ elapsedMs: Date.now() - started, outputBytes: collected.totalBytes });
     }, BASH_HEARTBEAT_INTERVAL_MS);

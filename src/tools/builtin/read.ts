@@ -149,9 +149,10 @@ export const Read = defineTool({
       let text = Buffer.concat(shown, shownBytes).toString('utf8');
       if (cut === 'lines') {
         const next = firstLine + lines;
+        const separator = text.endsWith('\n') ? '' : '\n';
         text +=
-          `${text.endsWith('\n') ? '' : '\n'}[... output truncated: lines ${firstLine}-${next - 1} shown (${shownBytes} bytes); ` +
-          `read on with offset=${next} ...]`;
+          `${separator}[... output truncated: lines ${firstLine}-${next - 1} shown ` +
+          `(${shownBytes} bytes); read on with offset=${next} ...]`;
       } else if (cut === 'inside-line') {
         text +=
           `\n[... output truncated: line ${firstLine} is longer than the output cap; ` +

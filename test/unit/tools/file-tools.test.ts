@@ -99,6 +99,20 @@ describe('Read', () => {
     expect(result.model).toContain(`line ${next - 1}\n[... output truncated`);
   });
 
+  it('cuts a single line longer than the cap at a character boundary', async () => {
+    await writeFile(join(box.root, 'one-line.txt'), '€'.repeat(100_000));
+    const result = await runTool(
+      Read,
+      { file_path: 'one-line.txt' },
+      makeContext([box.root], { maxOutputBytes: 1000 }),
+    );
+    expect(result.status).toBe('success');
+    expect(Buffer.byteLength(result.model)).toBeLessThanOrEqual(1000);
+    expect(result.model).toMatch(
+      /^€+\n\[\.\.\. output truncated: line 1 is longer than the output cap/,
+    );
+  });
+
   it('refuses a missing file, a folder and a binary file with error results', async () => {
     await writeFile(join(box.root, 'bin.dat'), Buffer.from([1, 2, 0, 3]));
     for (const file_path of ['missing.txt', 'sub', 'bin.dat']) {
