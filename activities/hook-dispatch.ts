@@ -51,6 +51,22 @@ export function createHookActivities(deps: HookActivityDeps) {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     const callbacks = registry.callbacksFor(input.agentName, input.sessionId, input.event);
+    if (callbacks.length !== input.callbackCount && callbacks.length > 0) {
+      return {
+        status: 'error',
+        error: {
+          name: 'HookError',
+          code: 'HOOK_CALLBACKS_MISSING',
+          message:
+            `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
+            `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
+            `created the session, and every worker of a task queue must run the same agent definition.`,
+        },
+        callbackIndex: 0,
+        callbackCount: callbacks.length,
+        durationMs: elapsed(),
+      };
+    }
     if (callbacks.length === 0) {
       return {
         status: 'error',
@@ -159,7 +175,15 @@ export function createHookActivities(deps: HookActivityDeps) {
     const ctx = Context.current();
     const heartbeat = setInterval(() => ctx.heartbeat(), 1000);
     try {
-      await Promise.race([pending, ctx.cancelled.catch(() => undefined)]);
+      const cancelled = ctx.cancelled.then(
+        () => 'cancelled' as const,
+        () => 'cancelled' as const,
+      );
+      // Cancelled (e.g. this worker is shutting down) is not settled: say so.
+      const outcome = await Promise.race([pending.then(() => 'settled' as const), cancelled]);
+      if (outcome === 'cancelled') {
+        throw new CancelledFailure('The wait for a hook callback to settle was cancelled');
+      }
       return 'settled';
     } finally {
       clearInterval(heartbeat);

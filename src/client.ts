@@ -78,7 +78,7 @@ export function createClientOn(
           'Session hooks need a worker in this process (createAgent); a client-only agent cannot run them',
         );
       }
-      registry.addSessionHooks(sessionId, sessionOptions.hooks);
+      registry.setSessionHooks(sessionId, sessionOptions.hooks);
     }
     const input: SessionWorkflowInput = {
       sessionId,
@@ -117,6 +117,7 @@ export function createClientOn(
         memo: { sessionId, agentName: options.name },
       });
     } catch (error) {
+      registry?.removeSessionHooks(sessionId);
       if (error instanceof WorkflowExecutionAlreadyStartedError)
         throw new SessionClosedError(sessionId);
       throw toSdkError(error, sessionId);
@@ -124,10 +125,14 @@ export function createClientOn(
     try {
       await handle.executeUpdate(Updates.ready, { args: [] });
     } catch (error) {
-      if (error instanceof WorkflowUpdateFailedError) throw toSdkError(error, sessionId);
+      if (error instanceof WorkflowUpdateFailedError) {
+        registry?.removeSessionHooks(sessionId);
+        throw toSdkError(error, sessionId);
+      }
       // The workflow may have completed with its start error before the update landed.
       const result = (await handle.result().catch(() => undefined)) as
         SessionWorkflowResult | undefined;
+      registry?.removeSessionHooks(sessionId);
       if (result?.startError) throw deserializeError(result.startError);
       throw toSdkError(error, sessionId);
     }

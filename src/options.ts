@@ -243,7 +243,7 @@ const hooksSchema = (name: string) =>
     })
     .optional();
 
-const agentSchema = z.object({
+const agentSchema = z.strictObject({
   model: z.unknown().superRefine((value, ctx) => {
     if (!(typeof value === 'string' && value !== '') && !isAgentModel(value)) {
       ctx.addIssue({
@@ -302,7 +302,7 @@ const agentSchema = z.object({
     })
     .optional(),
   advanced: z
-    .object({
+    .strictObject({
       hooks: hooksSchema('advanced.hooks'),
       hookTimeoutMs: timeoutMs('advanced.hookTimeoutMs'),
       sessionEndHookTimeoutMs: timeoutMs('advanced.sessionEndHookTimeoutMs'),
@@ -324,8 +324,10 @@ const agentSchema = z.object({
       toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
       maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
       temporal: z
-        .object({
+        .strictObject({
           address: optionalString('advanced.temporal.address'),
+          embedded: z.unknown().optional(),
+          workflowBundle: z.unknown().optional(),
           namespace: optionalString('advanced.temporal.namespace'),
           taskQueue: optionalString('advanced.temporal.taskQueue'),
           heartbeatIntervalMs: positiveInt('advanced.temporal.heartbeatIntervalMs'),
@@ -335,15 +337,24 @@ const agentSchema = z.object({
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
           ),
         })
-        .passthrough()
         .optional(),
     })
-    .passthrough()
     .optional(),
 });
 
-const sessionSchema = z.object({
-  sessionId: optionalString('sessionId'),
+const sessionSchema = z.strictObject({
+  sessionId: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (typeof value !== 'string' || value === '' || value.length > 200) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `sessionId must be a string of 1 to 200 characters, got ${typeof value === 'string' ? `${value.length} characters` : describeValue(value)}`,
+        });
+      }
+    })
+    .optional(),
   hooks: hooksSchema('hooks'),
   hookTimeoutMs: timeoutMs('hookTimeoutMs'),
   sessionEndHookTimeoutMs: timeoutMs('sessionEndHookTimeoutMs'),
@@ -372,6 +383,15 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
   check(agentSchema, options, 'agent options');
   const advanced = options.advanced ?? {};
   const temporal = advanced.temporal ?? {};
+  const heartbeatIntervalMs = temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs;
+  const dispatchHeartbeatTimeoutMs =
+    temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs;
+  if (heartbeatIntervalMs * 2 > dispatchHeartbeatTimeoutMs) {
+    throw new ConfigError(
+      `Invalid agent options: advanced.temporal.heartbeatIntervalMs (${heartbeatIntervalMs}) must be at most half ` +
+        `of advanced.temporal.dispatchHeartbeatTimeoutMs (${dispatchHeartbeatTimeoutMs}), or live hooks count as lost workers`,
+    );
+  }
   return {
     name: options.name ?? DEFAULTS.agentName,
     model: options.model,
@@ -395,7 +415,9 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       heartbeatIntervalMs: temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
       dispatchHeartbeatTimeoutMs:
         temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs,
-      shutdownGraceTimeMs: temporal.shutdownGraceTimeMs ?? 10_000,
+      // A deploy must not fail in-flight hooks: by default the grace time is the hook budget.
+      shutdownGraceTimeMs:
+        temporal.shutdownGraceTimeMs ?? advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
       stickyQueueScheduleToStartTimeoutMs: temporal.stickyQueueScheduleToStartTimeoutMs ?? 3_000,
       embedded: temporal.embedded,
       workflowBundle: temporal.workflowBundle,

@@ -52,13 +52,21 @@ export class AgentRegistry {
     return agent;
   }
 
-  /** Add session-level hooks (run after the agent's, in registration order). */
-  addSessionHooks(sessionId: string, hooks: HookMap): void {
-    const existing = this.#sessionHooks.get(sessionId) ?? {};
+  /**
+   * Set the session-level hooks of a session (run after the agent's, in array order).
+   * Setting them again replaces them, so a retried `createSession` does not double them.
+   */
+  setSessionHooks(sessionId: string, hooks: HookMap): void {
+    const copy: HookMap = {};
     for (const [event, callbacks] of Object.entries(hooks) as Array<[HookEvent, HookCallback[]]>) {
-      existing[event] = [...(existing[event] ?? []), ...callbacks];
+      copy[event] = [...callbacks];
     }
-    this.#sessionHooks.set(sessionId, existing);
+    this.#sessionHooks.set(sessionId, copy);
+  }
+
+  /** Forget a session's hooks (its creation failed, or it closed). */
+  removeSessionHooks(sessionId: string): void {
+    this.#sessionHooks.delete(sessionId);
   }
 
   /** Every callback of `event` for this session: the agent's first, then the session's. */

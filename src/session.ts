@@ -13,6 +13,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import {
+  ConfigError,
   EngineError,
   SessionClosedError,
   SessionNotFoundError,
@@ -106,7 +107,9 @@ export class Session {
    * Send a prompt: UserPromptSubmit, the agent loop, then TaskCompleted. Prompts of one
    * session run one at a time, in the order they arrive.
    *
-   * @returns the response; an aborted prompt resolves with status `aborted`.
+   * @returns the response; a prompt aborted while it runs (or waits) resolves with status
+   *   `aborted`. A `signal` already aborted when `send()` is called rejects at once with its
+   *   reason, and nothing runs.
    * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
    *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
    *   session stays usable.
@@ -116,18 +119,11 @@ export class Session {
   async send(prompt: Prompt, options: SendOptions = {}): Promise<SendResponse> {
     const requestId = options.requestId ?? randomUUID();
     const { signal } = options;
-    if (signal?.aborted) {
-      const abortId = randomUUID();
-      rememberAbortReason(abortId, signal.reason);
-      return new SendResponse({
-        requestId,
-        status: 'aborted',
-        text: '',
-        toolCalls: [],
-        abort: { abortId, reason: serializeError(signal.reason) },
-      });
-    }
-    const onAbort = () => void this.abort(signal?.reason).catch(() => undefined);
+    checkPromptSize(prompt);
+    // §4.3: a signal already aborted fails at once with the caller's own reason; nothing runs.
+    if (signal?.aborted) throw signal.reason;
+    // The signal aborts this request only, whether it runs or still waits in the queue.
+    const onAbort = () => void this.#abortRequest(signal?.reason, requestId).catch(() => undefined);
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const request: SendRequest = { requestId, prompt };
@@ -144,13 +140,22 @@ export class Session {
    * session stays usable.
    *
    * @param reason handed to callbacks as `abortSignal.reason`. @default an `AbortError`
-   * @returns whether a prompt was running to abort.
+   * @returns once the prompt has stopped: whether it ended as aborted (false when nothing
+   *   ran, or the prompt finished before the abort reached it).
    */
   async abort(reason?: unknown): Promise<boolean> {
+    return this.#abortRequest(reason, undefined);
+  }
+
+  async #abortRequest(reason: unknown, requestId: string | undefined): Promise<boolean> {
     const given = reason ?? abortError();
     const abortId = randomUUID();
     rememberAbortReason(abortId, given);
-    const request: AbortRequest = { abortId, reason: serializeError(given) };
+    const request: AbortRequest = {
+      abortId,
+      reason: serializeError(given),
+      ...(requestId !== undefined ? { requestId } : {}),
+    };
     const { aborted } = await this.#update<{ aborted: boolean }>(Updates.abort, [request], abortId);
     return aborted;
   }
@@ -176,9 +181,26 @@ export class Session {
    * Move the session's activities (hooks, model steps, tools) to the workers of another
    * task queue.
    * @throws {HookError} `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
+   * @throws {ConfigError} when `taskQueue` is empty or no worker polls it.
    */
   async handoff(options: { taskQueue: string }): Promise<SessionDescription> {
-    return this.#update<SessionDescription>(Updates.handoff, [{ taskQueue: options.taskQueue }]);
+    const taskQueue = options?.taskQueue;
+    if (typeof taskQueue !== 'string' || taskQueue === '') {
+      throw new ConfigError('handoff: taskQueue must be a non-empty string');
+    }
+    // Refuse a queue nobody serves: the session's next hook would wait for a worker forever.
+    const client = this.#handle.client;
+    const { pollers } = await client.workflowService.describeTaskQueue({
+      namespace: client.options.namespace,
+      taskQueue: { name: taskQueue },
+      taskQueueType: ACTIVITY_TASK_QUEUE,
+    });
+    if (!pollers || pollers.length === 0) {
+      throw new ConfigError(
+        `handoff: no worker polls task queue '${taskQueue}'; start its workers first`,
+      );
+    }
+    return this.#update<SessionDescription>(Updates.handoff, [{ taskQueue }]);
   }
 
   /** Permission requests waiting for a person (`ask`), oldest first. */
@@ -247,13 +269,15 @@ export class Session {
       const memo = (execution.memo ?? {}) as {
         sessionEndMarker?: SessionDescription['sessionEndMarker'];
       };
+      const result = (await this.#handle.result().catch(() => undefined)) as
+        SessionWorkflowResult | undefined;
       return {
         sessionId: this.id,
         status: 'closed',
         taskQueue: execution.taskQueue,
         ...(memo.sessionEndMarker ? { sessionEndMarker: memo.sessionEndMarker } : {}),
         pendingCleanups: 0,
-        promptsHandled: 0,
+        promptsHandled: result?.promptsHandled ?? 0,
         busy: false,
       };
     }
@@ -268,12 +292,21 @@ export class Session {
     }
   }
 
-  async #update<T>(name: string, args: unknown[], updateId?: string): Promise<T> {
+  async #update<T>(name: string, args: unknown[], updateId: string = randomUUID()): Promise<T> {
     try {
-      return await this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
-        args: args as [unknown, ...unknown[]],
-        ...(updateId ? { updateId } : {}),
-      });
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
+            args: args as [unknown, ...unknown[]],
+            updateId,
+          });
+        } catch (error) {
+          // A workflow task that failed transiently (e.g. new events raced its commands)
+          // drops the update it carried; the same update id makes the retry safe.
+          if (attempt >= 5 || !isTransientTaskFailure(error)) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+        }
+      }
     } catch (error) {
       const converted = this.#toSdkError(error);
       if (converted instanceof EngineError && isCompletedError(error)) {
@@ -331,6 +364,14 @@ function isNotFound(error: unknown): boolean {
   return e?.code === 5 || e?.name === 'WorkflowNotFoundError';
 }
 
+function isTransientTaskFailure(error: unknown): boolean {
+  const message =
+    error instanceof Error
+      ? `${error.message} ${String((error as { cause?: unknown }).cause ?? '')}`
+      : '';
+  return /Workflow Task in failed state|unexpected workflow task failure/i.test(message);
+}
+
 function isCompletedError(error: unknown): boolean {
   const message = error instanceof Error ? error.message : String(error);
   return /already completed|workflow execution already completed/i.test(message);
@@ -340,4 +381,20 @@ function abortError(): Error {
   const error = new Error('The operation was aborted');
   error.name = 'AbortError';
   return error;
+}
+
+/** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
+const ACTIVITY_TASK_QUEUE = 2;
+
+/** Largest prompt `send()` takes, bytes of JSON (Temporal rejects payloads over 2 MiB). */
+export const MAX_PROMPT_BYTES = 1_048_576;
+
+function checkPromptSize(prompt: Prompt): void {
+  const bytes = new TextEncoder().encode(JSON.stringify(prompt ?? null)).length;
+  if (bytes > MAX_PROMPT_BYTES) {
+    throw new ConfigError(
+      `send(): the prompt is ${bytes} bytes of JSON; the limit is ${MAX_PROMPT_BYTES} ` +
+        `(Temporal rejects payloads over 2 MiB). Put large content in a workspace file instead.`,
+    );
+  }
 }

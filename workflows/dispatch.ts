@@ -121,7 +121,8 @@ export async function dispatchEvent(
       );
     }
     entry.outcome = 'error';
-    entry.reason = error instanceof Error ? error.message : String(error);
+    const cause = error instanceof ActivityFailure ? error.cause : undefined;
+    entry.reason = cause?.message ?? (error instanceof Error ? error.message : String(error));
     throw hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
       event,
     });

@@ -3,12 +3,13 @@
  *
  * @module
  */
-import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import {
   applyTaskCompleted,
   applyUserPromptSubmit,
+  clipText,
   describePrompt,
 } from '../src/common/hook-rules.js';
 import type {
@@ -94,10 +95,10 @@ export async function runPrompt(
       HookEvent.TaskCompleted,
       {
         taskId: requestId,
-        taskDescription: sent.userPrompt,
+        taskDescription: clipText(sent.userPrompt),
         hasImages: sent.hasImages,
         imageCount: sent.imageCount,
-        resultSummary: text,
+        resultSummary: clipText(text),
         success: true,
       },
       { requestId },
@@ -168,7 +169,8 @@ async function runToolCalls(
 }
 
 function modelFailure(error: unknown): unknown {
-  if (!(error instanceof ActivityFailure)) return error;
+  // An abort or close cancelled the step: that is not a model failure.
+  if (isCancellation(error) || !(error instanceof ActivityFailure)) return error;
   const cause = error.cause;
   const detail =
     cause instanceof ApplicationFailure

@@ -13,8 +13,10 @@ import {
   defineQuery,
   defineUpdate,
   isCancellation,
+  patched,
   setHandler,
   upsertMemo,
+  uuid4,
   log,
 } from '@temporalio/workflow';
 import { serializeError, type SerializedError } from '../src/common/errors.js';
@@ -41,6 +43,12 @@ import type { ConversationMessage } from '../src/common/conversation.js';
 import type { PendingPermission } from '../src/common/permission.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
+
+/**
+ * Workflow changes guarded with `patched()`, so histories recorded before them still replay.
+ * `abort()` used to answer at once; it now answers once the prompt has stopped.
+ */
+const PATCH_ABORT_RESOLVES_WHEN_STOPPED = 'abort-resolves-when-stopped';
 
 export const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
 export const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
@@ -73,8 +81,25 @@ interface SessionState extends ToolPipelineState {
   promptsHandled: number;
   /** Bumped on every client interaction, for the idle timeout. */
   activitySeq: number;
-  current?: { scope: CancellationScope; requestId: string; abort?: AbortRecord };
-  lastAbort: AbortRecord | null;
+  current?: PromptRun;
+  /** Aborts that arrived for prompts still waiting in the queue, by request id. */
+  queuedAborts: Map<string, AbortRecord>;
+  closeInFlight?: CloseAttempt;
+}
+
+/** The prompt running now. */
+interface PromptRun {
+  scope: CancellationScope;
+  requestId: string;
+  abort?: AbortRecord;
+  settled: boolean;
+  finalStatus?: SendResult['status'];
+}
+
+/** One close() in progress, whose outcome concurrent close() calls share. */
+interface CloseAttempt {
+  done: boolean;
+  error?: unknown;
 }
 
 /** The session workflow. */
@@ -93,7 +118,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     nextTicket: 0,
     promptsHandled: 0,
     activitySeq: 0,
-    lastAbort: null,
+    queuedAborts: new Map(),
   };
   const describe = (): SessionDescription => ({
     sessionId: input.sessionId,
@@ -113,6 +138,14 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     return describe();
   });
 
+  const abortedResult = (requestId: string, abort: AbortRecord): SendResult => ({
+    requestId,
+    status: 'aborted',
+    text: '',
+    toolCalls: [],
+    abort,
+  });
+
   setHandler(
     sendUpdate,
     async (request) => {
@@ -122,26 +155,27 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       await condition(() => state.serving === ticket);
       try {
         if (isClosing() || state.startError) throw sessionClosedFailure(input.sessionId);
+        // Aborted by its own signal while it waited in the queue: it never starts.
+        const early = state.queuedAborts.get(request.requestId);
+        if (early) {
+          state.queuedAborts.delete(request.requestId);
+          return abortedResult(request.requestId, early);
+        }
         const scope = new CancellationScope();
-        const current: NonNullable<SessionState['current']> = {
-          scope,
-          requestId: request.requestId,
-        };
+        const current: PromptRun = { scope, requestId: request.requestId, settled: false };
         state.current = current;
         try {
-          return await scope.run(() => runPrompt(state, request, state.promptsHandled));
+          const result = await scope.run(() => runPrompt(state, request, state.promptsHandled));
+          current.finalStatus = result.status;
+          return result;
         } catch (error) {
           if (isCancellation(error) && current.abort) {
-            return {
-              requestId: request.requestId,
-              status: 'aborted',
-              text: '',
-              toolCalls: [],
-              abort: current.abort,
-            };
+            current.finalStatus = 'aborted';
+            return abortedResult(request.requestId, current.abort);
           }
           throw error;
         } finally {
+          current.settled = true;
           state.current = undefined;
           state.promptsHandled++;
         }
@@ -153,24 +187,51 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     {
       validator: (request) => {
         if (isClosing()) throw sessionClosedFailure(input.sessionId);
-        if (typeof request?.requestId !== 'string')
+        if (typeof request?.requestId !== 'string') {
           throw new TypeError('send: requestId must be a string');
+        }
       },
     },
   );
 
-  setHandler(abortUpdate, (request) => {
-    state.activitySeq++;
-    state.lastAbort = { abortId: request.abortId, reason: request.reason };
+  /** Cancel the running prompt with `record` as its abort; resolves once it has stopped. */
+  const abortCurrent = async (record: AbortRecord): Promise<boolean> => {
     const current = state.current;
-    if (!current || current.abort) return { aborted: false };
-    current.abort = state.lastAbort;
+    if (!current || current.abort || current.settled) return false;
+    current.abort = record;
     current.scope.cancel();
-    return { aborted: true };
+    await condition(() => current.settled);
+    return current.finalStatus === 'aborted';
+  };
+
+  setHandler(abortUpdate, async (request) => {
+    state.activitySeq++;
+    const record: AbortRecord = { abortId: request.abortId, reason: request.reason };
+    if (!patched(PATCH_ABORT_RESOLVES_WHEN_STOPPED)) {
+      // Sessions recorded before abort() waited for the prompt to stop answer at once.
+      const current = state.current;
+      if (!current || current.abort) return { aborted: false };
+      current.abort = record;
+      current.scope.cancel();
+      return { aborted: true };
+    }
+    if (request.requestId !== undefined && state.current?.requestId !== request.requestId) {
+      // A send()'s own signal: abort that prompt only, even if it has not started yet.
+      if (state.serving < state.nextTicket) state.queuedAborts.set(request.requestId, record);
+      return { aborted: false };
+    }
+    return { aborted: await abortCurrent(record) };
   });
 
   setHandler(handoffUpdate, (request) => {
     state.activitySeq++;
+    if (typeof request?.taskQueue !== 'string' || request.taskQueue === '') {
+      throw toFailure({
+        name: 'ConfigError',
+        code: 'CONFIG_INVALID',
+        message: 'handoff: taskQueue must be a non-empty string',
+      });
+    }
     if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
     if (isClosing()) throw sessionClosedFailure(input.sessionId);
     state.taskQueue = request.taskQueue;
@@ -178,11 +239,13 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   });
 
   /**
-   * End the session once. The marker is recorded (state and memo) in the same workflow task
-   * that schedules SessionEnd, so it is in history whenever the dispatch is.
+   * End the session once. Waits out any callback still cleaning up first (the paths that
+   * end a session without a caller: idle timeout, cancellation), so the marker is only ever
+   * recorded right before SessionEnd is really scheduled, in the same workflow task.
    */
   const endSession = async (reason: SessionEndReason): Promise<{ ran: boolean }> => {
     if (state.endMarker) return { ran: false };
+    await condition(() => state.pendingCleanups.size === 0);
     state.endMarker = { reason, at: Date.now() };
     upsertMemo({ sessionEndMarker: state.endMarker });
     const merged = await dispatchEvent(state, HookEvent.SessionEnd, { reason });
@@ -193,21 +256,43 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     state.activitySeq++;
     if (state.status === 'closed') return { closedNow: false, sessionEndRan: false };
     await condition(() => state.status !== 'starting');
+    // A close arriving while another runs shares its outcome.
+    if (state.closeInFlight) {
+      const attempt = state.closeInFlight;
+      await condition(() => attempt.done);
+      if (attempt.error) throw attempt.error;
+      return { closedNow: false, sessionEndRan: false };
+    }
     if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
-    const previous = state.status;
+    const attempt: CloseAttempt = { done: false };
+    state.closeInFlight = attempt;
     state.status = 'closing';
-    state.current?.scope.cancel();
-    await condition(() => state.current === undefined && state.serving === state.nextTicket);
     try {
+      // Stop the running prompt (its send() resolves as aborted with a SessionClosedError).
+      await abortCurrent({
+        abortId: `close:${uuid4()}`,
+        reason: {
+          name: 'SessionClosedError',
+          code: 'SESSION_CLOSED',
+          message: `Session '${input.sessionId}' is closing`,
+        },
+      });
+      await condition(() => state.current === undefined && state.serving === state.nextTicket);
+      // Stopping the prompt may have left a callback cleaning up: fail-closed applies.
+      if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
       const { ran } = await endSession('other');
       state.endReason ??= 'other';
       state.status = 'closed';
       return { closedNow: true, sessionEndRan: ran };
     } catch (error) {
-      // SessionEnd failed or timed out: close() rejects, the marker stays, the next close()
-      // closes without calling it again.
-      state.status = previous === 'closing' ? 'open' : previous;
+      // SessionEnd failed or timed out (close() rejects; the marker stays and the next close()
+      // closes without calling it again), or a cleanup is pending: the session stays open.
+      state.status = 'open';
+      attempt.error = error;
       throw error;
+    } finally {
+      attempt.done = true;
+      state.closeInFlight = undefined;
     }
   });
 
@@ -242,7 +327,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   );
   setHandler(timelineQuery, () => state.timeline);
   setHandler(describeQuery, describe);
-  setHandler(abortReasonQuery, () => state.lastAbort);
+  setHandler(abortReasonQuery, () => state.current?.abort ?? null);
 
   try {
     try {
@@ -300,6 +385,15 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled from outside (CLI, UI, client): end the session once, then report the cancel.
+    if (state.current && !state.current.abort) {
+      state.current.abort = {
+        abortId: `cancelled:${uuid4()}`,
+        reason: {
+          name: 'CancelledFailure',
+          message: `Session '${input.sessionId}' was cancelled from outside`,
+        },
+      };
+    }
     await CancellationScope.nonCancellable(async () => {
       state.status = 'closing';
       try {
@@ -317,6 +411,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   return {
     sessionId: input.sessionId,
     endReason: state.endReason ?? state.endMarker?.reason ?? 'other',
+    promptsHandled: state.promptsHandled,
     timeline: state.timeline,
   };
 }

@@ -271,3 +271,12 @@ function describe(value: unknown): string {
   if (typeof value === 'object') return `a ${value.constructor?.name ?? 'non-plain'} object`;
   return `${typeof value} ${String(value)}`;
 }
+
+/** Longest text field a hook payload carries, characters (payloads must stay under 2 MiB). */
+export const MAX_HOOK_TEXT_CHARS = 262_144;
+
+/** `text`, cut to `maxChars` with a marker saying how long it was. */
+export function clipText(text: string, maxChars = MAX_HOOK_TEXT_CHARS): string {
+  if (text.length <= maxChars) return text;
+  return `${text.slice(0, maxChars)}\n[... truncated: ${text.length} characters in all, first ${maxChars} shown ...]`;
+}

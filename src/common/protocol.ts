@@ -109,7 +109,10 @@ export interface AbortRecord {
 }
 
 /** The `abort` update's argument. */
-export type AbortRequest = AbortRecord;
+export interface AbortRequest extends AbortRecord {
+  /** Abort only this request (a send()'s own signal), running or queued. @default the running one */
+  requestId?: string;
+}
 
 /** The `close` update's answer. */
 export interface CloseResult {
@@ -160,6 +163,8 @@ export interface SessionWorkflowResult {
   /** Set when SessionStart failed and the session never opened. */
   startError?: SerializedError;
   endReason?: SessionEndReason;
+  /** Prompts the session handled. */
+  promptsHandled?: number;
   timeline: TimelineEntry[];
 }
 

@@ -311,7 +311,7 @@ describe('budgets and timeouts', () => {
       code: 'HOOK_CLEANUP_PENDING',
     });
     expect(
-      await session.handoff({ taskQueue: 'elsewhere' }).catch((e: unknown) => e),
+      await session.handoff({ taskQueue: agent.worker.taskQueue }).catch((e: unknown) => e),
     ).toMatchObject({
       code: 'HOOK_CLEANUP_PENDING',
     });

@@ -1,8 +1,8 @@
 /** Adversarial: option combinations accepted without a ConfigError. */
 import { afterAll, expect, it } from 'vitest';
-import { createAgent, HookEvent, type Agent } from '../../src/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { createAgent, HookEvent, type Agent } from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
@@ -41,7 +41,6 @@ it('heartbeatIntervalMs above dispatchHeartbeatTimeoutMs: rejected up front, or 
     (r) => r.status,
     (e: unknown) => e,
   );
-  console.log('slow hook with heartbeatIntervalMs > dispatchHeartbeatTimeoutMs:', outcome);
   await session.close().catch(() => undefined);
   expect(outcome).toBe('completed');
 }, 30_000);

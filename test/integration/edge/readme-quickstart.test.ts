@@ -3,8 +3,8 @@
  * It uses the default task queue and TEMPORAL_ADDRESS from the global setup.
  */
 import { expect, it, vi } from 'vitest';
-import { createAgent, HookEvent } from '../../src/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
+import { createAgent, HookEvent } from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
 
 it('README Quick start runs as written', async () => {
   const log = vi.spyOn(console, 'log');

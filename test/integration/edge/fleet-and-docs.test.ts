@@ -3,17 +3,16 @@
  * races, and the README's Quick start run verbatim.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type {
-  AgentSdkError} from '../../src/index.js';
+import type { AgentSdkError } from '../../../src/index.js';
 import {
   createAgent,
   createAgentClient,
   HookEvent,
   type Agent,
   type AgentModel,
-} from '../../src/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+} from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
@@ -75,9 +74,13 @@ describe('two workers on one task queue', () => {
       );
     }
     const timeline = await session.timeline();
-    console.log('outcomes', outcomes, 'session hook calls', sessionHookCalls);
-    console.log(timeline.map((e) => `${e.event}:${e.outcome}:${e.callbackCount}`));
     await session.close();
+    // No dispatch quietly ran fewer callbacks than the session has.
+    for (const entry of timeline.filter(
+      (e) => e.event === 'UserPromptSubmit' && e.outcome === 'continue',
+    )) {
+      expect(entry.callbackCount).toBe(2);
+    }
     // Every prompt that succeeded must have run the session's callback (or failed loudly).
     const succeeded = outcomes.filter((o) => o.startsWith('ok:')).length;
     expect(sessionHookCalls).toBe(succeeded);
@@ -109,7 +112,6 @@ describe('payload sizes that add up', () => {
       ),
       new Promise((r) => setTimeout(() => r('send pending after 15s'), 15_000)),
     ]);
-    console.log('1.1MB+1.1MB send():', outcome);
     const closed = await Promise.race([
       session.close().then(
         (r) => r,
@@ -117,7 +119,6 @@ describe('payload sizes that add up', () => {
       ),
       new Promise((r) => setTimeout(() => r('close pending after 10s'), 10_000)),
     ]);
-    console.log('close():', closed);
     const c = await rawClient();
     await c.workflow
       .getHandle(session.workflowId)
@@ -154,8 +155,37 @@ describe('abort racing the end of a prompt', () => {
       if (aborted && status === 'completed') inconsistent.push(`#${i}`);
       if (!aborted && status === 'aborted') inconsistent.push(`#${i}(false/aborted)`);
     }
-    console.log('inconsistent abort answers:', inconsistent);
-    await session.close();
+    const closeError = await session.close().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (closeError) {
+      const c = await rawClient();
+      const history = await c.workflow.getHandle(session.workflowId).fetchHistory();
+      const evs = history.events ?? [];
+      console.log(
+        'last events:',
+        evs
+          .slice(-14)
+          .map(
+            (e) =>
+              `${e.eventId}:${e.eventType}:${e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''}`,
+          )
+          .join(' '),
+      );
+      for (const e of evs) {
+        const f = e.workflowTaskFailedEventAttributes;
+        if (f)
+          console.log(
+            'WFT failed:',
+            f.cause,
+            f.failure?.message,
+            f.failure?.stackTrace?.slice(0, 800),
+          );
+      }
+      await c.connection.close();
+    }
+    expect(closeError).toBeUndefined();
     expect(inconsistent).toEqual([]);
   }, 60_000);
 });

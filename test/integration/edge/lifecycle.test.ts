@@ -12,9 +12,9 @@ import {
   type Agent,
   type HookCallback,
   type HookInput,
-} from '../../src/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+} from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 
 let agent: Agent;
 const model = scriptedModel((request) => {
@@ -63,11 +63,15 @@ describe('SessionEnd with a callback still cleaning up', () => {
     expect(await session.send('x').catch((e: unknown) => e)).toMatchObject({
       code: 'HOOK_TIMEOUT',
     });
-    await waitFor(async () => (await session.describe()).status === 'closed', 15_000, 'idle');
+    // The session ends only once the stuck callback settles (fail-closed), then runs SessionEnd.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect((await session.describe()).status).not.toBe('closed');
     hold.open();
-    await new Promise((r) => setTimeout(r, 1_000));
+    await waitFor(async () => (await session.describe()).status === 'closed', 15_000, 'idle');
     const timeline = await session.timeline();
-    console.log('idle+pending: ends', ends.length, timeline);
+    expect(timeline.filter((e) => e.event === 'SessionEnd').map((e) => e.outcome)).toEqual([
+      'continue',
+    ]);
     expect(ends.map((e) => e.reason)).toEqual(['idle_timeout']);
   }, 30_000);
 
@@ -97,10 +101,9 @@ describe('SessionEnd with a callback still cleaning up', () => {
     const client = await rawClient();
     await client.workflow.getHandle(session.workflowId).cancel();
     await client.connection.close();
-    await waitFor(async () => (await session.describe()).status === 'closed', 15_000, 'cancel');
-    hold.open();
     await new Promise((r) => setTimeout(r, 1_000));
-    console.log('cancel+pending: ends', ends.length, await session.timeline());
+    hold.open();
+    await waitFor(async () => (await session.describe()).status === 'closed', 15_000, 'cancel');
     expect(ends.map((e) => e.reason)).toEqual(['cancelled']);
   }, 30_000);
 });
@@ -172,7 +175,6 @@ describe('per-event rules', () => {
         },
       });
       const error = await session.send('x').catch((e: unknown) => e);
-      console.log('thrown', thrown, '->', error, (error as { code?: unknown }).code);
       expect(error).toBeInstanceOf(Error);
       expect(error).toMatchObject({ event: 'UserPromptSubmit', callbackIndex: 0 });
       expect((await session.send('after')).status).toBe('completed');
@@ -193,7 +195,6 @@ describe('per-event rules', () => {
         ],
       },
     });
-    const started = Date.now();
     const outcome = await Promise.race([
       session.send('x').then(
         (r) => ({ ok: true, status: r.status }),
@@ -201,7 +202,6 @@ describe('per-event rules', () => {
       ),
       new Promise((r) => setTimeout(() => r('still pending after 20s'), 20_000)),
     ]);
-    console.log('big modifiedInput after', Date.now() - started, 'ms:', outcome);
     expect(outcome).not.toBe('still pending after 20s');
     const o = outcome as { ok: boolean; error?: unknown };
     if (!o.ok) {
@@ -216,7 +216,6 @@ describe('per-event rules', () => {
       ),
       new Promise((r) => setTimeout(() => r('pending'), 15_000)),
     ]);
-    console.log('after big:', after);
     expect(after).toBe('completed');
     await session.close().catch(() => undefined);
   }, 60_000);
@@ -224,7 +223,6 @@ describe('per-event rules', () => {
   it('a 3 MB prompt passed to send(): a clear SDK error, not EngineError', async () => {
     const session = await agent.createSession();
     const error = await session.send('y'.repeat(3 * 1024 * 1024)).catch((e: unknown) => e);
-    console.log('big prompt:', error);
     const closed = await Promise.race([
       session.close().then(
         (r) => r,
@@ -232,7 +230,6 @@ describe('per-event rules', () => {
       ),
       new Promise((r) => setTimeout(() => r('close pending after 10s'), 10_000)),
     ]);
-    console.log('close() after the big prompt:', closed);
     const c = await rawClient();
     await c.workflow
       .getHandle(session.workflowId)
@@ -285,7 +282,6 @@ describe('session ids and attach', () => {
         },
         (e: unknown) => ({ ok: false, error: e }),
       );
-      console.log(JSON.stringify(sessionId.slice(0, 30)), '->', outcome);
       if (!outcome.ok) {
         expect((outcome as { error: AgentSdkError }).error).toMatchObject({
           code: 'CONFIG_INVALID',
@@ -310,7 +306,6 @@ describe('session ids and attach', () => {
     const s2 = await agent.createSession({ sessionId, hooks }); // a retry: attaches
     expect(s2.workflowId).toBe(s1.workflowId);
     await s1.send('x');
-    console.log('callback calls for one prompt:', calls, await s1.timeline());
     expect(calls).toBe(1);
     await s1.close();
   }, 30_000);
@@ -324,7 +319,6 @@ describe('session ids and attach', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionClosedError);
     const leaked = agent.worker.registry.callbacksFor('default', sessionId, HookEvent.SessionEnd);
-    console.log('callbacks left in the registry for a session that never started:', leaked.length);
     expect(leaked).toHaveLength(0);
     // attach + timeline of the closed session
     const attached = await agent.session(sessionId);
@@ -346,7 +340,6 @@ describe('session ids and attach', () => {
       }
     }, 10_000);
     const d = await s.describe();
-    console.log('closed describe():', d);
     expect(d.promptsHandled).toBe(2);
   }, 30_000);
 
@@ -367,43 +360,20 @@ describe('session ids and attach', () => {
 });
 
 describe('handoff', () => {
-  it('handoff to a task queue nobody polls: the next send() fails or can be closed in bounded time', async () => {
-    const session = await agent.createSession({
-      hooks: { [HookEvent.SessionEnd]: [cont] },
-    });
-    await session.handoff({ taskQueue: uniqueTaskQueue('nobody') });
-    const outcome = await Promise.race([
-      session.send('x').then(
-        (r) => r.status,
-        (e: unknown) => e,
-      ),
-      new Promise((r) => setTimeout(() => r('send still pending after 15s'), 15_000)),
-    ]);
-    console.log('send after handoff to dead queue:', outcome);
-    await session.abort().catch(() => undefined);
-    const closed = await Promise.race([
-      session.close().then(
-        (r) => r,
-        (e: unknown) => e,
-      ),
-      new Promise((r) => setTimeout(() => r('close still pending after 10s'), 10_000)),
-    ]);
-    console.log('close after handoff to dead queue:', closed);
-    // cleanup so the workflow does not linger
-    const c = await rawClient();
-    await c.workflow
-      .getHandle(session.workflowId)
-      .terminate('adversarial cleanup')
-      .catch(() => 0);
-    await c.connection.close();
-    expect(outcome).not.toBe('send still pending after 15s');
-    expect(closed).not.toBe('close still pending after 10s');
-  }, 60_000);
+  it('refuses a handoff to a task queue nobody polls, with a clear error', async () => {
+    const session = await agent.createSession({ hooks: { [HookEvent.SessionEnd]: [cont] } });
+    const error = await session
+      .handoff({ taskQueue: uniqueTaskQueue('nobody') })
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+    expect((error as Error).message).toMatch(/no worker polls/);
+    expect((await session.send('still here')).status).toBe('completed');
+    await session.close();
+  }, 30_000);
 
   it("handoff({ taskQueue: '' }) is refused with a ConfigError and the session stays usable", async () => {
     const session = await agent.createSession();
     const error = await session.handoff({ taskQueue: '' }).catch((e: unknown) => e);
-    console.log("handoff(''):", error);
     const after = await Promise.race([
       session.send('x').then(
         (r) => r.status,
@@ -411,7 +381,6 @@ describe('handoff', () => {
       ),
       new Promise((r) => setTimeout(() => r('pending'), 10_000)),
     ]);
-    console.log('send after handoff(""):', after);
     const c = await rawClient();
     await c.workflow
       .getHandle(session.workflowId)
