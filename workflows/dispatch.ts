@@ -39,6 +39,7 @@ export interface DispatchState {
 /** Extra fields recorded on the timeline entry. */
 export interface DispatchTags {
   toolUseId?: string;
+  toolName?: string;
   requestId?: string;
 }
 

@@ -59,7 +59,7 @@ export async function runToolCall(
 ): Promise<ToolCallOutcome> {
   const { toolName, toolUseId } = call;
   let input: JsonObject = call.input;
-  const tags = { toolUseId, requestId };
+  const tags = { toolUseId, toolName, requestId };
   const end = (
     result: ToolResult,
     status: ToolCallRecord['status'],

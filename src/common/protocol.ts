@@ -140,6 +140,8 @@ export interface TimelineEntry {
   /** Workflow time the dispatch started, ms since epoch. */
   startedAt: number;
   toolUseId?: string;
+  /** The tool of a tool event (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure). */
+  toolName?: string;
   requestId?: string;
   /** A callback of this dispatch outlived it; the session was fail-closed until it settled. */
   cleanup?: 'pending' | 'settled' | 'lost';
