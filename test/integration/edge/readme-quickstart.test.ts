@@ -1,32 +1,11 @@
 /**
- * The README's Quick start, verbatim except the import paths (and wrapped in a test).
- * It uses the default task queue and TEMPORAL_ADDRESS from the global setup.
+ * The README's offline quick start (examples/readme-offline.ts), run as written. It uses the
+ * default task queue and TEMPORAL_ADDRESS from the global setup; no other test uses the
+ * default task queue.
  */
-import { expect, it, vi } from 'vitest';
-import { createAgent, HookEvent } from '../../../src/index.js';
-import { scriptedModel } from '../../../src/testing/index.js';
+import { expect, it } from 'vitest';
+import { offlineQuickStart } from '../../../examples/readme-offline.js';
 
-it('README Quick start runs as written', async () => {
-  const log = vi.spyOn(console, 'log');
-  // ---- verbatim from README.md ----
-  const agent = await createAgent({
-    model: scriptedModel(['Hello!']), // or a model id such as 'gpt-4o' with apiKey (coming)
-    advanced: {
-      hooks: {
-        [HookEvent.UserPromptSubmit]: [
-          async (input) => ({
-            action: 'continue',
-            modifiedInput: { userPrompt: `[tenant:acme]\n${String(input.userPrompt ?? '')}` },
-          }),
-        ],
-      },
-    },
-  });
-  const session = await agent.createSession();
-  const response = await session.send('hi');
-  console.log(response.status, response.text()); // completed Hello!
-  await session.close(); // SessionEnd runs once, however often close() is called
-  await agent.shutdown();
-  // ---- end ----
-  expect(log).toHaveBeenCalledWith('completed', 'Hello!');
+it('the README offline quick start reads README.md through a tool and answers', async () => {
+  expect(await offlineQuickStart()).toBe('It says hello.');
 }, 60_000);
