@@ -97,6 +97,7 @@ export function createClientOn(
           : { preset: options.permission },
       permissionTimeoutMs: options.permissionTimeoutMs,
       toolTimeoutMs: options.toolTimeoutMs,
+      modelTimeoutMs: options.modelTimeoutMs,
       ...((sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs)
         ? { idleTimeoutMs: sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs }
         : {}),

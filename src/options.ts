@@ -97,6 +97,12 @@ export interface AdvancedOptions {
   toolTimeoutMs?: number;
   /** Largest tool output the model sees, bytes; more is cut with a marker. @default 65536 */
   maxToolOutputBytes?: number;
+  /**
+   * Time budget of one model step (one provider call), ms; a step that runs out is retried
+   * like any transient provider failure.
+   * @default 120000
+   */
+  modelTimeoutMs?: number;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
 }
@@ -156,6 +162,7 @@ export interface ResolvedAgentOptions {
   permissionTimeoutMs: number;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
+  modelTimeoutMs: number;
   temporal: Required<Pick<TemporalOptions, 'namespace' | 'taskQueue'>> &
     Required<
       Pick<
@@ -323,6 +330,7 @@ const agentSchema = z.strictObject({
       permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
       toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
       maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
+      modelTimeoutMs: timeoutMs('advanced.modelTimeoutMs'),
       temporal: z
         .strictObject({
           address: optionalString('advanced.temporal.address'),
@@ -408,6 +416,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
+    modelTimeoutMs: advanced.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
     temporal: {
       address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
       namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,

@@ -61,10 +61,11 @@ export function awaitHookSettledActivity(cleanupQueue: string) {
  * One model step. Transient provider errors are retried with backoff; the model adapter
  * marks client errors (400, 401) non-retryable.
  */
-export function modelStepActivity(taskQueue: string) {
+export function modelStepActivity(taskQueue: string, timeoutMs: number = DEFAULTS.modelTimeoutMs) {
   return proxyActivities<Activities>({
     taskQueue,
-    startToCloseTimeout: DEFAULTS.modelTimeoutMs,
+    // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
+    startToCloseTimeout: timeoutMs + 10_000,
     heartbeatTimeout: 30_000,
     retry: {
       initialInterval: '1s',

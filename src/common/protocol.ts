@@ -68,6 +68,8 @@ export interface SessionWorkflowInput {
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms. */
   toolTimeoutMs?: number;
+  /** Time budget of one model step, ms. */
+  modelTimeoutMs?: number;
 }
 
 /** The `send` update's argument. */

@@ -16,6 +16,7 @@ export function resolveModel(options: ResolvedAgentOptions): AgentModel {
   if (typeof options.model !== 'string') return options.model;
   return providerModel({
     model: options.model,
+    timeoutMs: options.modelTimeoutMs,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
   });

@@ -8,7 +8,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { EngineError } from '../common/errors.js';
-import { requireTemporalCli, type EnsureTemporalCliOptions } from './temporal-cli.js';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import {
+  describeProvisioningFailure,
+  ensureTemporalCli,
+  type EnsureTemporalCliOptions,
+} from './temporal-cli.js';
 
 /**
  * Dynamic config the embedded server runs with, and why:
@@ -68,7 +73,9 @@ let exitHookInstalled = false;
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   // Provisioning can take seconds the first time: say so (cached runs print nothing).
   const log = options.log ?? ((line: string) => console.error(`[durable-agent-sdk] ${line}`));
-  const { temporalPath, origin } = await requireTemporalCli({ ...options, log });
+  const found = await ensureTemporalCli({ ...options, log });
+  if (found.temporalPath === undefined) return startWithSdkDownload(options, found.failures, log);
+  const { temporalPath, origin } = found;
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? await freePort() : undefined;
   const namespace = options.namespace ?? 'default';
@@ -188,4 +195,48 @@ function installExitHook(): void {
       process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
     });
   }
+}
+
+/**
+ * The last way: the Temporal SDK downloads the CLI itself (needs internet access). When that
+ * fails too, the error names every way tried.
+ */
+async function startWithSdkDownload(
+  options: DevServerOptions,
+  failures: readonly string[],
+  log: (line: string) => void,
+): Promise<DevServer> {
+  log("no local Temporal CLI: trying the Temporal SDK's own download (needs internet access)");
+  const port = options.port ?? (await freePort());
+  const extraArgs = Object.entries({
+    ...DEV_SERVER_DYNAMIC_CONFIG,
+    ...options.dynamicConfig,
+  }).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]);
+  let env: TestWorkflowEnvironment;
+  try {
+    env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ip: '127.0.0.1',
+        port,
+        namespace: options.namespace ?? 'default',
+        ui: options.ui === true,
+        ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
+        extraArgs,
+      },
+    });
+  } catch (error) {
+    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    throw new EngineError(
+      'TEMPORAL_CLI_UNAVAILABLE',
+      describeProvisioningFailure([...failures, `the Temporal SDK's download: ${why}`]),
+    );
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    address: `127.0.0.1:${port}`,
+    uiUrl: undefined,
+    pid: -1,
+    cliOrigin: "the Temporal SDK's own download",
+    stop: () => (stopped ??= env.teardown()),
+  };
 }

