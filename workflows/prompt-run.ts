@@ -66,7 +66,10 @@ export async function runPrompt(
     }
     let output;
     try {
-      output = await modelStepActivity(state.taskQueue, state.input.modelTimeoutMs)({
+      output = await modelStepActivity(
+        state.taskQueue,
+        state.input.modelTimeoutMs,
+      )({
         sessionId: state.input.sessionId,
         agentName: state.input.agentName,
         requestId,

@@ -1,0 +1,252 @@
+/**
+ * Command-line parsing of `durable-agent` with `node:util` `parseArgs`: one command, its
+ * positionals, its own options and the global ones. Pure apart from reading the
+ * environment's defaults.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+
+/** An error the CLI reports as one line: a usage error exits 2, anything else 1. */
+export class CliError extends Error {
+  /** The process exit code. */
+  readonly exitCode: number;
+  constructor(message: string, options: { usage?: boolean; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = 'CliError';
+    this.exitCode = options.usage ? 2 : 1;
+  }
+}
+
+/** The commands, with their positionals and the options each takes. */
+export const COMMANDS = {
+  sessions: { positionals: [], options: ['limit', 'json'] },
+  inspect: { positionals: ['sessionId | history.json'], options: ['json'] },
+  replay: { positionals: ['sessionId | history.json'], options: [] },
+  pending: { positionals: ['sessionId'], options: ['json'] },
+  approve: { positionals: ['sessionId', 'requestId'], options: ['input'] },
+  deny: { positionals: ['sessionId', 'requestId'], options: ['message', 'interrupt'] },
+  dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
+} as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
+
+/** A command's name. */
+export type CommandName = keyof typeof COMMANDS;
+
+const OPTIONS = {
+  address: { type: 'string' },
+  namespace: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  input: { type: 'string' },
+  message: { type: 'string' },
+  interrupt: { type: 'boolean' },
+  ui: { type: 'boolean' },
+  db: { type: 'string' },
+} as const;
+
+const GLOBAL_OPTIONS = ['address', 'namespace', 'help'];
+
+/** A parsed command line. */
+export type ParsedArgs =
+  | { kind: 'help'; command?: CommandName }
+  | {
+      kind: 'command';
+      command: CommandName;
+      /** The command's positionals, in order (all present). */
+      args: string[];
+      /** `--address`, else `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
+      address: string;
+      /** Whether the address came from `--address` (not the environment or the default). */
+      addressGiven: boolean;
+      /** `--namespace`, else `TEMPORAL_NAMESPACE`, else `default`. */
+      namespace: string;
+      limit?: number;
+      json: boolean;
+      input?: string;
+      message?: string;
+      interrupt: boolean;
+      ui: boolean;
+      db?: string;
+    };
+
+/** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
+export const DEFAULT_ADDRESS = '127.0.0.1:7233';
+
+/**
+ * Parse `argv` (without `node` and the script).
+ * @throws {CliError} a usage error (exit 2): unknown command or option, an option the
+ *   command does not take, a missing or extra argument, a bad `--limit`.
+ */
+export function parseCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): ParsedArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: OPTIONS,
+      allowPositionals: true,
+      strict: true,
+      tokens: true,
+    });
+  } catch (error) {
+    throw new CliError(`${oneLine(error)}; see durable-agent --help`, { usage: true });
+  }
+  const { values, positionals, tokens } = parsed;
+  const [name, ...args] = positionals;
+  if (name === undefined || name === 'help') {
+    if (values.help || name === 'help') {
+      const topic = args[0];
+      return topic !== undefined && isCommand(topic)
+        ? { kind: 'help', command: topic }
+        : { kind: 'help' };
+    }
+    throw new CliError(
+      `missing command (one of ${Object.keys(COMMANDS).join(', ')}); see durable-agent --help`,
+      { usage: true },
+    );
+  }
+  if (!isCommand(name)) {
+    throw new CliError(`unknown command '${name}'; see durable-agent --help`, { usage: true });
+  }
+  if (values.help) return { kind: 'help', command: name };
+  const spec = COMMANDS[name];
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option') continue;
+    const allowed =
+      GLOBAL_OPTIONS.includes(token.name) ||
+      (spec.options as readonly string[]).includes(token.name);
+    if (!allowed) {
+      throw new CliError(`${name} does not take ${token.rawName}; usage: ${usageOf(name)}`, {
+        usage: true,
+      });
+    }
+  }
+  if (args.length < spec.positionals.length) {
+    const missing = spec.positionals[args.length];
+    throw new CliError(`${name}: missing <${missing}>; usage: ${usageOf(name)}`, { usage: true });
+  }
+  if (args.length > spec.positionals.length) {
+    const extra = args[spec.positionals.length];
+    throw new CliError(`${name}: unexpected argument '${extra}'; usage: ${usageOf(name)}`, {
+      usage: true,
+    });
+  }
+  let limit: number | undefined;
+  if (values.limit !== undefined) {
+    limit = Number(values.limit);
+    if (!Number.isInteger(limit) || limit <= 0) {
+      throw new CliError(`--limit must be a positive integer, got '${values.limit}'`, {
+        usage: true,
+      });
+    }
+  }
+  const address = values.address ?? (env.TEMPORAL_ADDRESS || DEFAULT_ADDRESS);
+  if (address === '') throw new CliError('--address must not be empty', { usage: true });
+  return {
+    kind: 'command',
+    command: name,
+    args,
+    address,
+    addressGiven: values.address !== undefined,
+    namespace: values.namespace || env.TEMPORAL_NAMESPACE || 'default',
+    json: values.json ?? false,
+    interrupt: values.interrupt ?? false,
+    ui: values.ui ?? false,
+    ...(limit !== undefined ? { limit } : {}),
+    ...(values.input !== undefined ? { input: values.input } : {}),
+    ...(values.message !== undefined ? { message: values.message } : {}),
+    ...(values.db !== undefined ? { db: values.db } : {}),
+  };
+}
+
+function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+const USAGES: Record<CommandName, string> = {
+  sessions: 'durable-agent sessions [--limit N] [--json]',
+  inspect: 'durable-agent inspect <sessionId | history.json> [--json]',
+  replay: 'durable-agent replay <sessionId | history.json>',
+  pending: 'durable-agent pending <sessionId> [--json]',
+  approve: 'durable-agent approve <sessionId> <requestId> [--input JSON]',
+  deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt]',
+  dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
+};
+
+/** One command's usage line. */
+export function usageOf(command: CommandName): string {
+  return USAGES[command];
+}
+
+/** The full help text. */
+export function helpText(command?: CommandName): string {
+  if (command) return `usage: ${usageOf(command)}\n\n${DESCRIPTIONS[command]}\n\n${GLOBALS}`;
+  return [
+    'durable-agent: inspect and drive durable agent sessions on Temporal',
+    '',
+    'commands:',
+    ...Object.keys(COMMANDS).map((name) => {
+      const command = name as CommandName;
+      return `  ${usageOf(command)
+        .replace(/^durable-agent /, '')
+        .padEnd(58)} ${SUMMARIES[command]}`;
+    }),
+    '',
+    GLOBALS,
+    '',
+    'From a source checkout: npx tsx src/cli/main.ts <command> ...',
+    'Exit status: 0 ok, 1 failure (or replay found nondeterminism), 2 usage error.',
+    'Set DEBUG=1 for stack traces.',
+  ].join('\n');
+}
+
+const GLOBALS = [
+  'global options:',
+  `  --address HOST:PORT   Temporal frontend (default: $TEMPORAL_ADDRESS, else ${DEFAULT_ADDRESS})`,
+  '  --namespace NAME      namespace (default: $TEMPORAL_NAMESPACE, else default)',
+  '  -h, --help            this help',
+].join('\n');
+
+const SUMMARIES: Record<CommandName, string> = {
+  sessions: 'list sessions, newest first',
+  inspect: "a session's hook timeline, from its history",
+  replay: 'replay a history against the current workflow code',
+  pending: 'permission requests waiting for a person',
+  approve: 'allow a pending permission request',
+  deny: 'deny a pending permission request',
+  dev: 'embedded dev server and a worker for an agent module',
+};
+
+const DESCRIPTIONS: Record<CommandName, string> = {
+  sessions:
+    'Lists sessions (workflows of type sessionWorkflow) with their status, start and close\n' +
+    'time. --limit N shows at most N (default 50); --json prints JSON.',
+  inspect:
+    "Rebuilds a session's hook timeline from its Temporal history (open or closed): one row\n" +
+    'per hook dispatch with its decision, reason and duration, the SessionEnd marker and the\n' +
+    'final status. Accepts a history file too. --json prints the timeline as JSON.',
+  replay:
+    'Replays a session history (fetched by session id, or a file written by historyToJSON or\n' +
+    "'temporal workflow show --output json') against the current workflow code and prints\n" +
+    "'deterministic: yes' (exit 0) or 'deterministic: NO' with the nondeterminism (exit 1).",
+  pending: 'Lists the permission requests of a session that wait for a person (ask).',
+  approve:
+    'Allows a pending permission request; the tool runs once. --input JSON replaces the\n' +
+    "tool's input (a JSON object).",
+  deny:
+    'Denies a pending permission request; the model gets --message as the tool error.\n' +
+    '--interrupt also stops the running prompt.',
+  dev:
+    'Starts the embedded Temporal dev server (--ui adds the Web UI, --db FILE keeps its state)\n' +
+    "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.",
+};
+
+/** An error's message on one line: its first non-blank line. */
+export function oneLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const first = message.split('\n').find((line) => line.trim() !== '') ?? message;
+  return first.trim();
+}

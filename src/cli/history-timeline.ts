@@ -1,0 +1,459 @@
+/**
+ * A session's hook timeline rebuilt from its Temporal history alone: one entry per
+ * `dispatchHook` activity (scheduled with a {@link DispatchHookInput}, completed with a
+ * {@link HookDispatchOutcome}, or failed, timed out or cancelled), the SessionEnd marker
+ * (the memo upsert recorded right before SessionEnd is scheduled) and how the workflow
+ * ended. Pure: it reads the history it is given and nothing else, so it works on open and
+ * closed sessions, on histories fetched from a server and on exported files alike.
+ *
+ * @module
+ */
+import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
+import type { History, Payload } from '@temporalio/common/lib/proto-utils.js';
+import { mergeHookOutputs } from '../common/hook-rules.js';
+import type { HookOutput } from '../common/types.js';
+import type {
+  CleanupHandle,
+  DispatchHookInput,
+  HookDispatchOutcome,
+  SessionWorkflowInput,
+  SessionWorkflowResult,
+} from '../common/protocol.js';
+
+/** Name of the hook dispatch activity, as the workflow schedules it. */
+export const DISPATCH_ACTIVITY = 'dispatchHook';
+/** Name of the activity that waits for a callback that outlived its dispatch. */
+export const AWAIT_SETTLED_ACTIVITY = 'awaitHookSettled';
+
+/**
+ * How a dispatch ended, as far as its history shows:
+ * - `continue` / `skip` / `abort`: the callbacks' merged decision (the first skip or abort
+ *   wins, as the workflow merges them);
+ * - `error`: a callback threw or returned a malformed output, or the activity failed;
+ * - `timeout`: the budget ran out inside the activity;
+ * - `cancelled`: the prompt was aborted (or the session closed or cancelled) during it;
+ * - `worker_lost`: the activity timed out (heartbeat or start-to-close): its worker died;
+ * - `running`: not finished yet (open sessions).
+ *
+ * The workflow's own timeline also knows `refused` (a dispatch refused while a cancelled
+ * callback cleaned up); nothing is scheduled for it, so it is not in the history.
+ */
+export type HistoryDecision =
+  'continue' | 'skip' | 'abort' | 'error' | 'timeout' | 'cancelled' | 'worker_lost' | 'running';
+
+/** One hook dispatch as its history records it. */
+export interface HistoryDispatch {
+  /**
+   * 0-based position among the dispatches in the history. The workflow's own timeline also
+   * counts refused dispatches, which schedule nothing, so its `seq` may run ahead of this one.
+   */
+  seq: number;
+  /** The hook event. */
+  event: string;
+  /** `payload.toolName`, for the tool events. */
+  toolName?: string;
+  /** `payload.toolUseId`, for the tool events. */
+  toolUseId?: string;
+  /** Callbacks run: the activity's count when it reported, else the workflow's expectation. */
+  callbackCount: number;
+  decision: HistoryDecision;
+  /** 0-based position of the callback that decided (skip/abort) or failed. */
+  decidedBy?: number;
+  /** Why: the deciding callback's reason, the error message, the budget that ran out, ... */
+  reason?: string;
+  /**
+   * How long it took, ms: the activity's own measure when it reported one, else the time
+   * between the scheduled and the closing event. Absent while running.
+   */
+  durationMs?: number;
+  /** When the dispatch was scheduled, ms since epoch. */
+  scheduledAt: number;
+  /** The budget the callbacks had, ms. */
+  budgetMs: number;
+  /** The dispatch's id (also the id a lingering callback is waited on by). */
+  dispatchId: string;
+  /** Event id of `ActivityTaskScheduled`. */
+  scheduledEventId: number;
+  /** Event id of the event that closed the activity, when closed. */
+  closedEventId?: number;
+  /** Whether the workflow asked to cancel the activity (abort, close, cancellation). */
+  cancelRequested: boolean;
+  /**
+   * A callback outlived the dispatch (timeout or cancellation): whether it settled, its
+   * worker was lost, or the session still waits for it.
+   */
+  cleanup?: 'pending' | 'settled' | 'lost';
+}
+
+/** The SessionEnd marker: recorded once, right before SessionEnd is scheduled. */
+export interface HistorySessionEndMarker {
+  /** SessionEnd's `reason`: `other` (close), `idle_timeout`, `cancelled`, ... */
+  reason: string;
+  /** Workflow time it was recorded, ms since epoch. */
+  at: number;
+  /** Event id of the `WorkflowPropertiesModified` event carrying it. */
+  eventId: number;
+}
+
+/** A workflow execution's status, named as the Temporal client names it. */
+export type HistoryWorkflowStatus =
+  | 'RUNNING'
+  | 'COMPLETED'
+  | 'FAILED'
+  | 'CANCELLED'
+  | 'TERMINATED'
+  | 'TIMED_OUT'
+  | 'CONTINUED_AS_NEW';
+
+/** A session's hook timeline rebuilt from its history. */
+export interface HistoryTimeline {
+  /** The workflow id, when the history records it (servers from 1.24 on do). */
+  workflowId?: string;
+  /** The session id, from the workflow's input. */
+  sessionId?: string;
+  /** The workflow type (`sessionWorkflow` for sessions). */
+  workflowType?: string;
+  /** How the execution stands at the last event of the history. */
+  status: HistoryWorkflowStatus;
+  /** When the execution started, ms since epoch. */
+  startedAt?: number;
+  /** When the execution closed, ms since epoch (absent while running). */
+  closedAt?: number;
+  /** Every hook dispatch, in the order scheduled. */
+  dispatches: HistoryDispatch[];
+  /** The SessionEnd marker, once recorded. */
+  sessionEndMarker?: HistorySessionEndMarker;
+  /** SessionEnd's reason, from the workflow's result (completed sessions). */
+  endReason?: string;
+  /** Prompts the session handled, from the workflow's result (completed sessions). */
+  promptsHandled?: number;
+  /** Why the session never opened (SessionStart aborted or failed), from the result. */
+  startError?: string;
+  /** The failure or termination reason of a failed or terminated execution. */
+  closeReason?: string;
+  /** Number of events in the history. */
+  eventCount: number;
+}
+
+/** Options of {@link timelineFromHistory}. */
+export interface TimelineFromHistoryOptions {
+  /** Decodes payloads. @default Temporal's default payload converter (JSON, binary, null) */
+  payloadConverter?: PayloadConverter;
+}
+
+type HistoryEvent = NonNullable<History['events']>[number];
+type Failure = {
+  message?: string | null;
+  cause?: Failure | null;
+  timeoutFailureInfo?: { timeoutType?: number | string | null } | null;
+} | null;
+
+/**
+ * Rebuild a session's hook timeline from its Temporal history.
+ *
+ * @param history as returned by `handle.fetchHistory()` or `historyFromJSON()`.
+ * @throws {TypeError} when `history` has no events or does not start with
+ *   `WorkflowExecutionStarted` (it is not a workflow history).
+ */
+export function timelineFromHistory(
+  history: History,
+  options: TimelineFromHistoryOptions = {},
+): HistoryTimeline {
+  const converter = options.payloadConverter ?? defaultPayloadConverter;
+  const decode = <T>(payload: Payload | null | undefined): T | undefined => {
+    if (!payload) return undefined;
+    try {
+      return converter.fromPayload<T>(payload);
+    } catch {
+      return undefined;
+    }
+  };
+  const first = (payloads: { payloads?: Payload[] | null } | null | undefined) =>
+    payloads?.payloads?.[0];
+
+  const events = history?.events;
+  if (!Array.isArray(events) || events.length === 0) {
+    throw new TypeError('not a workflow history: it has no events');
+  }
+  const started = events[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) {
+    throw new TypeError('not a workflow history: the first event is not WorkflowExecutionStarted');
+  }
+
+  const timeline: HistoryTimeline = {
+    status: 'RUNNING',
+    dispatches: [],
+    eventCount: events.length,
+  };
+  const startedAt = timeOf(events[0]!);
+  if (startedAt !== undefined) timeline.startedAt = startedAt;
+  if (started.workflowId) timeline.workflowId = started.workflowId;
+  if (started.workflowType?.name) timeline.workflowType = started.workflowType.name;
+  const input = decode<Partial<SessionWorkflowInput>>(first(started.input));
+  const memoSessionId = started.memo?.fields?.sessionId;
+  const sessionId =
+    typeof input?.sessionId === 'string' ? input.sessionId : decode<string>(memoSessionId);
+  if (typeof sessionId === 'string') timeline.sessionId = sessionId;
+
+  /** Dispatches by their scheduled event id. */
+  const byScheduledId = new Map<number, HistoryDispatch>();
+  /** Activities waiting for a lingering callback, by scheduled event id → dispatch id. */
+  const settleWaits = new Map<number, string>();
+  const byDispatchId = new Map<string, HistoryDispatch>();
+
+  const close = (dispatch: HistoryDispatch, event: HistoryEvent, eventId: number) => {
+    dispatch.closedEventId = eventId;
+    const closedAt = timeOf(event);
+    if (dispatch.durationMs === undefined && closedAt !== undefined) {
+      dispatch.durationMs = Math.max(0, closedAt - dispatch.scheduledAt);
+    }
+  };
+  const watchCleanup = (dispatch: HistoryDispatch, handle: Partial<CleanupHandle> | undefined) => {
+    if (!handle || handle.settled !== false) return;
+    dispatch.cleanup = 'pending';
+    if (typeof handle.dispatchId === 'string') byDispatchId.set(handle.dispatchId, dispatch);
+  };
+
+  for (const event of events) {
+    const eventId = numberOf(event.eventId);
+
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const type = scheduled.activityType?.name;
+      if (type === DISPATCH_ACTIVITY) {
+        const dispatchInput = decode<Partial<DispatchHookInput>>(first(scheduled.input)) ?? {};
+        const payload = isRecord(dispatchInput.payload) ? dispatchInput.payload : {};
+        const dispatch: HistoryDispatch = {
+          seq: timeline.dispatches.length,
+          event: String(dispatchInput.event ?? 'unknown'),
+          callbackCount: numberOr(dispatchInput.callbackCount, 0),
+          decision: 'running',
+          scheduledAt: timeOf(event) ?? 0,
+          budgetMs: numberOr(dispatchInput.budgetMs, 0),
+          dispatchId: String(dispatchInput.dispatchId ?? ''),
+          scheduledEventId: eventId,
+          cancelRequested: false,
+        };
+        if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
+        if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
+        timeline.dispatches.push(dispatch);
+        byScheduledId.set(eventId, dispatch);
+      } else if (type === AWAIT_SETTLED_ACTIVITY) {
+        const waitInput = decode<{ dispatchId?: unknown }>(first(scheduled.input));
+        if (typeof waitInput?.dispatchId === 'string')
+          settleWaits.set(eventId, waitInput.dispatchId);
+      }
+      continue;
+    }
+
+    const cancelRequested = event.activityTaskCancelRequestedEventAttributes;
+    if (cancelRequested) {
+      const dispatch = byScheduledId.get(numberOf(cancelRequested.scheduledEventId));
+      if (dispatch) dispatch.cancelRequested = true;
+      continue;
+    }
+
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed) {
+      const scheduledId = numberOf(completed.scheduledEventId);
+      const dispatch = byScheduledId.get(scheduledId);
+      if (dispatch) {
+        const outcome = decode<HookDispatchOutcome>(first(completed.result));
+        applyOutcome(dispatch, outcome);
+        close(dispatch, event, eventId);
+        if (outcome?.status === 'timeout') watchCleanup(dispatch, outcome);
+      } else {
+        settle(settleWaits, byDispatchId, scheduledId, 'settled');
+      }
+      continue;
+    }
+
+    const failed = event.activityTaskFailedEventAttributes;
+    if (failed) {
+      const scheduledId = numberOf(failed.scheduledEventId);
+      const dispatch = byScheduledId.get(scheduledId);
+      if (dispatch) {
+        dispatch.decision = 'error';
+        dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';
+        close(dispatch, event, eventId);
+      } else {
+        settle(settleWaits, byDispatchId, scheduledId, 'lost');
+      }
+      continue;
+    }
+
+    const timedOut = event.activityTaskTimedOutEventAttributes;
+    if (timedOut) {
+      const scheduledId = numberOf(timedOut.scheduledEventId);
+      const dispatch = byScheduledId.get(scheduledId);
+      if (dispatch) {
+        dispatch.decision = 'worker_lost';
+        const type = timeoutTypeOf(timedOut.failure as Failure);
+        dispatch.reason = `the worker running the dispatch was lost (${type})`;
+        close(dispatch, event, eventId);
+      } else {
+        settle(settleWaits, byDispatchId, scheduledId, 'lost');
+      }
+      continue;
+    }
+
+    const canceled = event.activityTaskCanceledEventAttributes;
+    if (canceled) {
+      const scheduledId = numberOf(canceled.scheduledEventId);
+      const dispatch = byScheduledId.get(scheduledId);
+      if (dispatch) {
+        dispatch.decision = 'cancelled';
+        close(dispatch, event, eventId);
+        watchCleanup(dispatch, decode<Partial<CleanupHandle>>(first(canceled.details)));
+      } else {
+        settle(settleWaits, byDispatchId, scheduledId, 'lost');
+      }
+      continue;
+    }
+
+    const modified = event.workflowPropertiesModifiedEventAttributes;
+    if (modified) {
+      const marker = decode<{ reason?: unknown; at?: unknown }>(
+        modified.upsertedMemo?.fields?.sessionEndMarker,
+      );
+      if (marker && !timeline.sessionEndMarker) {
+        timeline.sessionEndMarker = {
+          reason: String(marker.reason ?? 'unknown'),
+          at: numberOr(marker.at, timeOf(event) ?? 0),
+          eventId,
+        };
+      }
+      continue;
+    }
+
+    const closedStatus = closedStatusOf(event);
+    if (closedStatus) {
+      timeline.status = closedStatus;
+      const closedAt = timeOf(event);
+      if (closedAt !== undefined) timeline.closedAt = closedAt;
+      const result = event.workflowExecutionCompletedEventAttributes?.result;
+      if (result) {
+        const value = decode<Partial<SessionWorkflowResult>>(first(result));
+        if (typeof value?.endReason === 'string') timeline.endReason = value.endReason;
+        if (typeof value?.promptsHandled === 'number')
+          timeline.promptsHandled = value.promptsHandled;
+        if (value?.startError && typeof value.startError.message === 'string') {
+          timeline.startError = value.startError.message;
+        }
+      }
+      const failure = event.workflowExecutionFailedEventAttributes?.failure as Failure | undefined;
+      const why =
+        failureMessage(failure ?? null) ?? event.workflowExecutionTerminatedEventAttributes?.reason;
+      if (why) timeline.closeReason = why;
+    }
+  }
+  return timeline;
+}
+
+/** Fill a dispatch from the outcome its activity reported. */
+function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | undefined): void {
+  if (!outcome || typeof outcome !== 'object') {
+    dispatch.decision = 'error';
+    dispatch.reason = 'the dispatch reported no readable outcome';
+    return;
+  }
+  if (typeof outcome.durationMs === 'number') dispatch.durationMs = outcome.durationMs;
+  if (typeof outcome.callbackCount === 'number') dispatch.callbackCount = outcome.callbackCount;
+  switch (outcome.status) {
+    case 'completed': {
+      const outputs = Array.isArray(outcome.outputs) ? outcome.outputs : [];
+      const merged = mergeHookOutputs(outputs.filter(isRecord) as unknown as HookOutput[]);
+      dispatch.decision = merged.action;
+      if (merged.decidedBy !== undefined) dispatch.decidedBy = merged.decidedBy;
+      if (merged.reason !== undefined) dispatch.reason = merged.reason;
+      return;
+    }
+    case 'error':
+      dispatch.decision = 'error';
+      if (typeof outcome.callbackIndex === 'number') dispatch.decidedBy = outcome.callbackIndex;
+      dispatch.reason = outcome.error?.message ?? 'a callback failed';
+      return;
+    case 'timeout':
+      dispatch.decision = 'timeout';
+      dispatch.reason = `Hook ${dispatch.event} exceeded ${dispatch.budgetMs}ms`;
+      return;
+    default:
+      dispatch.decision = 'error';
+      dispatch.reason = `unknown dispatch outcome '${String((outcome as { status?: unknown }).status)}'`;
+  }
+}
+
+function settle(
+  waits: Map<number, string>,
+  byDispatchId: Map<string, HistoryDispatch>,
+  scheduledId: number,
+  how: 'settled' | 'lost',
+): void {
+  const dispatchId = waits.get(scheduledId);
+  if (dispatchId === undefined) return;
+  const dispatch = byDispatchId.get(dispatchId);
+  if (dispatch) dispatch.cleanup = how;
+}
+
+function closedStatusOf(event: HistoryEvent): HistoryWorkflowStatus | undefined {
+  if (event.workflowExecutionCompletedEventAttributes) return 'COMPLETED';
+  if (event.workflowExecutionFailedEventAttributes) return 'FAILED';
+  if (event.workflowExecutionCanceledEventAttributes) return 'CANCELLED';
+  if (event.workflowExecutionTerminatedEventAttributes) return 'TERMINATED';
+  if (event.workflowExecutionTimedOutEventAttributes) return 'TIMED_OUT';
+  if (event.workflowExecutionContinuedAsNewEventAttributes) return 'CONTINUED_AS_NEW';
+  return undefined;
+}
+
+const TIMEOUT_TYPES: Record<number, string> = {
+  1: 'START_TO_CLOSE',
+  2: 'SCHEDULE_TO_START',
+  3: 'SCHEDULE_TO_CLOSE',
+  4: 'HEARTBEAT',
+};
+
+/** The timeout type of an activity timeout failure, named as the SDK names it (`HEARTBEAT`). */
+function timeoutTypeOf(failure: Failure): string {
+  for (let f = failure, depth = 0; f && depth < 8; f = f.cause ?? null, depth++) {
+    const type = f.timeoutFailureInfo?.timeoutType;
+    if (typeof type === 'number') return TIMEOUT_TYPES[type] ?? String(type);
+    if (typeof type === 'string') return type.replace(/^TIMEOUT_TYPE_/, '');
+  }
+  return 'UNKNOWN';
+}
+
+function failureMessage(failure: Failure): string | undefined {
+  return typeof failure?.message === 'string' && failure.message !== ''
+    ? failure.message
+    : undefined;
+}
+
+/** Event time in ms since epoch. */
+function timeOf(event: HistoryEvent): number | undefined {
+  const time = event.eventTime;
+  if (!time) return undefined;
+  return numberOf(time.seconds) * 1000 + Math.floor(numberOf(time.nanos) / 1_000_000);
+}
+
+/** A protobuf int64 (Long, number or string) as a number. */
+function numberOf(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  if (typeof value === 'bigint') return Number(value);
+  if (value && typeof value === 'object') {
+    const long = value as { toNumber?: () => number; low?: number; high?: number };
+    if (typeof long.toNumber === 'function') return long.toNumber();
+    if (typeof long.low === 'number' && typeof long.high === 'number') {
+      return long.high * 2 ** 32 + (long.low >>> 0);
+    }
+  }
+  return 0;
+}
+
+function numberOr(value: unknown, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+/**
+ * `durable-agent`: inspect, replay and drive durable agent sessions, or run an agent module
+ * on an embedded dev server. Built: `durable-agent <command>`; from source:
+ * `npx tsx src/cli/main.ts <command>`. `durable-agent --help` lists the commands.
+ *
+ * Errors are one line on stderr (`durable-agent: <message>`), exit 2 for usage errors and
+ * 1 otherwise; `DEBUG` set adds the stack.
+ *
+ * @module
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CliError, helpText, oneLine, parseCommandLine } from './args.js';
+import type { CliOutput } from './commands.js';
+
+/**
+ * Run the CLI on `argv` (without `node` and the script).
+ * @returns the exit code; never throws.
+ */
+export async function main(argv: readonly string[], io: CliOutput = stdio): Promise<number> {
+  try {
+    const parsed = parseCommandLine(argv);
+    if (parsed.kind === 'help') {
+      io.out(helpText(parsed.command));
+      return 0;
+    }
+    // Loaded on demand: help and usage errors answer without loading Temporal's client.
+    const { runCommand } = await import('./commands.js');
+    return await runCommand(parsed, io);
+  } catch (error) {
+    io.err(`durable-agent: ${oneLine(error)}`);
+    if (process.env.DEBUG) io.err(debugDetail(error));
+    return error instanceof CliError ? error.exitCode : 1;
+  }
+}
+
+const stdio: CliOutput = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+};
+
+function debugDetail(error: unknown): string {
+  const parts: string[] = [];
+  for (let e: unknown = error, depth = 0; e && depth < 5; depth++) {
+    parts.push(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    e = (e as { cause?: unknown }).cause;
+    if (e) parts.push('caused by:');
+  }
+  return parts.join('\n');
+}
+
+/** Whether this module is the program being run (not imported). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const code = await main(process.argv.slice(2));
+  // Native handles (Temporal's runtime, gRPC) may outlive the command: leave explicitly.
+  process.exit(code);
+}

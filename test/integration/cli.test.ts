@@ -1,0 +1,429 @@
+/**
+ * The `durable-agent` CLI as a real child process (`node --import tsx src/cli/main.ts`)
+ * against the test run's Temporal server: listing, inspecting and replaying sessions,
+ * deciding permission requests, `dev`, and one-line errors with the right exit codes.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
+import { scriptedModel, toolCall } from '../../src/testing/index.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const fixture = (name: string) => join(repoRoot, 'test', 'fixtures', 'histories', name);
+const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-cli-ws-'));
+const scratch = mkdtempSync(join(tmpdir(), 'durable-agent-cli-'));
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/** Run the CLI from source as a child process; never blocks this process's worker. */
+function cli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; onStdout?: (text: string) => void } = {},
+): Promise<CliRun> & { child: ReturnType<typeof spawn> } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    TEMPORAL_ADDRESS: temporalAddress(),
+    ...options.env,
+  };
+  delete env.DEBUG;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+  return Object.assign(done, { child });
+}
+
+/** The error contract: exactly one line on stderr, `durable-agent: ...`, nothing on stdout. */
+function expectOneLineError(run: CliRun, code: number, pattern: RegExp): void {
+  expect(run.code, run.stderr).toBe(code);
+  expect(run.stdout).toBe('');
+  const lines = run.stderr.split('\n').filter((l) => l !== '');
+  expect(lines, run.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^durable-agent: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+}
+
+/** Table rows of a CLI output, split into cells. */
+function rows(text: string): string[][] {
+  return text.split('\n').map((line) => line.trim().split(/\s{2,}/));
+}
+
+let agent: Agent;
+let client: Client;
+let closed: Session;
+
+beforeAll(async () => {
+  agent = await createAgent({
+    model: scriptedModel((request) => {
+      const last = request.messages.filter((m) => m.role === 'user').at(-1);
+      const text = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
+      if (text.startsWith('write ') && request.step === 0) {
+        return toolCall('Write', { file_path: `${text.slice(6)}.txt`, content: 'from the model' });
+      }
+      return `reply to ${text}`;
+    }),
+    workspaceRoots: [workspace],
+    advanced: {
+      hooks: {
+        [HookEvent.SessionStart]: [async () => ({ action: 'continue' })],
+        [HookEvent.UserPromptSubmit]: [
+          async (input) =>
+            input.userPrompt === 'reject'
+              ? { action: 'abort', reason: 'rejected by policy' }
+              : { action: 'continue' },
+        ],
+        [HookEvent.PreToolUse]: [async () => ({ action: 'continue' })],
+        [HookEvent.SessionEnd]: [async () => ({ action: 'continue' })],
+      },
+      // Default permission: the Write tool asks a person.
+      temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('cli') },
+    },
+  });
+  client = await rawClient();
+  closed = await agent.createSession({ sessionId: `cli-closed-${randomUUID()}` });
+  await closed.send('hello');
+  await closed.send('reject').catch(() => undefined);
+  await closed.close();
+}, 60_000);
+
+afterAll(async () => {
+  await client?.connection.close();
+  await agent?.shutdown();
+});
+
+describe('sessions', () => {
+  it('lists the session with its status and times, as an aligned table', async () => {
+    // Visibility is eventually consistent: wait until the server lists it.
+    await waitFor(async () => {
+      for await (const execution of client.workflow.list({
+        query: `WorkflowId = '${closed.workflowId}'`,
+      })) {
+        if (execution.status.name === 'COMPLETED') return true;
+      }
+      return false;
+    }, 20_000);
+    const run = await cli(['sessions', '--limit', '1000']);
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^SESSION +STATUS +STARTED +CLOSED$/);
+    const row = lines.find((l) => l.startsWith(`${closed.id} `));
+    expect(row, run.stdout).toMatch(
+      /^cli-closed-\S+ +COMPLETED +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+    );
+    // Aligned: STATUS starts in the same column on every line.
+    const column = lines[0]!.indexOf('STATUS');
+    expect(row!.slice(column)).toMatch(/^COMPLETED/);
+  });
+});
+
+describe('inspect', () => {
+  it("shows a closed session's dispatches from its history, the SessionEnd marker and the status", async () => {
+    const run = await cli(['inspect', closed.id]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(`session ${closed.id} (workflow ${closed.workflowId})`);
+    const table = rows(run.stdout);
+    const body = table.filter((cells) => /^(\d+|--)$/.test(cells[0] ?? ''));
+    expect(body.map((cells) => cells.slice(0, 5))).toEqual([
+      ['0', 'SessionStart', '1', 'continue', expect.stringMatching(/ms$/)],
+      ['1', 'UserPromptSubmit', '1', 'continue', expect.stringMatching(/ms$/)],
+      ['2', 'UserPromptSubmit', '1', 'abort', 'rejected by policy'],
+      [
+        '--',
+        'SessionEnd marker',
+        'reason=other',
+        expect.stringMatching(/^recorded .*\(event \d+\)$/),
+      ],
+      ['3', 'SessionEnd', '1', 'continue', expect.stringMatching(/ms$/)],
+    ]);
+    expect(run.stdout.trimEnd().split('\n').at(-1)).toMatch(
+      /^status: COMPLETED at \S+ \(end reason other, 2 prompts\)$/,
+    );
+  });
+
+  it('--json prints the timeline rebuilt from history', async () => {
+    const run = await cli(['inspect', closed.id, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    const timeline = JSON.parse(run.stdout) as {
+      status: string;
+      sessionId: string;
+      dispatches: Array<{ event: string; decision: string; reason?: string }>;
+      sessionEndMarker: { reason: string; eventId: number };
+    };
+    expect(timeline.sessionId).toBe(closed.id);
+    expect(timeline.status).toBe('COMPLETED');
+    expect(timeline.dispatches.map((d) => d.decision)).toEqual([
+      'continue',
+      'continue',
+      'abort',
+      'continue',
+    ]);
+    expect(timeline.sessionEndMarker.reason).toBe('other');
+    // The history agrees with the workflow's own record.
+    const own = await closed.timeline();
+    expect(timeline.dispatches.map((d) => [d.event, d.decision, d.reason])).toEqual(
+      own.map((e) => [e.event, e.outcome, e.reason]),
+    );
+  });
+
+  it('reads a history file too', async () => {
+    const run = await cli(['inspect', fixture('v1-timeout-fail-closed.json')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      /\n1 +UserPromptSubmit +1 +timeout +Hook UserPromptSubmit exceeded 100ms/,
+    );
+  });
+});
+
+describe('replay', () => {
+  it('replays a session by id against the current workflow code: deterministic', async () => {
+    const run = await cli(['replay', closed.id]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('deterministic: yes\n');
+  });
+
+  it('replays a committed history file: deterministic', async () => {
+    const run = await cli(['replay', fixture('session-end-failed-then-closed.json')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('deterministic: yes\n');
+  });
+
+  it('reports a history the code does not match: NO, where, and why', async () => {
+    const json = JSON.parse(readFileSync(fixture('prompts-and-close.json'), 'utf8')) as {
+      events: Array<Record<string, unknown> & { eventId: string }>;
+    };
+    const scheduled = json.events.filter((e) => {
+      const a = e.activityTaskScheduledEventAttributes as { activityType: { name: string } };
+      return a?.activityType.name === 'dispatchHook';
+    })[1]!;
+    (
+      scheduled.activityTaskScheduledEventAttributes as { activityType: { name: string } }
+    ).activityType.name = 'renamedHookActivity';
+    const path = join(scratch, 'tampered.json');
+    writeFileSync(path, JSON.stringify(json));
+    const run = await cli(['replay', path]);
+    expect(run.code).toBe(1);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('deterministic: NO');
+    expect(lines[1]).toBe(`  where: history event ${scheduled.eventId} (ActivityTaskScheduled)`);
+    expect(lines[2]).toMatch(/^ {2}why: .*Nondeterminism.*'renamedHookActivity'/);
+    expect(run.stderr).toBe('');
+  });
+
+  it('a garbage file: one line and exit 1', async () => {
+    const path = join(scratch, 'garbage.json');
+    writeFileSync(path, 'this is not\na history\n');
+    expectOneLineError(await cli(['replay', path]), 1, /garbage\.json is not JSON/);
+    const notHistory = join(scratch, 'not-history.json');
+    writeFileSync(notHistory, JSON.stringify({ hello: 'world' }));
+    expectOneLineError(await cli(['replay', notHistory]), 1, /is not a Temporal history/);
+    expectOneLineError(
+      await cli(['replay', join(scratch, 'missing.json')]),
+      1,
+      /no such file: .*missing\.json/,
+    );
+  });
+});
+
+describe('errors', () => {
+  it('an unknown session: one line and exit 1, for every command that takes one', async () => {
+    const id = `no-such-${randomUUID()}`;
+    const runs = await Promise.all([
+      cli(['inspect', id]),
+      cli(['replay', id]),
+      cli(['pending', id]),
+      cli(['approve', id, 'req-1']),
+      cli(['deny', id, 'req-1']),
+    ]);
+    for (const run of runs) expectOneLineError(run, 1, new RegExp(`no session '${id}'`));
+  });
+
+  it('an unreachable server: one line and exit 1 within a few seconds', async () => {
+    const run = await cli(['sessions', '--address', '127.0.0.1:1']);
+    expectOneLineError(run, 1, /cannot reach Temporal at 127\.0\.0\.1:1/);
+    expect(run.ms).toBeLessThan(10_000);
+  });
+
+  it('usage errors: one line and exit 2', async () => {
+    const runs = await Promise.all([
+      cli([]),
+      cli(['inspect']),
+      cli(['frobnicate']),
+      cli(['sessions', '--limit', 'ten']),
+      cli(['approve', 'a', 'b', '--interrupt']),
+      cli(['approve', 'a', 'b', '--input', '{not json']),
+      cli(['inspect', 'a', 'b']),
+    ]);
+    const patterns = [
+      /missing command/,
+      /inspect: missing <sessionId/,
+      /unknown command 'frobnicate'/,
+      /--limit must be a positive integer/,
+      /approve does not take --interrupt/,
+      /--input is not valid JSON/,
+      /unexpected argument 'b'/,
+    ];
+    runs.forEach((run, i) => expectOneLineError(run, 2, patterns[i]!));
+  });
+
+  it('--help prints the commands and exits 0', async () => {
+    const run = await cli(['--help']);
+    expect(run.code).toBe(0);
+    for (const command of ['sessions', 'inspect', 'replay', 'pending', 'approve', 'deny', 'dev']) {
+      expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    }
+  });
+});
+
+describe('pending, approve, deny', () => {
+  async function askingSession(prompt: string) {
+    const session = await agent.createSession({ sessionId: `cli-ask-${randomUUID()}` });
+    const response = session.send(prompt);
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 20_000, 'ask');
+    return { session, response };
+  }
+
+  async function pendingViaCli(session: Session) {
+    const run = await cli(['pending', session.id, '--json']);
+    expect(run.code, run.stderr).toBe(0);
+    return JSON.parse(run.stdout) as Array<{ requestId: string; toolName: string }>;
+  }
+
+  it('approve with an edited input: the tool runs once with it', async () => {
+    const { session, response } = await askingSession('write approved');
+    const table = await cli(['pending', session.id]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^REQUEST +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
+    expect(table.stdout).toMatch(/ Write +write +\{"file_path":"approved\.txt"/);
+
+    const [request] = await pendingViaCli(session);
+    expect(request?.toolName).toBe('Write');
+    const run = await cli([
+      'approve',
+      session.id,
+      request!.requestId,
+      '--input',
+      JSON.stringify({ file_path: 'approved.txt', content: 'approved from the CLI' }),
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`approved ${request!.requestId} in session ${session.id}\n`);
+    const result = await response;
+    expect(result.status).toBe('completed');
+    expect(result.toolCalls.map((c) => c.status)).toEqual(['success']);
+    expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('approved from the CLI');
+    expect(await pendingViaCli(session)).toEqual([]);
+
+    // The decided request is gone: deciding it the other way fails with one line.
+    expectOneLineError(
+      await cli(['deny', session.id, request!.requestId]),
+      1,
+      /No pending permission request/,
+    );
+    // And inspect shows the tool's dispatch, open session and all.
+    const inspect = await cli(['inspect', session.id]);
+    expect(inspect.stdout).toMatch(/\n2 +PreToolUse +Write +1 +continue/);
+    expect(inspect.stdout.trimEnd().split('\n').at(-1)).toBe('status: RUNNING');
+    await session.close();
+  });
+
+  it('deny with a message and --interrupt: the tool never runs and the prompt stops', async () => {
+    const { session, response } = await askingSession('write denied');
+    const [request] = await pendingViaCli(session);
+    const run = await cli([
+      'deny',
+      session.id,
+      request!.requestId,
+      '--message',
+      'not today',
+      '--interrupt',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`denied ${request!.requestId} in session ${session.id} (interrupt)\n`);
+    const result = await response;
+    expect(result.status).toBe('interrupted');
+    expect(result.toolCalls.map((c) => c.status)).toEqual(['denied']);
+    expect(() => readFileSync(join(workspace, 'denied.txt'))).toThrow();
+    await session.close();
+  });
+});
+
+describe('dev', () => {
+  it('runs an agent module on an embedded server until SIGINT, then stops cleanly', async () => {
+    const modulePath = join(scratch, 'dev-agent.mts');
+    const testing = pathToFileURL(join(repoRoot, 'src', 'testing', 'index.ts')).href;
+    const index = pathToFileURL(join(repoRoot, 'src', 'index.ts')).href;
+    writeFileSync(
+      modulePath,
+      [
+        `import { HookEvent } from '${index}';`,
+        `import { scriptedModel } from '${testing}';`,
+        'export default {',
+        "  model: scriptedModel(() => 'hello from dev'),",
+        "  advanced: { hooks: { [HookEvent.SessionStart]: [async () => ({ action: 'continue' })] } },",
+        '};',
+        '',
+      ].join('\n'),
+    );
+    let address: string | undefined;
+    const dev = cli(['dev', modulePath], {
+      onStdout: (text) => {
+        address ??= /Temporal dev server: (\S+)/.exec(text)?.[1];
+      },
+    });
+    try {
+      await waitFor(() => address !== undefined, 60_000, 'the dev server address');
+      const options = (await import(pathToFileURL(modulePath).href)) as {
+        default: Parameters<typeof createAgent>[0];
+      };
+      // A client of the same definition drives a session the dev worker serves.
+      const { createAgentClient } = await import('../../src/index.js');
+      const devClient = await createAgentClient({
+        ...options.default,
+        advanced: { ...options.default.advanced, temporal: { address: address! } },
+      });
+      try {
+        const session = await devClient.createSession({ sessionId: 'dev-session' });
+        expect((await session.send('hi')).text()).toBe('hello from dev');
+        await session.close();
+      } finally {
+        await devClient.close();
+      }
+      const inspect = await cli(['inspect', 'dev-session', '--address', address!]);
+      expect(inspect.stdout).toMatch(/\n0 +SessionStart +1 +continue/);
+    } finally {
+      dev.child.kill('SIGINT');
+    }
+    const run = await dev;
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/Worker: .*dev-agent\.mts on task queue 'durable-agent'/);
+    expect(run.stderr).toMatch(/stopping \(SIGINT\) \.\.\.\nstopped\n$/);
+    // The server went with it.
+    await expect(Connection.connect({ address: address!, connectTimeout: 1000 })).rejects.toThrow();
+  }, 90_000);
+});

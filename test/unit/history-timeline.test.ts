@@ -1,0 +1,488 @@
+/**
+ * The CLI's history → timeline rebuild, on the committed replay fixtures (real session
+ * histories) and on fixtures edited to show what no recorded session did (a lost worker, a
+ * failed activity, several callbacks, a tool event, an open session).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
+import { describe, expect, it } from 'vitest';
+import {
+  timelineFromHistory,
+  type HistoryDispatch,
+  type HistoryTimeline,
+} from '../../src/cli/history-timeline.js';
+import { describeNondeterminism } from '../../src/cli/nondeterminism.js';
+import { renderTimeline } from '../../src/cli/render.js';
+import type { SessionWorkflowResult, TimelineEntry } from '../../src/common/protocol.js';
+
+const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json'));
+
+interface JsonEvent {
+  eventId: string;
+  eventType: string;
+  [attributes: string]: unknown;
+}
+interface JsonHistory {
+  events: JsonEvent[];
+}
+
+function readJson(name: string): JsonHistory {
+  return JSON.parse(readFileSync(join(dir, name), 'utf8')) as JsonHistory;
+}
+
+function timelineOf(name: string): HistoryTimeline {
+  return timelineFromHistory(historyFromJSON(readJson(name)));
+}
+
+/** A payload in proto JSON, as the default converter writes JSON values. */
+function jsonPayload(value: unknown) {
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  return { metadata: { encoding: b64('json/plain') }, data: b64(JSON.stringify(value)) };
+}
+
+function decodeJsonPayload(payload: { data: string }): unknown {
+  return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
+}
+
+/** The workflow's own timeline, from its completion result (completed sessions only). */
+function workflowTimeline(json: JsonHistory): TimelineEntry[] | undefined {
+  const history = historyFromJSON(json);
+  const result = history.events?.at(-1)?.workflowExecutionCompletedEventAttributes?.result;
+  const payload = result?.payloads?.[0];
+  if (!payload) return undefined;
+  return defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload).timeline;
+}
+
+function dispatchScheduledEvents(json: JsonHistory): JsonEvent[] {
+  return json.events.filter((e) => {
+    const attributes = e.activityTaskScheduledEventAttributes as
+      { activityType: { name: string } } | undefined;
+    return attributes?.activityType.name === 'dispatchHook';
+  });
+}
+
+/** The event that closed the activity scheduled as `scheduledEventId`. */
+function closingEventIndex(json: JsonHistory, scheduledEventId: string): number {
+  return json.events.findIndex((e) =>
+    Object.entries(e).some(
+      ([key, value]) =>
+        /^activityTask(Completed|Failed|TimedOut|Canceled)EventAttributes$/.test(key) &&
+        (value as { scheduledEventId?: string }).scheduledEventId === scheduledEventId,
+    ),
+  );
+}
+
+function decisions(timeline: HistoryTimeline): string[] {
+  return timeline.dispatches.map((d) => `${d.event}:${d.decision}`);
+}
+
+describe('timelineFromHistory on every committed fixture', () => {
+  it('has fixtures', () => {
+    expect(fixtures.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it.each(fixtures)(
+    "%s: agrees with the workflow's own timeline (refused dispatches aside)",
+    (name) => {
+      const json = readJson(name);
+      const timeline = timelineFromHistory(historyFromJSON(json));
+      expect(timeline.workflowType).toBe('sessionWorkflow');
+      expect(timeline.sessionId).toEqual(expect.any(String));
+      expect(timeline.workflowId).toBe(`session-${timeline.sessionId}`);
+      expect(timeline.status).not.toBe('RUNNING');
+      expect(timeline.closedAt).toBeGreaterThanOrEqual(timeline.startedAt!);
+      expect(timeline.eventCount).toBe(json.events.length);
+      expect(timeline.dispatches).toHaveLength(dispatchScheduledEvents(json).length);
+      expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
+      expect(timeline.sessionEndMarker).toBeDefined();
+
+      const own = workflowTimeline(json)?.filter((entry) => entry.outcome !== 'refused');
+      if (!own) return; // cancelled from outside: no result to compare with
+      expect(timeline.dispatches).toHaveLength(own.length);
+      timeline.dispatches.forEach((dispatch, i) => {
+        const entry = own[i]!;
+        expect(dispatch.event).toBe(entry.event);
+        expect(dispatch.decision).toBe(entry.outcome);
+        expect(dispatch.callbackCount).toBe(entry.callbackCount);
+        expect(dispatch.reason).toBe(entry.reason);
+        expect(dispatch.decidedBy).toBe(entry.decidedBy);
+        expect(dispatch.cleanup).toBe(entry.cleanup);
+        // Cancelled dispatches are timed by events; the workflow timed them by its clock.
+        if (dispatch.decision !== 'cancelled') expect(dispatch.durationMs).toBe(entry.durationMs);
+      });
+      expect(timeline.endReason).toBe(timeline.sessionEndMarker!.reason);
+    },
+  );
+});
+
+describe('what the fixtures show', () => {
+  it('v1-timeout-fail-closed: a timeout whose callback settled, then a continue; the refused dispatch is not in history', () => {
+    const timeline = timelineOf('v1-timeout-fail-closed.json');
+    expect(decisions(timeline)).toEqual([
+      'SessionStart:continue',
+      'UserPromptSubmit:timeout',
+      'UserPromptSubmit:continue',
+      'TaskCompleted:continue',
+      'SessionEnd:continue',
+    ]);
+    const timeout = timeline.dispatches[1]!;
+    expect(timeout).toMatchObject({
+      reason: 'Hook UserPromptSubmit exceeded 100ms',
+      budgetMs: 100,
+      callbackCount: 1,
+      cleanup: 'settled',
+    });
+    expect(timeout.durationMs).toBeGreaterThanOrEqual(90);
+    // The workflow's timeline has one more entry: the refused dispatch, which scheduled nothing.
+    expect(workflowTimeline(readJson('v1-timeout-fail-closed.json'))).toHaveLength(6);
+    expect(timeline.status).toBe('COMPLETED');
+    expect(timelineOf('timeout-fail-closed.json').promptsHandled).toBe(3);
+  });
+
+  it.each(['abort.json', 'v1-abort.json'])(
+    '%s: the aborted prompt is a cancelled dispatch, timed by its events; the next prompt continues',
+    (name) => {
+      const timeline = timelineOf(name);
+      expect(decisions(timeline)).toEqual([
+        'SessionStart:continue',
+        'UserPromptSubmit:cancelled',
+        'UserPromptSubmit:continue',
+        'TaskCompleted:continue',
+        'SessionEnd:continue',
+      ]);
+      const cancelled = timeline.dispatches[1]!;
+      expect(cancelled.cancelRequested).toBe(true);
+      expect(cancelled.reason).toBeUndefined();
+      // The callback waited ~300 ms for the abort.
+      expect(cancelled.durationMs).toBeGreaterThan(200);
+      expect(cancelled.durationMs).toBeLessThan(5000);
+      expect(cancelled.closedEventId).toBeGreaterThan(cancelled.scheduledEventId);
+      expect(cancelled.cleanup).toBeUndefined(); // the callback settled when it was cancelled
+    },
+  );
+
+  it.each(['session-end-failed-then-closed.json', 'v1-session-end-failed-then-closed.json'])(
+    '%s: SessionEnd failed once, after the marker, and was never called again',
+    (name) => {
+      const timeline = timelineOf(name);
+      expect(decisions(timeline)).toEqual(['SessionStart:continue', 'SessionEnd:error']);
+      const sessionEnd = timeline.dispatches[1]!;
+      expect(sessionEnd).toMatchObject({ reason: 'flush failed', decidedBy: 0 });
+      const marker = timeline.sessionEndMarker!;
+      expect(marker.reason).toBe('other');
+      expect(marker.eventId).toBeLessThan(sessionEnd.scheduledEventId);
+      expect(marker.at).toBeGreaterThanOrEqual(timeline.startedAt!);
+      expect(timeline).toMatchObject({ status: 'COMPLETED', endReason: 'other' });
+    },
+  );
+
+  it('prompts-and-close: a UserPromptSubmit abort carries its reason and deciding callback', () => {
+    const timeline = timelineOf('prompts-and-close.json');
+    const aborted = timeline.dispatches.filter((d) => d.decision === 'abort');
+    expect(aborted).toHaveLength(1);
+    expect(aborted[0]).toMatchObject({
+      event: 'UserPromptSubmit',
+      reason: 'rejected by policy',
+      decidedBy: 0,
+    });
+    expect(timeline.promptsHandled).toBe(3);
+  });
+
+  it('idle-timeout: the marker and the result say idle_timeout', () => {
+    const timeline = timelineOf('idle-timeout.json');
+    expect(timeline.sessionEndMarker?.reason).toBe('idle_timeout');
+    expect(timeline.endReason).toBe('idle_timeout');
+    expect(decisions(timeline)).toEqual(['SessionStart:continue', 'SessionEnd:continue']);
+  });
+
+  it('cancelled-from-outside: status CANCELLED, SessionEnd ran once with reason cancelled', () => {
+    const timeline = timelineOf('cancelled-from-outside.json');
+    expect(timeline.status).toBe('CANCELLED');
+    expect(timeline.sessionEndMarker?.reason).toBe('cancelled');
+    expect(timeline.endReason).toBeUndefined();
+    expect(decisions(timeline)).toEqual(['SessionStart:continue', 'SessionEnd:continue']);
+  });
+});
+
+describe('histories edited to show the other outcomes', () => {
+  /** prompts-and-close with its first UserPromptSubmit dispatch's closing event replaced. */
+  function withFirstPromptClosedBy(
+    closing: (
+      scheduledEventId: string,
+      startedEventId: string,
+    ) => {
+      eventType: string;
+      attributes: Record<string, unknown>;
+    },
+  ): HistoryDispatch {
+    const json = readJson('prompts-and-close.json');
+    const scheduled = dispatchScheduledEvents(json)[1]!;
+    const index = closingEventIndex(json, scheduled.eventId);
+    const old = json.events[index]!;
+    const startedEventId = (old.activityTaskCompletedEventAttributes as { startedEventId: string })
+      .startedEventId;
+    const { eventType, attributes } = closing(scheduled.eventId, startedEventId);
+    const key = Object.keys(old).find((k) => k.endsWith('EventAttributes'))!;
+    const replaced: JsonEvent = { ...old, eventType };
+    delete replaced[key];
+    Object.assign(replaced, attributes);
+    json.events[index] = replaced;
+    const dispatch = timelineFromHistory(historyFromJSON(json)).dispatches[1]!;
+    expect(dispatch.event).toBe('UserPromptSubmit');
+    return dispatch;
+  }
+
+  it('an activity timed out on its heartbeat: worker_lost, timed by its events', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT',
+      attributes: {
+        activityTaskTimedOutEventAttributes: {
+          failure: {
+            message: 'activity Heartbeat timeout',
+            timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_HEARTBEAT' },
+          },
+          scheduledEventId,
+          startedEventId,
+          retryState: 'RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED',
+        },
+      },
+    }));
+    expect(dispatch.decision).toBe('worker_lost');
+    expect(dispatch.reason).toBe('the worker running the dispatch was lost (HEARTBEAT)');
+    expect(dispatch.durationMs).toBeGreaterThanOrEqual(0);
+  });
+
+  it('an activity timed out start-to-close: worker_lost (START_TO_CLOSE)', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT',
+      attributes: {
+        activityTaskTimedOutEventAttributes: {
+          failure: {
+            message: 'activity StartToClose timeout',
+            timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_START_TO_CLOSE' },
+          },
+          scheduledEventId,
+          startedEventId,
+        },
+      },
+    }));
+    expect(dispatch.reason).toBe('the worker running the dispatch was lost (START_TO_CLOSE)');
+  });
+
+  it('a failed activity: error, with the failure message as the reason', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_FAILED',
+      attributes: {
+        activityTaskFailedEventAttributes: {
+          failure: { message: 'registry has no agent named x', applicationFailureInfo: {} },
+          scheduledEventId,
+          startedEventId,
+        },
+      },
+    }));
+    expect(dispatch).toMatchObject({
+      decision: 'error',
+      reason: 'registry has no agent named x',
+    });
+  });
+
+  it('several callbacks: the first skip or abort decides, later ones do not', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED',
+      attributes: {
+        activityTaskCompletedEventAttributes: {
+          result: {
+            payloads: [
+              jsonPayload({
+                status: 'completed',
+                outputs: [
+                  { action: 'continue', modifiedInput: { userPrompt: 'x' } },
+                  { action: 'skip', reason: 'cached answer' },
+                  { action: 'abort', reason: 'too late to matter' },
+                ],
+                callbackCount: 3,
+                durationMs: 4.5,
+              }),
+            ],
+          },
+          scheduledEventId,
+          startedEventId,
+        },
+      },
+    }));
+    expect(dispatch).toMatchObject({
+      decision: 'skip',
+      decidedBy: 1,
+      reason: 'cached answer',
+      callbackCount: 3,
+      durationMs: 4.5,
+    });
+  });
+
+  it('a callback error reported by the dispatch names its callback', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED',
+      attributes: {
+        activityTaskCompletedEventAttributes: {
+          result: {
+            payloads: [
+              jsonPayload({
+                status: 'error',
+                error: { name: 'Error', message: 'boom' },
+                callbackIndex: 1,
+                callbackCount: 2,
+                durationMs: 2,
+              }),
+            ],
+          },
+          scheduledEventId,
+          startedEventId,
+        },
+      },
+    }));
+    expect(dispatch).toMatchObject({ decision: 'error', decidedBy: 1, reason: 'boom' });
+  });
+
+  it('a tool event shows payload.toolName and toolUseId', () => {
+    const json = readJson('prompts-and-close.json');
+    const scheduled = dispatchScheduledEvents(json)[1]!;
+    const attributes = scheduled.activityTaskScheduledEventAttributes as {
+      input: { payloads: Array<{ data: string }> };
+    };
+    const input = decodeJsonPayload(attributes.input.payloads[0]!) as Record<string, unknown>;
+    attributes.input.payloads[0] = jsonPayload({
+      ...input,
+      event: 'PreToolUse',
+      payload: { toolName: 'Write', toolInput: { file_path: 'a.txt' }, toolUseId: 'call_0_0' },
+    });
+    const dispatch = timelineFromHistory(historyFromJSON(json)).dispatches[1]!;
+    expect(dispatch).toMatchObject({
+      event: 'PreToolUse',
+      toolName: 'Write',
+      toolUseId: 'call_0_0',
+    });
+    expect(renderTimeline(timelineFromHistory(historyFromJSON(json)))).toMatch(
+      /\n1 +PreToolUse +Write +1 +continue/,
+    );
+  });
+
+  it('an open session: the running dispatch has no duration and the status is RUNNING', () => {
+    const json = readJson('abort.json');
+    const scheduled = dispatchScheduledEvents(json)[1]!;
+    const cut = closingEventIndex(json, scheduled.eventId);
+    json.events = json.events.slice(0, cut);
+    const timeline = timelineFromHistory(historyFromJSON(json));
+    expect(timeline.status).toBe('RUNNING');
+    expect(timeline.closedAt).toBeUndefined();
+    expect(timeline.sessionEndMarker).toBeUndefined();
+    expect(decisions(timeline)).toEqual(['SessionStart:continue', 'UserPromptSubmit:running']);
+    expect(timeline.dispatches[1]!.durationMs).toBeUndefined();
+    expect(timeline.dispatches[1]!.cancelRequested).toBe(true);
+    expect(renderTimeline(timeline)).toMatch(/status: RUNNING$/);
+  });
+
+  it('a timeout whose callback never settled and whose worker is gone: cleanup lost', () => {
+    const json = readJson('timeout-fail-closed.json');
+    const settle = json.events.find(
+      (e) =>
+        (e.activityTaskScheduledEventAttributes as { activityType?: { name: string } } | undefined)
+          ?.activityType?.name === 'awaitHookSettled',
+    )!;
+    const index = closingEventIndex(json, settle.eventId);
+    const old = json.events[index]!;
+    json.events[index] = {
+      eventId: old.eventId,
+      eventTime: old.eventTime,
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT',
+      activityTaskTimedOutEventAttributes: {
+        failure: {
+          message: 'timeout',
+          timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_HEARTBEAT' },
+        },
+        scheduledEventId: settle.eventId,
+      },
+    };
+    const timeline = timelineFromHistory(historyFromJSON(json));
+    expect(timeline.dispatches[1]).toMatchObject({ decision: 'timeout', cleanup: 'lost' });
+
+    json.events = json.events.slice(0, index);
+    const open = timelineFromHistory(historyFromJSON(json));
+    expect(open.dispatches[1]).toMatchObject({ decision: 'timeout', cleanup: 'pending' });
+  });
+
+  it('refuses what is not a workflow history', () => {
+    expect(() => timelineFromHistory({ events: [] })).toThrow(/no events/);
+    const json = readJson('abort.json');
+    json.events = json.events.slice(1);
+    expect(() => timelineFromHistory(historyFromJSON(json))).toThrow(
+      /first event is not WorkflowExecutionStarted/,
+    );
+  });
+});
+
+describe('renderTimeline', () => {
+  it('prints one row per dispatch, the marker before SessionEnd, and the final status', () => {
+    const text = renderTimeline(timelineOf('session-end-failed-then-closed.json'));
+    const lines = text.split('\n');
+    expect(lines[0]).toBe(
+      'session fixture-session-end-retry (workflow session-fixture-session-end-retry): 30 history events',
+    );
+    const header = lines.findIndex((l) => l.startsWith('SEQ'));
+    expect(lines[header]).toMatch(/^SEQ +EVENT +TOOL +CALLBACKS +DECISION +REASON +DURATION$/);
+    expect(lines[header + 1]).toMatch(/^0 +SessionStart +1 +continue +0\.5 ms$/);
+    expect(lines[header + 2]).toMatch(
+      /^-- +SessionEnd marker +reason=other +recorded .* \(event 17\)$/,
+    );
+    expect(lines[header + 3]).toMatch(/^1 +SessionEnd +1 +error +flush failed +1\.8 ms$/);
+    expect(lines.at(-1)).toMatch(/^status: COMPLETED at \S+ \(end reason other, 0 prompts\)$/);
+    // Aligned: every row's DECISION cell starts in the same column.
+    const column = lines[header]!.indexOf('DECISION');
+    expect(lines[header + 1]!.slice(column).startsWith('continue')).toBe(true);
+    expect(lines[header + 3]!.slice(column).startsWith('error')).toBe(true);
+  });
+});
+
+describe('describeNondeterminism', () => {
+  const wrap = (core: string) =>
+    'Replay failed with a nondeterminism error. This means that the workflow code as written is ' +
+    'not compatible with the history that was fed in. Details: Workflow activation completion ' +
+    `failed: Failure { failure: Some(Failure { message: "${core}", source: "" }) }`;
+
+  it('takes the core message and the event it names', () => {
+    const report = describeNondeterminism(
+      wrap(
+        '[TMPRL1100] Nondeterminism error: Activity machine does not handle this event: HistoryEvent(id: 20, TimerStarted)',
+      ),
+    );
+    expect(report).toEqual({
+      message:
+        '[TMPRL1100] Nondeterminism error: Activity machine does not handle this event: HistoryEvent(id: 20, TimerStarted)',
+      eventId: 20,
+      eventType: 'TimerStarted',
+    });
+  });
+
+  it('places a renamed activity by its unique scheduled event', () => {
+    const json = readJson('prompts-and-close.json');
+    const scheduled = dispatchScheduledEvents(json)[1]!;
+    (
+      scheduled.activityTaskScheduledEventAttributes as { activityType: { name: string } }
+    ).activityType.name = 'renamedActivity';
+    const report = describeNondeterminism(
+      wrap(
+        "[TMPRL1100] Nondeterminism error: Activity type of scheduled event 'renamedActivity' does not match activity type of activity command 'dispatchHook'",
+      ),
+      historyFromJSON(json),
+    );
+    expect(report.eventId).toBe(Number(scheduled.eventId));
+    expect(report.eventType).toBe('ActivityTaskScheduled');
+  });
+
+  it('says nothing of where when nothing tells', () => {
+    expect(describeNondeterminism('something odd')).toEqual({ message: 'something odd' });
+  });
+});
