@@ -7,18 +7,62 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { AgentSdkError, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
-import { Queries, type ModelStepInput, type ModelStepOutput } from '../src/common/protocol.js';
+import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
+import { readConversation } from '../src/conversation-reader.js';
 import type { AgentRegistry } from '../src/registry.js';
+
+/** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
+const MODEL_HEARTBEAT_MS = 250;
+
+/** Longest assistant text kept from one step, characters; more is cut with a marker. */
+export const MAX_MODEL_TEXT_CHARS = 524_288;
+
+/**
+ * A step's output must fit Temporal's 2 MiB payload limit. Over-long text is cut (the rest
+ * could never be recorded); tool calls too big to record fail the step without retries.
+ */
+function boundOutput(output: ModelStepOutput): ModelStepOutput {
+  const bounded =
+    output.text.length > MAX_MODEL_TEXT_CHARS
+      ? {
+          ...output,
+          text: `${output.text.slice(0, MAX_MODEL_TEXT_CHARS)}\n[... truncated: the model returned ${output.text.length} characters ...]`,
+        }
+      : output;
+  const bytes = Buffer.byteLength(JSON.stringify(bounded));
+  if (bytes > 1_500_000) {
+    throw ApplicationFailure.create({
+      type: 'ModelError',
+      message: `The model step's output is ${bytes} bytes (tool call inputs included); the limit is 1500000`,
+      nonRetryable: true,
+      details: [
+        {
+          name: 'ModelError',
+          code: 'MODEL_ERROR',
+          message: `The model step's output is ${bytes} bytes; the limit is 1500000`,
+        },
+      ],
+    });
+  }
+  return bounded;
+}
 
 /** Build `modelStep`. */
 export function createModelActivities(deps: { registry: AgentRegistry }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
     const { model, tools } = deps.registry.agent(input.agentName);
-    const heartbeat = setInterval(() => ctx.heartbeat(), 5000);
+    // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
+    const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
       const messages = await conversationOf(ctx);
-      return await model.step({ ...input, messages, tools, signal: ctx.cancellationSignal });
+      const output = await model.step({
+        ...input,
+        messages,
+        tools,
+        signal: ctx.cancellationSignal,
+      });
+      return boundOutput(output);
     } catch (error) {
       // Our own errors (a script that ran out, a 401) are not worth retrying; anything
       // else (a 429, a reset connection) goes through the activity's retry policy.
@@ -46,7 +90,5 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
 async function conversationOf(ctx: Context): Promise<ConversationMessage[]> {
   const workflowId = ctx.info.workflowExecution?.workflowId;
   if (!workflowId) return [];
-  return ctx.client.workflow
-    .getHandle(workflowId)
-    .query<ConversationMessage[]>(Queries.conversation);
+  return readConversation(ctx.client.workflow.getHandle(workflowId));
 }

@@ -6,7 +6,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { serializeError } from '../src/common/errors.js';
+import { ToolError, serializeError } from '../src/common/errors.js';
 import { normalizePermission } from '../src/common/permission.js';
 import type {
   CheckPermissionInput,
@@ -59,6 +59,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
       };
     }
     const ctx = Context.current();
+    // Heartbeats carry cancellation: without them the function's signal never fires on abort.
+    const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
     try {
       const value = await agent.permission({
         toolName: input.toolName,
@@ -82,6 +84,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
     } catch (error) {
       if (error instanceof CancelledFailure) throw error;
       return { ok: false, error: serializeError(error) };
+    } finally {
+      clearInterval(heartbeat);
     }
   }
 
@@ -94,16 +98,39 @@ export function createToolActivities(deps: ToolActivityDeps) {
       return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
     }
     const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+    // The tool's time budget, enforced here for every tool: its signal aborts at the budget
+    // and the call ends with a timeout result even if the tool ignores the signal.
+    const timeout = new AbortController();
+    const timer = setTimeout(
+      () => timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
+      input.timeoutMs,
+    );
+    const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
+    const timedOut = new Promise<ExecuteToolOutput>((resolve) => {
+      timeout.signal.addEventListener('abort', () => {
+        const message = `Tool ${input.toolName} timed out after ${input.timeoutMs} ms`;
+        resolve({ status: 'error', model: message, error: { message, type: 'TimeoutError' } });
+      });
+    });
     try {
-      const result = await runTool(tool, input.input, {
+      const running = runTool(tool, input.input, {
         sessionId: input.sessionId,
         toolUseId: input.toolUseId,
-        signal: ctx.cancellationSignal,
+        signal,
         workspaceRoots: agent.workspaceRoots,
         heartbeat: (details?: unknown) => ctx.heartbeat(details),
         timeoutMs: input.timeoutMs,
         maxOutputBytes: agent.maxToolOutputBytes,
       });
+      // A tool that honours its signal reports its own timeout result (e.g. Bash, after
+      // killing its process group); one that does not is answered for at the budget.
+      const result = await Promise.race([
+        running,
+        timedOut.then(async (fallback) => {
+          const settled = await Promise.race([running, delay(2_000).then(() => undefined)]);
+          return settled ?? fallback;
+        }),
+      ]);
       // A cancelled call reports as cancelled, after the tool cleaned up (e.g. killed its
       // process group), so the workflow knows nothing is left running.
       if (ctx.cancellationSignal.aborted)
@@ -115,4 +142,16 @@ export function createToolActivities(deps: ToolActivityDeps) {
   }
 
   return { describeToolCall, checkPermission, executeTool };
+}
+
+/** The reason a tool's signal aborts with when its time budget runs out. */
+class ToolTimeoutError extends ToolError {
+  constructor(toolName: string, timeoutMs: number) {
+    super(`Tool ${toolName} exceeded ${timeoutMs}ms`);
+    this.name = 'TimeoutError';
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -39,6 +39,7 @@ import type { ConversationMessage } from './common/conversation.js';
 import type { JsonObject } from './common/json.js';
 import type { PendingPermission } from './common/permission.js';
 import type { Prompt } from './common/types.js';
+import { readConversation } from './conversation-reader.js';
 import { localAbortReason, rememberAbortReason } from './registry.js';
 
 /** Options of {@link Session.send}. */
@@ -222,7 +223,12 @@ export class Session {
         ...(options.updatedInput ? { updatedInput: options.updatedInput } : {}),
       },
     };
-    await this.#update(Updates.decidePermission, [request], `decide-${requestId}-allow`);
+    // The same answer retried runs once; a different answer to the same request is refused.
+    await this.#update(
+      Updates.decidePermission,
+      [request],
+      `decide-${requestId}-${answerKey(request.answer)}`,
+    );
   }
 
   /**
@@ -242,12 +248,16 @@ export class Session {
         ...(options.interrupt ? { interrupt: true } : {}),
       },
     };
-    await this.#update(Updates.decidePermission, [request], `decide-${requestId}-deny`);
+    await this.#update(
+      Updates.decidePermission,
+      [request],
+      `decide-${requestId}-${answerKey(request.answer)}`,
+    );
   }
 
   /** The conversation so far (provider-neutral messages). */
   async conversation(): Promise<ConversationMessage[]> {
-    return this.#handle.query<ConversationMessage[]>(Queries.conversation);
+    return readConversation(this.#handle);
   }
 
   /** Every hook dispatch so far, in order; works on open and closed sessions. */
@@ -397,4 +407,12 @@ function checkPromptSize(prompt: Prompt): void {
         `(Temporal rejects payloads over 2 MiB). Put large content in a workspace file instead.`,
     );
   }
+}
+
+/** A short stable key of an answer, so update ids differ when answers do. */
+function answerKey(answer: PermissionDecisionRequest['answer']): string {
+  const text = JSON.stringify(answer);
+  let hash = 5381;
+  for (let i = 0; i < text.length; i++) hash = ((hash * 33) ^ text.charCodeAt(i)) >>> 0;
+  return `${answer.behavior}-${hash.toString(36)}`;
 }

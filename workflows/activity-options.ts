@@ -90,6 +90,7 @@ export function checkPermissionActivity(taskQueue: string) {
   return proxyActivities<Activities>({
     taskQueue,
     startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: 10_000,
     retry: { maximumAttempts: 1 },
     cancellationType: ActivityCancellationType.TRY_CANCEL,
   }).checkPermission;

@@ -26,7 +26,12 @@ import type {
 import type { ToolResult } from '../src/common/types.js';
 import { modelStepActivity } from './activity-options.js';
 import { dispatchEvent } from './dispatch.js';
-import { cancelledResult, runToolCall, type ToolPipelineState } from './tool-pipeline.js';
+import {
+  cancelledResult,
+  runToolCall,
+  type ToolCallOutcome,
+  type ToolPipelineState,
+} from './tool-pipeline.js';
 import { hookFailure, toFailure } from './failures.js';
 
 /** Run one prompt to its end. Cancellation (abort) propagates to the caller. */
@@ -132,6 +137,7 @@ async function runToolCalls(
 ): Promise<boolean> {
   const results: ToolResultMessagePart[] = [];
   let interrupted = false;
+  let executed: ToolCallOutcome | undefined;
   const push = (call: ToolCall, result: ToolResult) =>
     results.push({
       toolUseId: call.toolUseId,
@@ -151,12 +157,23 @@ async function runToolCalls(
         });
         continue;
       }
-      const outcome = await runToolCall(state, call, requestId);
+      const outcome = await runToolCall(state, call, requestId, (ran) => (executed = ran));
+      executed = undefined;
       push(call, outcome.result);
       records.push(outcome.record);
       interrupted = outcome.interrupt;
     }
   } finally {
+    // Aborted after the current call's tool ran: the model learns what really happened.
+    const ran = executed as ToolCallOutcome | undefined;
+    if (ran && results.length < calls.length) {
+      const call = calls[results.length]!;
+      push(call, {
+        ...ran.result,
+        model: `${ran.result.model}\n[the prompt was aborted after this tool ran]`,
+      });
+      records.push(ran.record);
+    }
     for (const call of calls.slice(results.length)) {
       push(call, cancelledResult(call.toolName, 'the prompt was aborted'));
       records.push({

@@ -25,7 +25,9 @@ import { applySessionStart } from '../src/common/hook-rules.js';
 import {
   Queries,
   Updates,
+  CONVERSATION_PAGE_BYTES,
   type AbortRecord,
+  type ConversationPage,
   type AbortRequest,
   type PermissionDecisionRequest,
   type CloseResult,
@@ -61,6 +63,9 @@ export const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
 export const describeQuery = defineQuery<SessionDescription>(Queries.describe);
 export const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
 export const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conversation);
+export const conversationPageQuery = defineQuery<ConversationPage, [number]>(
+  Queries.conversationPage,
+);
 export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
 export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
   Updates.decidePermission,
@@ -322,6 +327,19 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     },
   );
   setHandler(conversationQuery, () => state.messages);
+  setHandler(conversationPageQuery, (from) => {
+    const messages: ConversationMessage[] = [];
+    let bytes = 0;
+    let index = Math.max(0, Math.floor(Number(from) || 0));
+    for (; index < state.messages.length; index++) {
+      const message = state.messages[index]!;
+      const size = JSON.stringify(message).length;
+      if (messages.length > 0 && bytes + size > CONVERSATION_PAGE_BYTES) break;
+      messages.push(message);
+      bytes += size;
+    }
+    return { messages, next: index < state.messages.length ? index : null };
+  });
   setHandler(pendingPermissionsQuery, () =>
     [...state.pendingPermissions.values()].map((e) => e.request),
   );

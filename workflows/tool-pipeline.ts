@@ -56,6 +56,7 @@ export async function runToolCall(
   state: ToolPipelineState,
   call: ToolCall,
   requestId: string,
+  onExecuted: (outcome: ToolCallOutcome) => void = () => undefined,
 ): Promise<ToolCallOutcome> {
   const { toolName, toolUseId } = call;
   let input: JsonObject = call.input;
@@ -96,7 +97,7 @@ export async function runToolCall(
   }
 
   // 2. What the call is: its kind and the paths it touches.
-  const description = await describeToolCallActivity()({
+  let description = await describeToolCallActivity()({
     agentName: state.input.agentName,
     toolName,
     input,
@@ -128,6 +129,14 @@ export async function runToolCall(
       input = decision.toolInput;
       if (decision.kind === 'deny')
         return end(deniedResult(toolName, decision.message), 'denied', decision.interrupt);
+      // Edited input: the policy must judge the paths the call will really touch.
+      if (merged.modifiedInput) {
+        description = await describeToolCallActivity()({
+          agentName: state.input.agentName,
+          toolName,
+          input,
+        });
+      }
     }
   } catch (error) {
     if (isCancellation(error)) throw error;
@@ -178,6 +187,9 @@ export async function runToolCall(
     const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
     result = { status: 'error', model: message, error: { message, type: 'ToolExecutionFailed' } };
   }
+
+  // The tool ran: if the prompt is aborted from here on, its result still stands.
+  onExecuted(end(result, result.status === 'success' ? 'success' : 'error'));
 
   // 6. PostToolUse or PostToolUseFailure.
   if (result.status === 'success') {

@@ -6,7 +6,7 @@
  */
 import type { SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
-import type { ToolCall } from './conversation.js';
+import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
 import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
 import type {
@@ -33,6 +33,7 @@ export const Queries = {
   describe: 'describe',
   abortReason: 'abortReason',
   conversation: 'conversation',
+  conversationPage: 'conversationPage',
   pendingPermissions: 'pendingPermissions',
 } as const;
 
@@ -284,3 +285,13 @@ export interface ExecuteToolInput {
 
 /** What `executeTool` returns. */
 export type ExecuteToolOutput = ToolResult;
+
+/** One page of the conversation: query answers must stay under Temporal's 2 MiB limit. */
+export interface ConversationPage {
+  messages: ConversationMessage[];
+  /** Index to ask for next, or `null` at the end. */
+  next: number | null;
+}
+
+/** Most bytes of JSON in one conversation page (at least one message is always returned). */
+export const CONVERSATION_PAGE_BYTES = 1_000_000;

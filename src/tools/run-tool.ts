@@ -96,5 +96,50 @@ export async function runTool<Input extends JsonObject>(
     result = fromThrown(tool.name, thrown);
   }
   const capped = capOutput(result.model, context.maxOutputBytes);
-  return capped.truncated ? { ...result, model: capped.text } : result;
+  return boundResult(
+    capped.truncated ? { ...result, model: capped.text } : result,
+    context.maxOutputBytes,
+  );
+}
+
+/** Largest `data` or `metadata` a result keeps, bytes of JSON; bigger ones are replaced by a note. */
+export const MAX_RESULT_EXTRA_BYTES = 262_144;
+
+/**
+ * Keep a result small and serialisable whatever the tool put in it: `display` and error
+ * texts are capped like `model`, and `data`/`metadata` that JSON cannot carry or that are
+ * too big are replaced by a note. The tool ran; its result must reach the workflow (whose
+ * payloads are limited to 2 MiB) rather than be lost to a serialisation failure.
+ */
+function boundResult(result: ToolResult, maxBytes: number): ToolResult {
+  const text = (value: string) => capOutput(value, maxBytes).text;
+  const out: ToolResult = { ...result };
+  if (out.display) {
+    out.display = {
+      summary: text(String(out.display.summary)),
+      ...(out.display.detail !== undefined ? { detail: text(String(out.display.detail)) } : {}),
+    };
+  }
+  if (out.status === 'error') {
+    out.error = { ...out.error, message: text(String(out.error.message)) };
+    if (out.error.details !== undefined && !fitsJson(out.error.details)) {
+      out.error.details = '[details dropped: not JSON or over 256 KiB]';
+    }
+  }
+  if (out.status === 'success' && out.data !== undefined && !fitsJson(out.data)) {
+    out.data = '[data dropped: not JSON or over 256 KiB]';
+  }
+  if (out.metadata !== undefined && !fitsJson(out.metadata)) {
+    out.metadata = { dropped: 'metadata was not JSON or over 256 KiB' };
+  }
+  return out;
+}
+
+function fitsJson(value: unknown): boolean {
+  try {
+    const json = JSON.stringify(value);
+    return json !== undefined && Buffer.byteLength(json) <= MAX_RESULT_EXTRA_BYTES;
+  } catch {
+    return false;
+  }
 }

@@ -133,7 +133,7 @@ export async function normalizeRoots(roots: readonly string[]): Promise<string[]
 async function followPath(
   absolutePath: string,
   onLoop: () => never,
-): Promise<{ path: string; exists: boolean }> {
+): Promise<{ path: string; exists: boolean; climbsThroughMissing?: boolean }> {
   const fsRoot = parse(absolutePath).root;
   const pending = absolutePath.slice(fsRoot.length).split(sep).filter(Boolean);
   let current = fsRoot;
@@ -151,7 +151,10 @@ async function followPath(
       isLink = (await lstat(next)).isSymbolicLink();
     } catch (error) {
       if (!isErrnoException(error, 'ENOENT', 'ENOTDIR')) throw error;
-      // Nothing exists from here on: the rest is what a write would create.
+      // Nothing exists from here on: the rest is what a write would create. A `..` after a
+      // missing folder cannot be walked (the kernel fails it too); resolving it as text
+      // would climb back into real folders whose symlinks were never followed.
+      if (pending.includes('..')) return { path: next, exists: false, climbsThroughMissing: true };
       return { path: resolve(next, ...pending), exists: false };
     }
     if (!isLink) {
@@ -204,6 +207,14 @@ export async function resolveInWorkspace(
       `Too many symlinks while resolving '${path}'`,
     );
   });
+  if (followed.climbsThroughMissing) {
+    throw new WorkspaceError(
+      'not_found',
+      path,
+      realRoots,
+      `Path '${path}' goes through a folder that does not exist ('${followed.path}') and then '..'`,
+    );
+  }
   if (!realRoots.some((root) => isInside(root, followed.path))) {
     throw new WorkspaceError(
       'outside_workspace',

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ToolResult } from '../../common/types.js';
@@ -175,6 +175,9 @@ export const Bash = defineTool({
     // An 'error' after spawn (a failed kill) has nothing left to reject; keep it from crashing.
     child.on('error', () => undefined);
     const pid = child.pid as number;
+    // If this worker process dies (SIGKILL, OOM), nothing here can stop the group: a watchdog
+    // in a group of its own kills it within a second of the worker's death.
+    const watchdog = startOrphanWatchdog(pid);
 
     let stoppedBy: 'abort' | 'timeout' | undefined;
     let killTimer: NodeJS.Timeout | undefined;
@@ -190,7 +193,13 @@ export const Bash = defineTool({
       stoppedBy ??= reason;
       stopGroup();
     };
-    const onAbort = (): void => stop('abort');
+    // The activity aborts the signal with a TimeoutError when the tool's budget runs out.
+    const onAbort = (): void =>
+      stop(
+        (context.signal.reason as { name?: unknown } | undefined)?.name === 'TimeoutError'
+          ? 'timeout'
+          : 'abort',
+      );
     context.signal.addEventListener('abort', onAbort, { once: true });
     // An abort while bash was starting fired no event.
     if (context.signal.aborted) onAbort();
@@ -239,9 +248,44 @@ export const Bash = defineTool({
       if (await groupAlive(pid)) signalGroup(pid, 'SIGKILL');
     }
 
+    stopWatchdog(watchdog);
     return buildResult(input.command, collected, maxBytes, exit, stoppedBy, timeoutMs, started);
   },
 });
+
+/**
+ * A tiny detached shell that polls this process every second and, once it is gone, kills
+ * the command's process group. Stopped (with its own group) when the command ends normally.
+ */
+function startOrphanWatchdog(groupId: number): ChildProcess | undefined {
+  try {
+    const watchdog = spawn(
+      'bash',
+      [
+        '-c',
+        'while kill -0 "$1" 2>/dev/null && kill -0 -- "-$2" 2>/dev/null; do sleep 1; done; kill -0 "$1" 2>/dev/null || kill -KILL -- "-$2" 2>/dev/null',
+        'watchdog',
+        String(process.pid),
+        String(groupId),
+      ],
+      { detached: true, stdio: 'ignore' },
+    );
+    watchdog.on('error', () => undefined);
+    watchdog.unref();
+    return watchdog;
+  } catch {
+    return undefined;
+  }
+}
+
+function stopWatchdog(watchdog: ChildProcess | undefined): void {
+  if (watchdog?.pid === undefined) return;
+  try {
+    process.kill(-watchdog.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
 
 function buildResult(
   command: string,
