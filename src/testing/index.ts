@@ -12,3 +12,20 @@ export {
   type ScriptedToolCall,
   type RecordedModelRequest,
 } from './scripted-model.js';
+export {
+  createHookTestEnv,
+  replaySessionHistories,
+  type HookTestEnv,
+  type HookTestEnvOptions,
+  type SessionHistory,
+  type SessionRef,
+} from './hook-test-env.js';
+export {
+  assertDecision,
+  assertDispatched,
+  assertDispatchOrder,
+  assertSessionStartEndOnce,
+  assertToolNeverRan,
+  type DispatchOrderOptions,
+  type ExpectedDecision,
+} from './assertions.js';

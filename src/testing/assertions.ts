@@ -1,0 +1,289 @@
+/**
+ * Assertions on a session's real Temporal history, for any test runner (vitest, jest,
+ * `node:test`): plain async functions that resolve when the assertion holds and reject with
+ * a `node:assert` `AssertionError` (with `actual` and `expected`, so runners show a diff)
+ * whose message lists what the history recorded.
+ *
+ * Every function takes the {@link HookTestEnv} and a session it created; another session is
+ * rejected with a clear `Error`.
+ *
+ * @module
+ */
+import { AssertionError } from 'node:assert';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { HistoryDecision, HistoryDispatch } from '../cli/history-timeline.js';
+import type { HookEvent } from '../common/hook-events.js';
+import type { HookTestEnv, SessionRef } from './hook-test-env.js';
+
+/** Name of the activity that runs a tool, as the workflow schedules it. */
+const EXECUTE_TOOL_ACTIVITY = 'executeTool';
+
+/**
+ * Assert that `event` was dispatched exactly `times` times in the session.
+ * Events without callbacks are never dispatched.
+ * @throws {AssertionError} with the session's dispatches when the count differs.
+ */
+export async function assertDispatched(
+  env: HookTestEnv,
+  session: SessionRef,
+  event: HookEvent,
+  times: number,
+): Promise<void> {
+  const { id, dispatches } = await dispatchesOf(env, session);
+  const actual = dispatches.filter((d) => d.event === event).length;
+  if (actual !== times) {
+    fail(
+      `Expected ${event} to be dispatched ${plural(times)} in session ${id}, ` +
+        `but it was dispatched ${plural(actual)}.\n${listDispatches(dispatches)}`,
+      actual,
+      times,
+      'strictEqual',
+    );
+  }
+}
+
+/** Options of {@link assertDispatchOrder}. */
+export interface DispatchOrderOptions {
+  /**
+   * Compare only the dispatches of these events (the others are left out of the actual
+   * sequence first). @default every dispatch
+   */
+  only?: readonly HookEvent[];
+}
+
+/**
+ * Assert the exact sequence of dispatched events (optionally only some events), e.g.
+ * `['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'TaskCompleted', 'SessionEnd']`.
+ * @throws {AssertionError} with both sequences side by side and the first difference marked.
+ */
+export async function assertDispatchOrder(
+  env: HookTestEnv,
+  session: SessionRef,
+  events: readonly HookEvent[],
+  options: DispatchOrderOptions = {},
+): Promise<void> {
+  const { id, dispatches } = await dispatchesOf(env, session);
+  const only = options.only;
+  const actual = dispatches
+    .map((d) => d.event)
+    .filter((event) => !only || (only as readonly string[]).includes(event));
+  const expected = [...events] as string[];
+  const firstDiff = firstDifference(actual, expected);
+  if (firstDiff === -1) return;
+  const rows: string[] = [];
+  for (let i = 0; i < Math.max(actual.length, expected.length); i++) {
+    const marker = i === firstDiff ? '>' : ' ';
+    rows.push(
+      `${marker} ${String(i).padStart(2)}  ${(expected[i] ?? '(none)').padEnd(20)}  ${actual[i] ?? '(none)'}`,
+    );
+  }
+  const filtered = only ? ` (only ${only.join(', ')})` : '';
+  fail(
+    `Dispatch order of session ${id}${filtered} differs at position ${firstDiff}:\n` +
+      `     ${'expected'.padEnd(20)}  actual\n${rows.join('\n')}`,
+    actual,
+    expected,
+    'deepStrictEqual',
+  );
+}
+
+/** What {@link assertDecision} expects of one dispatch. */
+export interface ExpectedDecision {
+  /** The dispatch's event. */
+  event: HookEvent;
+  /** Only dispatches for this tool (tool events). */
+  toolName?: string;
+  /** The merged decision: `continue`, `skip`, `abort`, or how it failed (`error`, `timeout`, ...). */
+  action: HistoryDecision;
+  /** 0-based index of the callback that decided (skip/abort) or failed. */
+  decidedBy?: number;
+  /** The reason, exactly, or a pattern it must match. */
+  reason?: string | RegExp;
+  /** Which of the matching dispatches, 0-based. @default 0 */
+  nth?: number;
+}
+
+/**
+ * Assert how one dispatch was decided: its merged action, and optionally which callback
+ * decided and why.
+ * @throws {AssertionError} when there is no such dispatch or it was decided otherwise.
+ */
+export async function assertDecision(
+  env: HookTestEnv,
+  session: SessionRef,
+  expected: ExpectedDecision,
+): Promise<void> {
+  const { id, dispatches } = await dispatchesOf(env, session);
+  const nth = expected.nth ?? 0;
+  const what = `${expected.event}${expected.toolName ? ` (tool ${expected.toolName})` : ''}`;
+  const matching = dispatches.filter(
+    (d) =>
+      d.event === expected.event &&
+      (expected.toolName === undefined || d.toolName === expected.toolName),
+  );
+  const dispatch = matching[nth];
+  if (!dispatch) {
+    fail(
+      `Expected a ${ordinal(nth)} ${what} dispatch in session ${id}, but there ` +
+        `${matching.length === 1 ? 'is 1' : `are ${matching.length}`}.\n${listDispatches(dispatches)}`,
+      matching.length,
+      nth + 1,
+      '>=',
+    );
+  }
+  const actualView: Record<string, unknown> = { action: dispatch.decision };
+  const expectedView: Record<string, unknown> = { action: expected.action };
+  const wrong: string[] = [];
+  if (dispatch.decision !== expected.action) {
+    wrong.push(`action: expected ${expected.action}, got ${dispatch.decision}`);
+  }
+  if (expected.decidedBy !== undefined) {
+    actualView.decidedBy = dispatch.decidedBy;
+    expectedView.decidedBy = expected.decidedBy;
+    if (dispatch.decidedBy !== expected.decidedBy) {
+      wrong.push(
+        `decidedBy: expected callback ${expected.decidedBy}, got ${dispatch.decidedBy === undefined ? 'none' : `callback ${dispatch.decidedBy}`}`,
+      );
+    }
+  }
+  if (expected.reason !== undefined) {
+    actualView.reason = dispatch.reason;
+    expectedView.reason = String(expected.reason);
+    const ok =
+      typeof expected.reason === 'string'
+        ? dispatch.reason === expected.reason
+        : dispatch.reason !== undefined && expected.reason.test(dispatch.reason);
+    if (!ok) {
+      wrong.push(
+        `reason: expected ${typeof expected.reason === 'string' ? JSON.stringify(expected.reason) : `to match ${String(expected.reason)}`}, ` +
+          `got ${dispatch.reason === undefined ? 'none' : JSON.stringify(dispatch.reason)}`,
+      );
+    }
+  }
+  if (wrong.length > 0) {
+    fail(
+      `The ${ordinal(nth)} ${what} dispatch of session ${id} (dispatch #${dispatch.seq}, ` +
+        `history event ${dispatch.scheduledEventId}) was decided otherwise:\n` +
+        `${wrong.map((w) => `  ${w}`).join('\n')}\n${listDispatches(dispatches)}`,
+      actualView,
+      expectedView,
+      'deepStrictEqual',
+    );
+  }
+}
+
+/**
+ * Assert that the session never scheduled an `executeTool` activity for `toolName`: the
+ * tool never started, whatever the hooks or the permission check said.
+ * @throws {AssertionError} naming each history event that scheduled it, with its input.
+ */
+export async function assertToolNeverRan(
+  env: HookTestEnv,
+  session: SessionRef,
+  toolName: string,
+): Promise<void> {
+  const history = await env.history(session);
+  const id = typeof session === 'string' ? session : session.id;
+  const ran: string[] = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
+    const payload = scheduled.input?.payloads?.[0];
+    let input: { toolName?: unknown; input?: unknown } | undefined;
+    try {
+      input = payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
+    } catch {
+      input = undefined;
+    }
+    if (input?.toolName === toolName) {
+      ran.push(`  history event ${String(event.eventId)}: input ${JSON.stringify(input.input)}`);
+    }
+  }
+  if (ran.length > 0) {
+    fail(
+      `Expected tool ${toolName} never to run in session ${id}, but executeTool was ` +
+        `scheduled for it ${plural(ran.length)}:\n${ran.join('\n')}`,
+      ran.length,
+      0,
+      'strictEqual',
+    );
+  }
+}
+
+/**
+ * Assert that SessionStart and SessionEnd were each dispatched exactly once (so the session
+ * was closed, and SessionEnd did not run twice). Both events need a callback.
+ * @throws {AssertionError} with the counts and the session's dispatches.
+ */
+export async function assertSessionStartEndOnce(
+  env: HookTestEnv,
+  session: SessionRef,
+): Promise<void> {
+  const { id, dispatches } = await dispatchesOf(env, session);
+  const actual = {
+    SessionStart: dispatches.filter((d) => d.event === 'SessionStart').length,
+    SessionEnd: dispatches.filter((d) => d.event === 'SessionEnd').length,
+  };
+  if (actual.SessionStart !== 1 || actual.SessionEnd !== 1) {
+    const hint =
+      actual.SessionEnd === 0
+        ? ' (was the session closed, and does SessionEnd have a callback?)'
+        : '';
+    fail(
+      `Expected SessionStart and SessionEnd once each in session ${id}, got SessionStart ` +
+        `${plural(actual.SessionStart)} and SessionEnd ${plural(actual.SessionEnd)}${hint}.\n` +
+        listDispatches(dispatches),
+      actual,
+      { SessionStart: 1, SessionEnd: 1 },
+      'deepStrictEqual',
+    );
+  }
+}
+
+async function dispatchesOf(
+  env: HookTestEnv,
+  session: SessionRef,
+): Promise<{ id: string; dispatches: HistoryDispatch[] }> {
+  const timeline = await env.timeline(session);
+  const id = typeof session === 'string' ? session : session.id;
+  return { id, dispatches: timeline.dispatches };
+}
+
+function listDispatches(dispatches: readonly HistoryDispatch[]): string {
+  if (dispatches.length === 0) return 'Dispatches recorded: none';
+  const rows = dispatches.map((d) => {
+    const tool = d.toolName ? ` ${d.toolName}` : '';
+    const by = d.decidedBy !== undefined ? ` by callback ${d.decidedBy}` : '';
+    const reason = d.reason !== undefined ? `: ${d.reason}` : '';
+    return `  #${d.seq} ${d.event}${tool} -> ${d.decision}${by}${reason}`;
+  });
+  return `Dispatches recorded:\n${rows.join('\n')}`;
+}
+
+function firstDifference(a: readonly string[], b: readonly string[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return i;
+  return -1;
+}
+
+function plural(n: number): string {
+  return n === 1 ? '1 time' : `${n} times`;
+}
+
+function ordinal(n: number): string {
+  const k = n + 1;
+  const suffix =
+    k % 10 === 1 && k % 100 !== 11
+      ? 'st'
+      : k % 10 === 2 && k % 100 !== 12
+        ? 'nd'
+        : k % 10 === 3 && k % 100 !== 13
+          ? 'rd'
+          : 'th';
+  return `${k}${suffix}`;
+}
+
+function fail(message: string, actual: unknown, expected: unknown, operator: string): never {
+  const error = new AssertionError({ message, actual, expected, operator });
+  Error.captureStackTrace?.(error, fail);
+  throw error;
+}

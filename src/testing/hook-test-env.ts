@@ -1,0 +1,365 @@
+/**
+ * `createHookTestEnv`: a real worker, client and (when needed) embedded Temporal dev server
+ * for one agent definition, which remembers the sessions it creates, reads their histories
+ * as hook timelines and, at teardown, replays every one of them against the current
+ * workflow code.
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { createAgentWorker } from '../agent.js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
+import { Worker } from '@temporalio/worker';
+import { connectClient, type AgentClient } from '../client.js';
+import { timelineFromHistory, type HistoryTimeline } from '../cli/history-timeline.js';
+import { describeNondeterminism } from '../cli/nondeterminism.js';
+import { resolveEndpoint } from '../endpoint.js';
+import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
+import type { DevServer } from '../server/dev-server.js';
+import type { Session } from '../session.js';
+import type { AgentWorker } from '../worker.js';
+import { workflowBundle } from '../workflow-code.js';
+
+/** Options of {@link createHookTestEnv}. */
+export interface HookTestEnvOptions {
+  /**
+   * The agent definition under test, as given to `createAgent`. Its task queue is replaced by
+   * a unique one, so envs never share workers.
+   */
+  agent: AgentOptions;
+  /**
+   * `host:port` of a Temporal server to use.
+   * @default `agent.advanced.temporal.address`, else `TEMPORAL_ADDRESS`, else an embedded
+   *   dev server started for this env (and stopped by `teardown()`).
+   */
+  address?: string;
+  /**
+   * Upper bound of each teardown step (fetching histories, replaying, stopping the worker,
+   * the client and the server), ms.
+   * @default 30000
+   */
+  teardownStepTimeoutMs?: number;
+}
+
+/** A session reference the env accepts: the `Session`, or its id. */
+export type SessionRef = Session | string;
+
+/** A running hook test environment. Get one from {@link createHookTestEnv}. */
+export interface HookTestEnv {
+  /** `host:port` of the Temporal server in use. */
+  readonly address: string;
+  /** The unique task queue of this env's worker. */
+  readonly taskQueue: string;
+  /** The embedded dev server, when the env started one. */
+  readonly embeddedServer: DevServer | undefined;
+  /** The env's client (also usable for `client.session(id)` and the raw Temporal client). */
+  readonly client: AgentClient;
+  /** Sessions created through {@link HookTestEnv.createSession}, in creation order. */
+  readonly sessions: ReadonlyArray<Session>;
+  /**
+   * Start a session of the agent under test (SessionStart has run when it resolves) and
+   * remember it, so assertions accept it and `teardown()` replays it.
+   * @throws what `AgentClient.createSession` throws; `Error` after teardown.
+   */
+  createSession(options?: SessionOptions): Promise<Session>;
+  /**
+   * The session's Temporal history, as the server has it now.
+   * @throws {Error} when the session was not created by this env, or after teardown.
+   */
+  history(session: SessionRef): Promise<History>;
+  /**
+   * The session's hook timeline rebuilt from its real history (`timelineFromHistory`): one
+   * row per `dispatchHook` activity. Events without callbacks are not dispatched, so they
+   * have no row.
+   * @throws {Error} when the session was not created by this env, or after teardown.
+   */
+  timeline(session: SessionRef): Promise<HistoryTimeline>;
+  /**
+   * Replay every session the env created against the current workflow code, then stop the
+   * worker, the client and the embedded server (those are stopped even when a replay
+   * fails). Sessions still open stay open on the server. Calling it again returns the same
+   * promise.
+   * @throws {Error} naming each session whose replay was nondeterministic (or failed), with
+   *   the history event it stopped at and the hook dispatch or activity recorded there.
+   */
+  teardown(): Promise<void>;
+}
+
+/** A history to replay, with the session it belongs to. */
+export interface SessionHistory {
+  sessionId: string;
+  workflowId: string;
+  history: History;
+}
+
+const DEFAULT_STEP_TIMEOUT_MS = 30_000;
+
+/**
+ * Start a hook test environment for one agent definition: a worker on a unique task queue
+ * and a client, on `options.address`, `TEMPORAL_ADDRESS` or an embedded dev server.
+ *
+ * @example
+ * ```ts
+ * const env = await createHookTestEnv({ agent: { model: scriptedModel([...]), advanced: { hooks } } });
+ * const session = await env.createSession();
+ * await session.send('clean up');
+ * await assertDecision(env, session, { event: 'PreToolUse', toolName: 'Bash', action: 'abort' });
+ * await env.teardown(); // replays every session: throws on nondeterminism
+ * ```
+ * @throws {ConfigError} for bad agent options, before anything starts.
+ * @throws {EngineError} when the embedded server cannot be started.
+ */
+export async function createHookTestEnv(options: HookTestEnvOptions): Promise<HookTestEnv> {
+  const agent = options.agent;
+  const taskQueue = `hook-test-${randomUUID()}`;
+  const stepTimeoutMs = options.teardownStepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+  const merged = (address: string | undefined): AgentOptions => ({
+    ...agent,
+    advanced: {
+      ...agent.advanced,
+      temporal: {
+        ...agent.advanced?.temporal,
+        ...(address ? { address } : {}),
+        taskQueue,
+      },
+    },
+  });
+  // Validate first (throws ConfigError), and pick up TEMPORAL_ADDRESS through the resolver.
+  const endpoint = await resolveEndpoint(resolveAgentOptions(merged(options.address)));
+  const resolved = resolveAgentOptions(merged(endpoint.address));
+
+  let worker: AgentWorker | undefined;
+  let client: AgentClient | undefined;
+  try {
+    worker = await createAgentWorker(merged(endpoint.address));
+    // The worker's registry makes per-session hooks (`createSession({ hooks })`) work.
+    client = await connectClient(endpoint.address, resolved, worker.registry);
+  } catch (error) {
+    await worker?.shutdown().catch(() => undefined);
+    await endpoint.server?.stop();
+    throw error;
+  }
+  return assembleEnv(endpoint.address, taskQueue, endpoint.server, worker, client, stepTimeoutMs);
+}
+
+function assembleEnv(
+  address: string,
+  taskQueue: string,
+  server: DevServer | undefined,
+  worker: AgentWorker,
+  client: AgentClient,
+  stepTimeoutMs: number,
+): HookTestEnv {
+  const sessions = new Map<string, Session>();
+  let torndown: Promise<void> | undefined;
+
+  const live = () => {
+    if (torndown) throw new Error('HookTestEnv used after teardown');
+  };
+  const own = (ref: SessionRef): Session => {
+    live();
+    const id = typeof ref === 'string' ? ref : ref?.id;
+    const session = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (!session) {
+      const known = [...sessions.keys()];
+      throw new Error(
+        `Session ${JSON.stringify(id)} was not created by this HookTestEnv ` +
+          `(its sessions: ${known.length ? known.join(', ') : 'none'}); create it with env.createSession()`,
+      );
+    }
+    return session;
+  };
+  const fetchHistory = async (session: Session): Promise<History> =>
+    client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
+
+  const teardown = async (): Promise<void> => {
+    const problems: string[] = [];
+    try {
+      const histories: SessionHistory[] = [];
+      for (const session of sessions.values()) {
+        try {
+          const history = await withTimeout(
+            fetchHistory(session),
+            stepTimeoutMs,
+            `fetching the history of session ${session.id}`,
+          );
+          histories.push({ sessionId: session.id, workflowId: session.workflowId, history });
+        } catch (error) {
+          problems.push(
+            `session ${session.id}: its history could not be read: ${messageOf(error)}`,
+          );
+        }
+      }
+      try {
+        await withTimeout(
+          replaySessionHistories(histories),
+          stepTimeoutMs + histories.length * 5_000,
+          'replaying the sessions',
+        );
+      } catch (error) {
+        problems.unshift(messageOf(error));
+      }
+    } finally {
+      await withTimeout(client.close(), stepTimeoutMs, 'closing the client').catch((error) =>
+        problems.push(messageOf(error)),
+      );
+      await withTimeout(worker.shutdown(), stepTimeoutMs, 'stopping the worker').catch((error) =>
+        problems.push(messageOf(error)),
+      );
+      await withTimeout(
+        server?.stop() ?? Promise.resolve(),
+        stepTimeoutMs,
+        'stopping the server',
+      ).catch((error) => problems.push(messageOf(error)));
+    }
+    if (problems.length > 0)
+      throw new Error(`HookTestEnv teardown failed:\n${problems.join('\n')}`);
+  };
+
+  return {
+    address,
+    taskQueue,
+    embeddedServer: server,
+    get client() {
+      live();
+      return client;
+    },
+    get sessions() {
+      return [...sessions.values()];
+    },
+    async createSession(sessionOptions) {
+      live();
+      const session = await client.createSession(sessionOptions);
+      sessions.set(session.id, session);
+      return session;
+    },
+    async history(ref) {
+      return fetchHistory(own(ref));
+    },
+    async timeline(ref) {
+      const history = await fetchHistory(own(ref));
+      return timelineFromHistory(history);
+    },
+    teardown() {
+      torndown ??= teardown();
+      return torndown;
+    },
+  };
+}
+
+/**
+ * Replay session histories against the current workflow code (one replay worker for all).
+ * `HookTestEnv.teardown()` runs this on every session it created; it is exported to replay
+ * histories kept elsewhere (exported files, another env).
+ *
+ * @throws {Error} listing each session whose replay failed: for nondeterminism, the history
+ *   event id it stopped at and what that event recorded, in hook terms when it is a hook
+ *   dispatch (`PreToolUse dispatch #2, tool Bash`) or a tool execution.
+ */
+export async function replaySessionHistories(histories: readonly SessionHistory[]): Promise<void> {
+  if (histories.length === 0) return;
+  const byWorkflowId = new Map(histories.map((h) => [h.workflowId, h]));
+  const failures: string[] = [];
+  const results = Worker.runReplayHistories(
+    { workflowBundle: await workflowBundle() },
+    histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
+  );
+  for await (const result of results) {
+    if (!result.error) continue;
+    const entry = byWorkflowId.get(result.workflowId);
+    failures.push(describeReplayFailure(entry, result.workflowId, result.error));
+  }
+  if (failures.length > 0) {
+    throw new Error(
+      `${failures.length} session(s) did not replay against the current workflow code:\n` +
+        failures.join('\n'),
+    );
+  }
+}
+
+function describeReplayFailure(
+  entry: SessionHistory | undefined,
+  workflowId: string,
+  error: unknown,
+): string {
+  const who = entry
+    ? `session ${entry.sessionId} (workflow ${workflowId})`
+    : `workflow ${workflowId}`;
+  const isNondeterminism = error instanceof Error && error.name === 'DeterminismViolationError';
+  const report = describeNondeterminism(messageOf(error), entry?.history);
+  const kind = isNondeterminism ? 'nondeterministic replay' : 'replay failed';
+  const where =
+    report.eventId !== undefined
+      ? ` at history event ${report.eventId}${describeEvent(entry?.history, report.eventId)}`
+      : '';
+  return `- ${who}: ${kind}${where}: ${report.message}`;
+}
+
+/** What the history recorded at `eventId`, in hook terms when it can say. */
+function describeEvent(history: History | undefined, eventId: number): string {
+  const events = history?.events ?? [];
+  const index = events.findIndex((e) => Number(String(e.eventId)) === eventId);
+  const event = events[index];
+  if (!event) return '';
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (!scheduled) {
+    const type = Object.keys(event).find(
+      (k) => k.endsWith('EventAttributes') && event[k as keyof typeof event],
+    );
+    return type ? ` (recorded ${type.replace(/EventAttributes$/, '')})` : '';
+  }
+  const activity = scheduled.activityType?.name ?? 'unknown';
+  const input = decodeFirst(scheduled.input?.payloads?.[0]);
+  if (isRecord(input) && typeof input.event === 'string' && 'dispatchId' in input) {
+    const seq = events
+      .slice(0, index)
+      .filter((e) =>
+        isHookDispatchInput(
+          decodeFirst(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]),
+        ),
+      ).length;
+    const payload = isRecord(input.payload) ? input.payload : {};
+    const tool = typeof payload.toolName === 'string' ? `, tool ${payload.toolName}` : '';
+    return ` (recorded: the ${input.event} hook dispatch #${seq}${tool}, as activity '${activity}')`;
+  }
+  if (isRecord(input) && typeof input.toolName === 'string') {
+    return ` (recorded: the execution of tool ${input.toolName}, as activity '${activity}')`;
+  }
+  return ` (recorded: activity '${activity}' scheduled)`;
+}
+
+function isHookDispatchInput(value: unknown): boolean {
+  return isRecord(value) && typeof value.event === 'string' && 'dispatchId' in value;
+}
+
+function decodeFirst(
+  payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | null | undefined,
+): unknown {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
