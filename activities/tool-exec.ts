@@ -138,6 +138,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       return result;
     } finally {
       clearInterval(heartbeat);
+      clearTimeout(timer);
     }
   }
 

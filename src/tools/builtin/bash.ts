@@ -150,6 +150,10 @@ export const Bash = defineTool({
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // If this worker process dies (SIGKILL, OOM), nothing here can stop the group: a watchdog
+    // in a group of its own kills it within a second of the worker's death. Started in the
+    // same tick as the command, so no await leaves the command unwatched.
+    const watchdog = child.pid === undefined ? undefined : startOrphanWatchdog(child.pid);
     const collected: Collected = { chunks: [], keptBytes: 0, totalBytes: 0 };
     const collect = (chunk: Buffer): void => {
       collected.totalBytes += chunk.length;
@@ -175,9 +179,6 @@ export const Bash = defineTool({
     // An 'error' after spawn (a failed kill) has nothing left to reject; keep it from crashing.
     child.on('error', () => undefined);
     const pid = child.pid as number;
-    // If this worker process dies (SIGKILL, OOM), nothing here can stop the group: a watchdog
-    // in a group of its own kills it within a second of the worker's death.
-    const watchdog = startOrphanWatchdog(pid);
 
     let stoppedBy: 'abort' | 'timeout' | undefined;
     let killTimer: NodeJS.Timeout | undefined;

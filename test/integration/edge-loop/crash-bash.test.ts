@@ -1,0 +1,92 @@
+/** Regression: a worker SIGKILLed while Bash runs leaves no Bash process group behind. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createAgentClient } from '../../../src/index.js';
+import { scriptedModel } from '../../../src/testing/index.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { isAlive } from '../../unit/tools/fixtures.js';
+
+const here = fileURLToPath(new URL('./', import.meta.url));
+const children: ChildProcess[] = [];
+const pidsToKill: number[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const p of pidsToKill) {
+    try {
+      process.kill(-p, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+});
+async function startWorker(env: object): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'bash-worker.ts')], {
+    env: { ...process.env, SCRATCH_ENV: JSON.stringify(env) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (/ready /.test(out)) resolve();
+      });
+      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out}`)));
+      timer = setTimeout(() => reject(new Error(`worker not ready: ${out}`)), 30_000);
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  return child;
+}
+
+describe('Bash and worker lifetimes', () => {
+  it('kills the Bash process group when its worker is SIGKILLed mid-command; the send finishes on a new worker', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'edge-crash-'));
+    const env = { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-crash'), ws };
+    const w1 = await startWorker(env);
+    const client = await createAgentClient({
+      model: scriptedModel(['unused']),
+      workspaceRoots: [ws],
+      advanced: {
+        permission: 'bypass-permissions',
+        temporal: { address: env.address, taskQueue: env.taskQueue },
+      },
+    });
+    try {
+      const session = await client.createSession();
+      const p = session.send(
+        'sleep 0.3; echo $$ > pid.txt; sleep 20; echo finished > finished.txt',
+      );
+      await waitFor(() => existsSync(join(ws, 'pid.txt')), 15_000, 'bash');
+      const pid = Number(readFileSync(join(ws, 'pid.txt'), 'utf8').trim());
+      pidsToKill.push(pid);
+      const exited = new Promise((r) => w1.once('exit', r));
+      w1.kill('SIGKILL');
+      await exited;
+      // The orphan watchdog kills the command's group within about a second of the death.
+      await waitFor(() => !isAlive(pid), 10_000, 'the orphaned Bash group to be killed');
+      await startWorker(env);
+      const resp = await p;
+      // Tools are never retried: the call ends as an error the model is told about.
+      expect(resp.toolCalls.map((c) => c.status)).toEqual(['error']);
+      expect(resp.text()).toMatch(/^done:Tool Bash failed to run/);
+      await session.close();
+      expect(existsSync(join(ws, 'finished.txt'))).toBe(false);
+    } finally {
+      await client.close();
+    }
+  }, 120_000);
+});

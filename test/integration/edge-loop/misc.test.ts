@@ -1,0 +1,264 @@
+/** Regression: repeated approvals, a PreToolUse timeout's fail-closed window, the seed snippets. */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  defineTool,
+  HookEvent,
+  builtinTools,
+  type Agent,
+} from '../../../src/index.js';
+import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+
+const agents: Agent[] = [];
+afterAll(async () => {
+  for (const a of agents) await a.shutdown();
+});
+const executed: string[] = [];
+beforeEach(() => {
+  executed.length = 0;
+});
+const Echo = defineTool({
+  name: 'Echo',
+  description: 'echo',
+  kind: 'write',
+  inputSchema: z.object({ word: z.string() }),
+  execute: async ({ word }) => (executed.push(word), `echo ${word}`),
+});
+
+async function askingAgent(): Promise<Agent> {
+  const agent = await createAgent({
+    model: scriptedModel([toolCall('Echo', { word: 'orig' }), 'done']),
+    tools: [Echo],
+    advanced: {
+      permission: () => 'ask',
+      temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-misc') },
+    },
+  });
+  agents.push(agent);
+  return agent;
+}
+
+describe('answering a permission request twice', () => {
+  it('a second approve() with a different updatedInput rejects with PERMISSION_REQUEST_NOT_FOUND', async () => {
+    const session = await (await askingAgent()).createSession();
+    const p = session.send('go');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+    const [r] = await session.pendingPermissions();
+    await session.approve(r!.requestId, { updatedInput: { word: 'A' } });
+    await expect(
+      session.approve(r!.requestId, { updatedInput: { word: 'B' } }),
+    ).rejects.toMatchObject({ code: 'PERMISSION_REQUEST_NOT_FOUND' });
+    await expect(session.deny(r!.requestId)).rejects.toMatchObject({
+      code: 'PERMISSION_REQUEST_NOT_FOUND',
+    });
+    const resp = await p;
+    await session.close();
+    // The first answer stands.
+    expect(resp.toolCalls.map((c) => [c.status, c.toolInput])).toEqual([
+      ['success', { word: 'A' }],
+    ]);
+    expect(executed).toEqual(['A']);
+  });
+
+  it('approve() twice with the same updatedInput resolves both times; the tool runs once', async () => {
+    const session = await (await askingAgent()).createSession();
+    const p = session.send('go');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+    const [r] = await session.pendingPermissions();
+    await session.approve(r!.requestId, { updatedInput: { word: 'A' } });
+    await expect(
+      session.approve(r!.requestId, { updatedInput: { word: 'A' } }),
+    ).resolves.toBeUndefined();
+    const resp = await p;
+    await session.close();
+    expect(resp.toolCalls.map((c) => [c.status, c.toolInput])).toEqual([
+      ['success', { word: 'A' }],
+    ]);
+    expect(executed).toEqual(['A']);
+  });
+});
+
+describe('PreToolUse past hookTimeoutMs', () => {
+  it('fails its call and the rest of the step closed until the callback settles; then tools run again', async () => {
+    let calls = 0;
+    let release!: () => void;
+    const released = new Promise<void>((res) => (release = res));
+    const agent = await createAgent({
+      model: scriptedModel([
+        toolCalls(
+          ['Echo', { word: 'one' }],
+          ['Echo', { word: 'two' }],
+          ['Echo', { word: 'three' }],
+        ),
+        'after',
+        toolCall('Echo', { word: 'four' }),
+        'second prompt',
+      ]),
+      tools: [Echo],
+      advanced: {
+        hookTimeoutMs: 300,
+        permission: 'bypass-permissions',
+        hooks: {
+          [HookEvent.PreToolUse]: [
+            async () => {
+              // The first callback ignores its signal and outlives its budget until released.
+              if (calls++ === 0) await released;
+              return { action: 'continue' };
+            },
+          ],
+        },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-misc') },
+      },
+    });
+    agents.push(agent);
+    const session = await agent.createSession();
+    try {
+      const resp = await session.send('go');
+      expect(resp.status).toBe('completed');
+      expect(resp.text()).toBe('after');
+      const results = (await session.conversation()).flatMap((m) =>
+        m.role === 'tool' ? m.results : [],
+      );
+      expect(results.map((x) => [x.status, x.model])).toEqual([
+        ['error', 'PreToolUse hook failed: Hook PreToolUse exceeded 300ms'],
+        ['error', expect.stringMatching(/still cleaning up after being cancelled/)],
+        ['error', expect.stringMatching(/still cleaning up after being cancelled/)],
+      ]);
+      expect(executed).toEqual([]);
+      // While the callback is still running the session stays fail-closed: close() refuses.
+      await expect(session.close()).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
+    } finally {
+      release();
+    }
+    await waitFor(
+      async () => (await session.describe()).pendingCleanups === 0,
+      10_000,
+      'the late callback to settle',
+    );
+    const again = await session.send('again');
+    expect(again.text()).toBe('second prompt');
+    expect(again.toolCalls.map((c) => c.status)).toEqual(['success']);
+    expect(executed).toEqual(['four']);
+    expect((await session.close()).closedNow).toBe(true);
+  }, 30_000);
+});
+
+describe('the seed snippets at agent level', () => {
+  it('redact Read output, block a dangerous Bash, prefix an asked Write, log failures with an Error', async () => {
+    const ws = mkdtempSync(join(tmpdir(), 'edge-seed-'));
+    writeFileSync(join(ws, '.env'), 'SECRET_KEY=abc123\n');
+    const dangerous = [/rm\s+-rf/, /mkfs/, /dd\s+if=/];
+    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    const agent = await createAgent({
+      model: scriptedModel([
+        toolCalls(
+          ['Read', { file_path: '.env' }],
+          ['Bash', { command: 'rm -rf /tmp/nothing-here' }],
+          ['Write', { file_path: 'a.ts', content: 'x' }],
+          ['Read', { file_path: 'missing' }],
+        ),
+        'done',
+      ]),
+      workspaceRoots: [ws],
+      tools: builtinTools(),
+      advanced: {
+        hooks: {
+          [HookEvent.PreToolUse]: [
+            async () => {
+              return { action: 'continue' };
+            },
+            async (input) => {
+              if (input.toolName !== 'Write') {
+                return { action: 'continue' };
+              }
+              return {
+                action: 'continue',
+                modifiedInput: {
+                  ...input.toolInput,
+                  content: `// Generated\n${String(input.toolInput?.content ?? '')}`,
+                },
+              };
+            },
+            async (input) => {
+              if (input.toolName !== 'Bash') {
+                return { action: 'continue' };
+              }
+              const command = String(input.toolInput?.command ?? '');
+              if (dangerous.some((pattern) => pattern.test(command))) {
+                return {
+                  action: 'abort',
+                  reason: `危险命令被阻止: ${command}`,
+                };
+              }
+              return { action: 'continue' };
+            },
+          ],
+          [HookEvent.PostToolUseFailure]: [
+            async (input) => {
+              console.error('[工具失败]', input.toolName, input.error);
+              return { action: 'continue' };
+            },
+          ],
+          [HookEvent.PostToolUse]: [
+            async (input) => {
+              if (input.toolName !== 'Read') {
+                return { action: 'continue' };
+              }
+              return {
+                action: 'continue',
+                modifiedOutput: String(input.toolOutput).replace(
+                  /SECRET_KEY=\w+/g,
+                  'SECRET_KEY=***',
+                ),
+              };
+            },
+          ],
+        },
+        permission: async (request) => {
+          if (request.kind === 'readonly') {
+            return 'allow';
+          }
+          return 'ask';
+        },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-seed') },
+      },
+    });
+    agents.push(agent);
+    try {
+      const session = await agent.createSession();
+      const p = session.send('go');
+      await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+      const [r] = await session.pendingPermissions();
+      // Only the Write asks, and it asks about the input PreToolUse prefixed.
+      expect(r).toMatchObject({
+        toolName: 'Write',
+        input: { file_path: 'a.ts', content: '// Generated\nx' },
+      });
+      await session.approve(r!.requestId);
+      const resp = await p;
+      const results = (await session.conversation()).flatMap((m) =>
+        m.role === 'tool' ? m.results : [],
+      );
+      await session.close();
+      expect(resp.status).toBe('completed');
+      expect(results.map((x) => [x.toolName, x.status, x.model])).toEqual([
+        ['Read', 'success', 'SECRET_KEY=***\n'],
+        ['Bash', 'error', '危险命令被阻止: rm -rf /tmp/nothing-here'],
+        ['Write', 'success', expect.stringMatching(/^Wrote 14 bytes to /)],
+        ['Read', 'error', "Read failed: No such file or directory: 'missing'"],
+      ]);
+      expect(readFileSync(join(ws, 'a.ts'), 'utf8')).toBe('// Generated\nx');
+      const failureLogs = consoleError.mock.calls.filter((call) => call[0] === '[工具失败]');
+      expect(failureLogs).toHaveLength(1);
+      expect(failureLogs[0]?.[1]).toBe('Read');
+      expect(failureLogs[0]?.[2]).toBeInstanceOf(Error);
+    } finally {
+      consoleError.mockRestore();
+    }
+  }, 30_000);
+});
