@@ -151,21 +151,7 @@ export function createClientOn(
   }
 
   async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
-    const limit = listOptions.limit ?? 100;
-    const rows: SessionSummary[] = [];
-    for await (const execution of client.workflow.list({
-      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
-    })) {
-      rows.push({
-        sessionId: execution.workflowId.replace(/^session-/, ''),
-        workflowId: execution.workflowId,
-        status: execution.status.name,
-        startTime: execution.startTime,
-        closeTime: execution.closeTime,
-      });
-      if (rows.length >= limit) break;
-    }
-    return rows;
+    return listSessionSummaries(client, listOptions.limit ?? 100);
   }
 
   return {
@@ -185,4 +171,25 @@ export async function connectClient(
 ): Promise<AgentClient> {
   const connection = await Connection.connect({ address });
   return createClientOn(connection, options, registry);
+}
+
+/** Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first. */
+export async function listSessionSummaries(
+  client: Client,
+  limit: number,
+): Promise<SessionSummary[]> {
+  const rows: SessionSummary[] = [];
+  for await (const execution of client.workflow.list({
+    query: `WorkflowType = '${SESSION_WORKFLOW}'`,
+  })) {
+    rows.push({
+      sessionId: execution.workflowId.replace(/^session-/, ''),
+      workflowId: execution.workflowId,
+      status: execution.status.name,
+      startTime: execution.startTime,
+      closeTime: execution.closeTime,
+    });
+    if (rows.length >= limit) break;
+  }
+  return rows;
 }

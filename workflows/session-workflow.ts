@@ -257,6 +257,18 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     return { ran: merged !== undefined };
   };
 
+  /** End the session on a path no caller waits on (idle timeout, outside cancellation). */
+  const endWithoutCaller = async (reason: SessionEndReason): Promise<void> => {
+    state.status = 'closing';
+    try {
+      await endSession(reason);
+    } catch (error) {
+      log.warn(`SessionEnd failed (${reason})`, { error: serializeError(error) });
+    }
+    state.endReason = reason;
+    state.status = 'closed';
+  };
+
   setHandler(closeUpdate, async () => {
     state.activitySeq++;
     if (state.status === 'closed') return { closedNow: false, sessionEndRan: false };
@@ -387,14 +399,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       );
       if ((state.status as SessionDescription['status']) === 'closed') break;
       if (!woke && state.current === undefined && state.status === 'open') {
-        state.status = 'closing';
-        try {
-          await endSession('idle_timeout');
-        } catch (error) {
-          log.warn('SessionEnd failed on idle timeout', { error: serializeError(error) });
-        }
-        state.endReason = 'idle_timeout';
-        state.status = 'closed';
+        await endWithoutCaller('idle_timeout');
         break;
       }
       if (state.current !== undefined)
@@ -413,14 +418,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       };
     }
     await CancellationScope.nonCancellable(async () => {
-      state.status = 'closing';
-      try {
-        await endSession('cancelled');
-      } catch (endError) {
-        log.warn('SessionEnd failed on cancellation', { error: serializeError(endError) });
-      }
-      state.endReason = 'cancelled';
-      state.status = 'closed';
+      await endWithoutCaller('cancelled');
       await condition(allHandlersFinished);
     });
     throw error;

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { listSessionSummaries, type SessionSummary } from '../client.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -12,7 +13,7 @@ import { historyFromJSON, type History } from '@temporalio/common/lib/proto-util
 import type { LogLevel } from '@temporalio/worker';
 import { AgentSdkError, SessionClosedError, SessionNotFoundError } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
-import { SESSION_WORKFLOW, sessionWorkflowId } from '../common/protocol.js';
+import { sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
 import { Session } from '../session.js';
 import { CliError, oneLine, type ParsedArgs } from './args.js';
@@ -76,27 +77,9 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
 }
 
 async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
-  const limit = args.limit ?? 50;
-  const rows: Array<{
-    sessionId: string;
-    workflowId: string;
-    status: string;
-    startTime: Date;
-    closeTime: Date | undefined;
-  }> = [];
+  let rows: SessionSummary[];
   try {
-    for await (const execution of client.workflow.list({
-      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
-    })) {
-      rows.push({
-        sessionId: execution.workflowId.replace(/^session-/, ''),
-        workflowId: execution.workflowId,
-        status: execution.status.name,
-        startTime: execution.startTime,
-        closeTime: execution.closeTime,
-      });
-      if (rows.length >= limit) break;
-    }
+    rows = await listSessionSummaries(client, args.limit ?? 50);
   } catch (error) {
     throw serverError(error, args);
   }
