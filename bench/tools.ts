@@ -8,7 +8,6 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { createAgent, defineTool, HookEvent, type AgentOptions } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
@@ -17,7 +16,6 @@ import { fmt, percentile, printTable } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 100);
-Runtime.install({ logger: new DefaultLogger('WARN') });
 const server = await startDevServer({ cacheDir: join(here, '..', '.temporal') });
 
 const echo = defineTool({

@@ -42,8 +42,9 @@ export interface TemporalOptions {
   /**
    * How often a running hook dispatch heartbeats, and the worker's heartbeat throttle, in
    * ms. It bounds how long `abort()` takes to reach a callback's `abortSignal`: about half
-   * of it on average plus a round trip (measured in `bench/`).
-   * @default 50
+   * of it on average plus a round trip (measured in `bench/`). Only a dispatch still running
+   * after this long heartbeats at all; a long-running one sends 1000/interval RPCs a second.
+   * @default 25
    */
   heartbeatIntervalMs?: number;
   /** How soon a worker that died mid-dispatch is noticed, ms. @default 5000 */

@@ -20,7 +20,7 @@ export const DEFAULTS = {
    * How often a running dispatch heartbeats, ms. With the worker's heartbeat throttle at the
    * same value this bounds how long an `abort()` takes to reach a callback's `abortSignal`.
    */
-  heartbeatIntervalMs: 50,
+  heartbeatIntervalMs: 25,
   /** Heartbeat timeout of a hook dispatch: how soon a dead worker is noticed, ms. */
   dispatchHeartbeatTimeoutMs: 5_000,
   /** Heartbeat timeout of the activity that waits for a stuck callback to settle, ms. */
