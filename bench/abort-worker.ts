@@ -22,7 +22,7 @@ const worker = await createAgentWorker(
         },
       ],
     },
-    Number(process.env.BENCH_HEARTBEAT_MS ?? 50),
+    Number(process.env.BENCH_HEARTBEAT_MS ?? 25),
   ),
 );
 console.log('ready');

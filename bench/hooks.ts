@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createHookActivities } from '../activities/hook-dispatch.js';
+import { DEFAULTS } from '../src/common/defaults.js';
 import { sessionWorkflowId, type DispatchHookInput } from '../src/common/protocol.js';
 import { createAgent, createAgentClient, HookEvent, type HookMap } from '../src/index.js';
 import { AgentRegistry } from '../src/registry.js';
@@ -32,7 +33,7 @@ console.log(`dev server ${server.address}; N=${N} per series; ${new Date().toISO
 try {
   await dispatchVsNoop();
   await noCallbackCost();
-  const aborts = [await abortLatency(50), await abortLatency(25)];
+  const aborts = [await abortLatency(25), await abortLatency(50)];
   printTable(
     `Abort latency: abort() here to the callback's abortSignal in a worker process (ms)`,
     ['heartbeat interval and throttle', 'aborts', 'p50', 'p99', 'max', 'target p99'],
@@ -60,7 +61,11 @@ async function dispatchVsNoop(): Promise<void> {
     workspaceRoots: [],
     maxToolOutputBytes: 65_536,
   });
-  const hooks = createHookActivities({ registry, cleanupQueue: 'unused', heartbeatIntervalMs: 50 });
+  const hooks = createHookActivities({
+    registry,
+    cleanupQueue: 'unused',
+    heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
+  });
   const connection = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-${randomUUID()}`;
   const worker = await Worker.create({
@@ -68,8 +73,8 @@ async function dispatchVsNoop(): Promise<void> {
     taskQueue,
     workflowsPath: join(here, 'workflows', 'index.ts'),
     activities: { noop: async () => undefined, dispatchHook: hooks.dispatchHook },
-    maxHeartbeatThrottleInterval: '50ms',
-    defaultHeartbeatThrottleInterval: '50ms',
+    maxHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+    defaultHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
   });
   const running = worker.run();
   const clientConnection = await Connection.connect({ address: server.address });
