@@ -51,7 +51,9 @@ export function createHookActivities(deps: HookActivityDeps) {
     const started = performance.now();
     const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
     const callbacks = registry.callbacksFor(input.agentName, input.sessionId, input.event);
-    if (callbacks.length !== input.callbackCount && callbacks.length > 0) {
+    // A worker that has other callbacks than the session expects (none at all, or session
+    // hooks of another process) refuses, rather than silently running a different set.
+    if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
       return {
         status: 'error',
         error: {
@@ -64,19 +66,6 @@ export function createHookActivities(deps: HookActivityDeps) {
         },
         callbackIndex: 0,
         callbackCount: callbacks.length,
-        durationMs: elapsed(),
-      };
-    }
-    if (callbacks.length === 0) {
-      return {
-        status: 'error',
-        error: {
-          name: 'HookError',
-          code: 'HOOK_CALLBACKS_MISSING',
-          message: `The worker has no ${input.event} callbacks for session '${input.sessionId}' (the session expected ${input.callbackCount})`,
-        },
-        callbackIndex: 0,
-        callbackCount: 0,
         durationMs: elapsed(),
       };
     }

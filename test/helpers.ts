@@ -35,3 +35,10 @@ export async function waitFor(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** A promise and its opener, to hold a callback until the test lets it go. */
+export function gate(): { open: () => void; opened: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}

@@ -15,7 +15,7 @@ import {
   type HookInput,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor, gate } from '../helpers.js';
 
 let agent: Agent;
 // Each session's model answers `echo:<prompt text>`, so tests see what reached the model.
@@ -34,13 +34,6 @@ beforeAll(async () => {
 afterAll(() => agent?.shutdown());
 
 const cont = (): ReturnType<HookCallback> => Promise.resolve({ action: 'continue' });
-
-/** A promise and its resolver, to hold a callback until the test lets it go. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
 
 async function scheduledActivities(workflowId: string): Promise<string[]> {
   const client = await rawClient();

@@ -11,7 +11,7 @@ import {
   type AgentModel,
   type HookInput,
 } from '../../../src/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers.js';
 
 let agent: Agent;
 /** Prompts containing `slow-model` make the model wait for its signal (or 8 s). */
@@ -40,12 +40,6 @@ beforeAll(async () => {
   });
 });
 afterAll(() => agent?.shutdown());
-
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
 
 const waitAbort = (input: HookInput) =>
   new Promise((resolve) => input.abortSignal!.addEventListener('abort', resolve, { once: true }));

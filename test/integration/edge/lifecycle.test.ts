@@ -14,7 +14,7 @@ import {
   type HookInput,
 } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers.js';
 
 let agent: Agent;
 const model = scriptedModel((request) => {
@@ -31,11 +31,6 @@ beforeAll(async () => {
 });
 afterAll(() => agent?.shutdown());
 
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { open, opened };
-}
 const cont: HookCallback = async () => ({ action: 'continue' });
 
 describe('SessionEnd with a callback still cleaning up', () => {
