@@ -15,7 +15,9 @@ import {
   type SerializedError,
 } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
-import { validateHookOutput } from '../src/common/hook-rules.js';
+import { modelTextOf, validateHookOutput } from '../src/common/hook-rules.js';
+import type { PayloadStore } from '../src/payloads/store.js';
+import { capOutput } from '../src/tools/output.js';
 import {
   Queries,
   type AbortRecord,
@@ -34,6 +36,8 @@ export interface HookActivityDeps {
   cleanupQueue: string;
   /** How often a running dispatch heartbeats, ms. */
   heartbeatIntervalMs: number;
+  /** Where a tool hook's oversized `modifiedOutput` is kept whole; cut without one. */
+  payloadStore?: PayloadStore;
 }
 
 type RaceResult =
@@ -117,7 +121,7 @@ export function createHookActivities(deps: HookActivityDeps) {
         case 'done':
           return {
             status: 'completed',
-            outputs: result.outputs,
+            outputs: await boundToolOutputs(input, result.outputs),
             callbackCount,
             durationMs: elapsed(),
           };
@@ -177,6 +181,30 @@ export function createHookActivities(deps: HookActivityDeps) {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * A tool hook's `modifiedOutput` becomes the model's view of the tool result, so it gets
+   * the tool output cap: past `maxToolOutputBytes` the model (and later hooks) see the head
+   * with a marker naming the reference under which the whole value is kept.
+   */
+  async function boundToolOutputs(
+    input: DispatchHookInput,
+    outputs: HookOutput[],
+  ): Promise<HookOutput[]> {
+    if (input.event !== HookEvent.PostToolUse && input.event !== HookEvent.PostToolUseFailure) {
+      return outputs;
+    }
+    const maxBytes = registry.agent(input.agentName).maxToolOutputBytes;
+    return Promise.all(
+      outputs.map(async (output) => {
+        if (output.modifiedOutput === undefined) return output;
+        const text = modelTextOf(output.modifiedOutput);
+        if (Buffer.byteLength(text) <= maxBytes) return output;
+        const ref = await deps.payloadStore?.put(Buffer.from(text, 'utf8')).catch(() => undefined);
+        return { ...output, modifiedOutput: capOutput(text, maxBytes, ref).text };
+      }),
+    );
   }
 
   return { dispatchHook, awaitHookSettled };

@@ -16,6 +16,7 @@ import type {
   ExecuteToolOutput,
   ToolCallDescription,
 } from '../src/common/protocol.js';
+import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
 
@@ -24,6 +25,8 @@ export interface ToolActivityDeps {
   registry: AgentRegistry;
   /** How often a running tool heartbeats, ms. */
   heartbeatIntervalMs: number;
+  /** Where full outputs cut for the model are kept; none kept when absent. */
+  payloadStore?: PayloadStore;
 }
 
 /** Build `describeToolCall`, `checkPermission` and `executeTool`. */
@@ -121,6 +124,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
         heartbeat: (details?: unknown) => ctx.heartbeat(details),
         timeoutMs: input.timeoutMs,
         maxOutputBytes: agent.maxToolOutputBytes,
+        ...(deps.payloadStore ? { saveFullOutput: saverOf(deps.payloadStore) } : {}),
       });
       // A tool that honours its signal reports its own timeout result (e.g. Bash, after
       // killing its process group); one that does not is answered for at the budget.
@@ -151,6 +155,11 @@ class ToolTimeoutError extends ToolError {
     super(`Tool ${toolName} exceeded ${timeoutMs}ms`);
     this.name = 'TimeoutError';
   }
+}
+
+function saverOf(store: PayloadStore) {
+  return (text: string | Uint8Array) =>
+    store.put(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
 }
 
 function delay(ms: number): Promise<void> {

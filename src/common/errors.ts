@@ -27,7 +27,10 @@ export type ErrorCode =
   | 'TOOL_ERROR'
   | 'TEMPORAL_CLI_UNAVAILABLE'
   | 'TEMPORAL_SERVER_START_FAILED'
-  | 'ENGINE_ERROR';
+  | 'ENGINE_ERROR'
+  | 'PAYLOAD_NOT_FOUND'
+  | 'PAYLOAD_CORRUPT'
+  | 'SESSION_ROLLING_OVER';
 
 /** Base class of every error the SDK throws on purpose. */
 export class AgentSdkError extends Error {

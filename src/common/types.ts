@@ -38,6 +38,8 @@ export type ToolResult =
       display?: ToolDisplay;
       data?: JsonValue;
       metadata?: JsonObject;
+      /** Where the full output is kept when `model` was cut (`session.readPayload(ref)`). */
+      outputRef?: string;
     }
   | {
       status: 'error';
@@ -45,6 +47,8 @@ export type ToolResult =
       display?: ToolDisplay;
       error: { message: string; type: string; code?: string; details?: JsonValue };
       metadata?: JsonObject;
+      /** Where the full output is kept when `model` was cut (`session.readPayload(ref)`). */
+      outputRef?: string;
     };
 
 /** The part of a tool result meant for people and UIs; hooks never change it. */

@@ -14,9 +14,13 @@ export interface CappedOutput {
   totalBytes: number;
 }
 
-/** The line appended to cut text. */
-export function truncationMarker(totalBytes: number, shownBytes: number): string {
-  return `\n[... output truncated: ${totalBytes} bytes total, first ${shownBytes} shown ...]`;
+/**
+ * The line appended to cut text; with `ref`, it names where the full output is kept
+ * (`session.readPayload(ref)` reads it).
+ */
+export function truncationMarker(totalBytes: number, shownBytes: number, ref?: string): string {
+  const where = ref === undefined ? '' : `; full output: ${ref}`;
+  return `\n[... output truncated: ${totalBytes} bytes total, first ${shownBytes} shown${where} ...]`;
 }
 
 /**
@@ -39,18 +43,19 @@ export function utf8PrefixLength(bytes: Uint8Array, limit: number): number {
  *
  * @param text Any text.
  * @param maxBytes Budget in UTF-8 bytes; `Infinity` (or any non-finite value) means no cap.
+ * @param ref Where the full text is kept, named in the marker.
  */
-export function capOutput(text: string, maxBytes: number): CappedOutput {
+export function capOutput(text: string, maxBytes: number, ref?: string): CappedOutput {
   const totalBytes = Buffer.byteLength(text, 'utf8');
   if (!Number.isFinite(maxBytes) || totalBytes <= maxBytes) {
     return { text, truncated: false, totalBytes };
   }
   const bytes = Buffer.from(text, 'utf8');
   // The shown count has at most as many digits as maxBytes, so this marker is the longest.
-  const markerBytes = Buffer.byteLength(truncationMarker(totalBytes, Math.max(0, maxBytes)));
+  const markerBytes = Buffer.byteLength(truncationMarker(totalBytes, Math.max(0, maxBytes), ref));
   const shown = utf8PrefixLength(bytes, maxBytes - markerBytes);
   return {
-    text: bytes.subarray(0, shown).toString('utf8') + truncationMarker(totalBytes, shown),
+    text: bytes.subarray(0, shown).toString('utf8') + truncationMarker(totalBytes, shown, ref),
     truncated: true,
     totalBytes,
   };

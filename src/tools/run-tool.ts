@@ -62,7 +62,9 @@ function isToolResult(value: unknown): value is ToolResult {
  * - a string from `execute` becomes `{ status: 'success', model: <string> }`;
  * - an error thrown by `execute` becomes an error result with `error.type` = the error's
  *   `name`, its `message`, and its `code` when it has a string one;
- * - `model` is capped at `context.maxOutputBytes` with {@link capOutput}.
+ * - `model` is capped at `context.maxOutputBytes` with {@link capOutput}; the full text goes
+ *   to `context.saveFullOutput` first, and its reference is named in the marker and set as
+ *   `outputRef`.
  *
  * @param tool The tool to run.
  * @param rawInput Arguments as the model gave them; validated here.
@@ -95,9 +97,20 @@ export async function runTool<Input extends JsonObject>(
   } catch (thrown) {
     result = fromThrown(tool.name, thrown);
   }
-  const capped = capOutput(result.model, context.maxOutputBytes);
+  let ref: string | undefined;
+  if (
+    context.saveFullOutput &&
+    Number.isFinite(context.maxOutputBytes) &&
+    Buffer.byteLength(result.model) > context.maxOutputBytes
+  ) {
+    // The model gets the head; the whole output stays retrievable by reference.
+    ref = await context.saveFullOutput(result.model).catch(() => undefined);
+  }
+  const capped = capOutput(result.model, context.maxOutputBytes, ref);
   return boundResult(
-    capped.truncated ? { ...result, model: capped.text } : result,
+    capped.truncated
+      ? { ...result, model: capped.text, ...(ref !== undefined ? { outputRef: ref } : {}) }
+      : result,
     context.maxOutputBytes,
   );
 }

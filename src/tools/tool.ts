@@ -21,6 +21,15 @@ export interface ToolContext {
   timeoutMs: number;
   /** Largest output a tool should return to the model, bytes; more is cut with a marker. */
   maxOutputBytes: number;
+  /**
+   * Keep a full output that is cut for the model, and get its reference (`sha256:...`), to
+   * name in the marker and set as the result's `outputRef`. The SDK does this itself for
+   * text a tool returns whole; a tool that cuts its own output (like Bash) calls it.
+   * Absent when the worker keeps no full outputs.
+   */
+  saveFullOutput?(text: string | Uint8Array): Promise<string>;
+  /** Most bytes of full output worth keeping for `saveFullOutput`. @default 67108864 (64 MiB) */
+  maxFullOutputBytes?: number;
 }
 
 /** A tool the model can call. Built-ins and `defineTool` both produce this. */

@@ -28,7 +28,10 @@ export const BASH_PIPE_GRACE_MS = 1000;
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Room kept under the output cap for the truncation marker and the exit line, bytes. */
-const NOTE_RESERVE_BYTES = 200;
+const NOTE_RESERVE_BYTES = 300;
+
+/** Most output kept for `saveFullOutput` when the context gives no limit, bytes. */
+const DEFAULT_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** Input of {@link Bash}. */
 export const bashInputSchema = z.object({
@@ -144,6 +147,9 @@ export const Bash = defineTool({
     const [cwd] = await normalizeRoots(context.workspaceRoots);
     const timeoutMs = Math.min(input.timeout_ms ?? Infinity, context.timeoutMs);
     const maxBytes = context.maxOutputBytes;
+    const keepBytes = context.saveFullOutput
+      ? Math.max(maxBytes + 1, context.maxFullOutputBytes ?? DEFAULT_FULL_OUTPUT_BYTES)
+      : maxBytes + 1;
 
     const child = spawn('bash', ['-c', input.command], {
       cwd,
@@ -157,8 +163,9 @@ export const Bash = defineTool({
     const collected: Collected = { chunks: [], keptBytes: 0, totalBytes: 0 };
     const collect = (chunk: Buffer): void => {
       collected.totalBytes += chunk.length;
-      // Keep one byte past the cap so we know it was passed; drain the rest unseen.
-      const room = (Number.isFinite(maxBytes) ? maxBytes + 1 : Infinity) - collected.keptBytes;
+      // Keep one byte past the cap so we know it was passed (or, when full outputs are
+      // saved, up to their limit); drain the rest unseen.
+      const room = (Number.isFinite(maxBytes) ? keepBytes : Infinity) - collected.keptBytes;
       if (room <= 0) return;
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
       collected.chunks.push(kept);
@@ -250,7 +257,21 @@ export const Bash = defineTool({
     }
 
     stopWatchdog(watchdog);
-    return buildResult(input.command, collected, maxBytes, exit, stoppedBy, timeoutMs, started);
+    let ref: string | undefined;
+    if (collected.totalBytes > maxBytes && context.saveFullOutput) {
+      const all = Buffer.concat(collected.chunks, collected.keptBytes);
+      ref = await context.saveFullOutput(all).catch(() => undefined);
+    }
+    return buildResult(
+      input.command,
+      collected,
+      maxBytes,
+      exit,
+      stoppedBy,
+      timeoutMs,
+      started,
+      ref,
+    );
   },
 });
 
@@ -296,6 +317,7 @@ function buildResult(
   stoppedBy: 'abort' | 'timeout' | undefined,
   timeoutMs: number,
   started: number,
+  ref: string | undefined,
 ): ToolResult {
   const all = Buffer.concat(collected.chunks, collected.keptBytes);
   const truncated = collected.totalBytes > maxBytes;
@@ -303,7 +325,7 @@ function buildResult(
   if (truncated) {
     const shown = utf8PrefixLength(all, Math.max(0, maxBytes - NOTE_RESERVE_BYTES));
     output =
-      all.subarray(0, shown).toString('utf8') + truncationMarker(collected.totalBytes, shown);
+      all.subarray(0, shown).toString('utf8') + truncationMarker(collected.totalBytes, shown, ref);
   } else {
     output = all.toString('utf8');
   }
@@ -315,6 +337,7 @@ function buildResult(
     durationMs: Date.now() - started,
   };
   const display = (status: string) => ({ summary: `$ ${summaryOf(command)} (${status})` });
+  const extra = truncated && ref !== undefined ? { outputRef: ref } : {};
   const body = output === '' ? '' : output.endsWith('\n') ? output : `${output}\n`;
 
   if (stoppedBy === 'timeout') {
@@ -325,6 +348,7 @@ function buildResult(
       display: display('timed out'),
       error: { type: 'TimeoutError', message },
       metadata,
+      ...extra,
     };
   }
   if (stoppedBy === 'abort') {
@@ -335,6 +359,7 @@ function buildResult(
       display: display('cancelled'),
       error: { type: 'AbortError', message },
       metadata,
+      ...extra,
     };
   }
   if (exit.signal !== null) {
@@ -345,6 +370,7 @@ function buildResult(
       display: display(message),
       error: { type: 'KilledBySignal', message: `Command ${message}` },
       metadata,
+      ...extra,
     };
   }
   if (exit.code !== 0) {
@@ -355,6 +381,7 @@ function buildResult(
       display: display(message),
       error: { type: 'NonZeroExit', message: `Command exited with code ${exit.code}` },
       metadata,
+      ...extra,
     };
   }
   return {
@@ -362,5 +389,6 @@ function buildResult(
     model: output === '' ? '(no output)' : output,
     display: display('exit code 0'),
     metadata,
+    ...extra,
   };
 }

@@ -68,6 +68,27 @@ describe('Bash', () => {
     expect(result.metadata).toMatchObject({ outputBytes: 3000005, truncated: true, exitCode: 0 });
   });
 
+  it('saves the whole output when it was cut, names its reference in the marker and outputRef', async () => {
+    const saved: Buffer[] = [];
+    const result = await runTool(
+      Bash,
+      { command: 'yes abcdefghij | head -c 3000000; echo done >&2' },
+      makeContext([box.root], {
+        maxOutputBytes: 4096,
+        saveFullOutput: async (text) => {
+          saved.push(Buffer.from(text));
+          return 'sha256:' + 'ab'.repeat(32);
+        },
+      }),
+    );
+    expect(saved).toHaveLength(1);
+    expect(saved[0]!.length).toBe(3000005);
+    expect(saved[0]!.toString().endsWith('done\n')).toBe(true);
+    expect(result.outputRef).toBe('sha256:' + 'ab'.repeat(32));
+    expect(result.model).toContain(`full output: sha256:${'ab'.repeat(32)}`);
+    expect(Buffer.byteLength(result.model)).toBeLessThanOrEqual(4096);
+  });
+
   it('on timeout kills the whole process group and says it timed out', async () => {
     const started = Date.now();
     const result = await runTool(
