@@ -32,6 +32,8 @@ beforeAll(async () => {
     tools: builtinTools(),
     advanced: {
       permission: 'bypass-permissions',
+      // Room for the whole 6 MB conversation: this test is about reading it in pages.
+      maxContextTokens: 10_000_000,
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-big') },
     },
   });

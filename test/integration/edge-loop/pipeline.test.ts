@@ -36,7 +36,10 @@ const BIG = 3 * 1024 * 1024;
 const scripts = new Map<string, ScriptedTurn[]>();
 const promptOf = (messages: readonly { role: string; content?: unknown }[]): string => {
   const last = messages.filter((m) => m.role === 'user').at(-1);
-  return typeof last?.content === 'string' ? last.content : '';
+  // A prompt after a compaction carries the context note in front (see src/common/context.ts).
+  return typeof last?.content === 'string'
+    ? last.content.replace(/^\[Context compacted: [^\]]*\]\n\n/, '')
+    : '';
 };
 const model = scriptedModel((request) => {
   const key = promptOf(request.messages);
