@@ -3,7 +3,9 @@
  *
  * @module
  */
+import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/registry.js';
+import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
@@ -15,13 +17,16 @@ export interface ActivityDeps {
   cleanupQueue: string;
   /** How often a running dispatch heartbeats, ms. */
   heartbeatIntervalMs: number;
+  /** Where oversized values (tool outputs, hook outputs, run archives) go. */
+  payloadStore: PayloadStore;
 }
 
-/** `createActivities({ registry, cleanupQueue, heartbeatIntervalMs })`. */
+/** `createActivities({ registry, cleanupQueue, heartbeatIntervalMs, payloadStore })`. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createHookActivities(deps),
     ...createModelActivities(deps),
     ...createToolActivities(deps),
+    ...createArchiveActivities(deps),
   };
 }

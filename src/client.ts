@@ -26,6 +26,7 @@ import {
   type SessionOptions,
 } from './options.js';
 import type { AgentRegistry } from './registry.js';
+import { dataConverterOf } from './payloads/data-converter.js';
 import { Session, toSdkError } from './session.js';
 
 /** One row of {@link AgentClient.listSessions}. */
@@ -67,7 +68,11 @@ export function createClientOn(
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): AgentClient {
-  const client = new Client({ connection, namespace: options.temporal.namespace });
+  const client = new Client({
+    connection,
+    namespace: options.temporal.namespace,
+    dataConverter: dataConverterOf(options),
+  });
 
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
@@ -98,6 +103,10 @@ export function createClientOn(
       permissionTimeoutMs: options.permissionTimeoutMs,
       toolTimeoutMs: options.toolTimeoutMs,
       modelTimeoutMs: options.modelTimeoutMs,
+      maxContextTokens: options.maxContextTokens,
+      ...(options.continueAsNewAfterPrompts !== undefined
+        ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
+        : {}),
       ...((sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs)
         ? { idleTimeoutMs: sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs }
         : {}),
@@ -137,7 +146,7 @@ export function createClientOn(
       if (result?.startError) throw deserializeError(result.startError);
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, handle);
+    return new Session(sessionId, handle, options.payloadStore);
   }
 
   async function session(sessionId: string): Promise<Session> {
@@ -147,7 +156,7 @@ export function createClientOn(
     } catch (error) {
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, handle);
+    return new Session(sessionId, handle, options.payloadStore);
   }
 
   async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {

@@ -8,15 +8,18 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { ConversationMessage } from './common/conversation.js';
 import { Queries, type ConversationPage } from './common/protocol.js';
 
-/** Every message of the session, in order. */
-export async function readConversation(handle: WorkflowHandle): Promise<ConversationMessage[]> {
+/**
+ * Every message of a paged conversation query, in order: by default the model's context
+ * (`conversationPage`); `transcriptPage` gives every message of the run.
+ */
+export async function readConversation(
+  handle: WorkflowHandle,
+  query: string = Queries.conversationPage,
+): Promise<ConversationMessage[]> {
   const messages: ConversationMessage[] = [];
   let from: number | null = 0;
   while (from !== null) {
-    const page: ConversationPage = await handle.query<ConversationPage, [number]>(
-      Queries.conversationPage,
-      from,
-    );
+    const page: ConversationPage = await handle.query<ConversationPage, [number]>(query, from);
     messages.push(...page.messages);
     from = page.next;
   }

@@ -70,3 +70,11 @@ export type {
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
 export { startDevServer, type DevServer, type DevServerOptions } from './server/dev-server.js';
 export { ensureTemporalCli, defaultTemporalCacheDir } from './server/temporal-cli.js';
+export {
+  fileStore,
+  payloadRef,
+  PayloadNotFoundError,
+  type PayloadStore,
+} from './payloads/store.js';
+export { payloadStoreCodec, PAYLOAD_REF_ENCODING } from './payloads/codec.js';
+export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

@@ -17,6 +17,7 @@ import {
   type PermissionPreset,
 } from './common/permission.js';
 import { builtinTools } from './tools/builtin/index.js';
+import { fileStore, isPayloadStore, type PayloadStore } from './payloads/store.js';
 import type { ToolDefinition } from './tools/tool.js';
 
 /** Where Temporal is and how the agent uses it. */
@@ -104,6 +105,32 @@ export interface AdvancedOptions {
    * @default 120000
    */
   modelTimeoutMs?: number;
+  /**
+   * Most tokens of conversation sent to the model in one step, estimated as JSON characters
+   * / 4. Past it the oldest whole turns leave the model's context (the full transcript
+   * stays readable); see `compactContext` for the rule.
+   * @default 100000
+   */
+  maxContextTokens?: number;
+  /**
+   * Continue the session's workflow as new after this many prompts in one run, besides
+   * whenever Temporal suggests it (`continueAsNewSuggested`, from history size or length).
+   * @default only when Temporal suggests it
+   */
+  continueAsNewAfterPrompts?: number;
+  /**
+   * Where payloads too large for Temporal's history go (tool outputs past
+   * `maxToolOutputBytes`, any payload past `offloadPayloadBytes`). Workers and clients of an
+   * agent must share it.
+   * @default `fileStore('.durable-agent/payloads')` under the working directory
+   */
+  payloadStore?: PayloadStore;
+  /**
+   * Payloads larger than this go to `payloadStore` and history keeps a reference (Temporal
+   * warns at 512 KiB and fails a payload over 2 MiB), bytes.
+   * @default 262144
+   */
+  offloadPayloadBytes?: number;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
 }
@@ -164,6 +191,10 @@ export interface ResolvedAgentOptions {
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
   modelTimeoutMs: number;
+  maxContextTokens: number;
+  continueAsNewAfterPrompts: number | undefined;
+  payloadStore: PayloadStore;
+  offloadPayloadBytes: number;
   temporal: Required<Pick<TemporalOptions, 'namespace' | 'taskQueue'>> &
     Required<
       Pick<
@@ -332,6 +363,36 @@ const agentSchema = z.strictObject({
       toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
       maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
       modelTimeoutMs: timeoutMs('advanced.modelTimeoutMs'),
+      maxContextTokens: positiveInt('advanced.maxContextTokens'),
+      continueAsNewAfterPrompts: positiveInt('advanced.continueAsNewAfterPrompts'),
+      payloadStore: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value !== undefined && !isPayloadStore(value)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.payloadStore must have put(data) and get(ref) methods (e.g. fileStore(dir)), got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
+      offloadPayloadBytes: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value === undefined) return;
+          if (
+            typeof value !== 'number' ||
+            !Number.isInteger(value) ||
+            value < 1024 ||
+            value > 1_572_864
+          ) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.offloadPayloadBytes must be an integer from 1024 to 1572864 (bytes), got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
       temporal: z
         .strictObject({
           address: optionalString('advanced.temporal.address'),
@@ -418,6 +479,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     modelTimeoutMs: advanced.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
+    maxContextTokens: advanced.maxContextTokens ?? DEFAULTS.maxContextTokens,
+    continueAsNewAfterPrompts: advanced.continueAsNewAfterPrompts,
+    payloadStore: advanced.payloadStore ?? fileStore(resolvePath(DEFAULTS.payloadDir)),
+    offloadPayloadBytes: advanced.offloadPayloadBytes ?? DEFAULTS.offloadPayloadBytes,
     temporal: {
       address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
       namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,

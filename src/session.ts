@@ -32,6 +32,8 @@ import {
   type SendStatus,
   type SessionDescription,
   type SessionWorkflowResult,
+  type RunArchive,
+  type RunArchiveBody,
   type TimelineEntry,
   type ToolCallRecord,
 } from './common/protocol.js';
@@ -40,6 +42,7 @@ import type { JsonObject } from './common/json.js';
 import type { PendingPermission } from './common/permission.js';
 import type { Prompt } from './common/types.js';
 import { readConversation } from './conversation-reader.js';
+import type { PayloadStore } from './payloads/store.js';
 import { localAbortReason, rememberAbortReason } from './registry.js';
 
 /** Options of {@link Session.send}. */
@@ -92,11 +95,13 @@ export class Session {
   /** The session's id. */
   readonly id: string;
   readonly #handle: WorkflowHandle;
+  readonly #payloadStore: PayloadStore | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
-  constructor(id: string, handle: WorkflowHandle) {
+  constructor(id: string, handle: WorkflowHandle, payloadStore?: PayloadStore) {
     this.id = id;
     this.#handle = handle;
+    this.#payloadStore = payloadStore;
   }
 
   /** The workflow id backing this session. */
@@ -255,13 +260,37 @@ export class Session {
     );
   }
 
-  /** The conversation so far (provider-neutral messages). */
+  /**
+   * The whole transcript, every message of every run of the session, in order (the model's
+   * context may hold fewer: see `maxContextTokens`). Earlier runs are read from the payload
+   * store, the current one by query.
+   * @throws {PayloadNotFoundError} when an earlier run's archive is not in this process's store.
+   */
   async conversation(): Promise<ConversationMessage[]> {
-    return readConversation(this.#handle);
+    const archived = await this.#archivedRuns();
+    const current = await readConversation(this.#handle, Queries.transcriptPage);
+    return [...archived.flatMap((run) => run.messages), ...current];
   }
 
-  /** Every hook dispatch so far, in order; works on open and closed sessions. */
+  /** Every hook dispatch so far, in order, across runs; works on open and closed sessions. */
   async timeline(): Promise<TimelineEntry[]> {
+    const archived = await this.#archivedRuns();
+    return [...archived.flatMap((run) => run.timeline), ...(await this.#runTimeline())];
+  }
+
+  /**
+   * The full value behind a payload reference (`sha256:...`), as UTF-8 text: a tool output
+   * or hook output that was cut for the model names one in its marker, and a tool call's
+   * `outputRef` holds one.
+   * @throws {PayloadNotFoundError} when the store has no such value.
+   * @throws {ConfigError} when this handle has no payload store (a CLI handle).
+   */
+  async readPayload(ref: string): Promise<string> {
+    if (!this.#payloadStore) throw new ConfigError('readPayload: this handle has no payload store');
+    return Buffer.from(await this.#payloadStore.get(ref)).toString('utf8');
+  }
+
+  async #runTimeline(): Promise<TimelineEntry[]> {
     const description = await this.#describeExecution();
     if (description.status.name === 'RUNNING')
       return this.#handle.query<TimelineEntry[]>(Queries.timeline);
@@ -270,6 +299,36 @@ export class Session {
     } catch {
       return this.#handle.query<TimelineEntry[]>(Queries.timeline);
     }
+  }
+
+  /** Earlier runs of a session that continued as new, from the payload store. */
+  async #archivedRuns(): Promise<RunArchiveBody[]> {
+    const description = await this.#describeExecution();
+    let archives: RunArchive[] | undefined;
+    if (description.status.name === 'RUNNING') {
+      archives = (
+        await this.#handle.query<{ archives: RunArchive[] }>(Queries.archives).catch(() => ({
+          archives: [],
+        }))
+      ).archives;
+    } else {
+      const result = (await this.#handle.result().catch(() => undefined)) as
+        SessionWorkflowResult | undefined;
+      archives = result?.archives;
+    }
+    if (!archives || archives.length === 0) return [];
+    if (!this.#payloadStore) {
+      throw new ConfigError(
+        'This session continued as new: reading its earlier runs needs the agent payload store',
+      );
+    }
+    const store = this.#payloadStore;
+    return Promise.all(
+      archives.map(
+        async (archive) =>
+          JSON.parse(Buffer.from(await store.get(archive.ref)).toString('utf8')) as RunArchiveBody,
+      ),
+    );
   }
 
   /** The session's state: status, task queue, SessionEnd marker, pending cleanups. */
@@ -312,8 +371,16 @@ export class Session {
           });
         } catch (error) {
           // A workflow task that failed transiently (e.g. new events raced its commands)
-          // drops the update it carried; the same update id makes the retry safe.
-          if (attempt >= 5 || !isTransientTaskFailure(error)) throw error;
+          // drops the update it carried; the same update id makes the retry safe. An update
+          // that reached a run as it continued as new goes to the new run.
+          // A send refused while the run archives itself before continuing as new: the new
+          // run takes it a moment later.
+          if (carriedError(error)?.code === 'SESSION_ROLLING_OVER' && attempt < 200) {
+            await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
+            continue;
+          }
+          if (attempt >= 5) throw error;
+          if (!isTransientTaskFailure(error) && !(await this.#rolledOver(error))) throw error;
           await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
         }
       }
@@ -332,6 +399,15 @@ export class Session {
       }
       throw converted;
     }
+  }
+
+  /** Whether `error` says the run completed while the session still runs (continued as new). */
+  async #rolledOver(error: unknown): Promise<boolean> {
+    if (!isCompletedError(error)) return false;
+    return this.#handle.describe().then(
+      (d) => d.status.name === 'RUNNING',
+      () => false,
+    );
   }
 
   #toSdkError(error: unknown): Error {

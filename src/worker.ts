@@ -20,6 +20,7 @@ import type { ResolvedAgentOptions } from './options.js';
 import { AgentRegistry } from './registry.js';
 import { normalizeRoots } from './tools/workspace.js';
 import { workflowBundle } from './workflow-code.js';
+import { dataConverterOf } from './payloads/data-converter.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
 export interface AgentWorker {
@@ -61,7 +62,12 @@ export async function startAgentWorker(
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   const connection = await NativeConnection.connect({ address });
-  const activities = createActivities({ registry, cleanupQueue, heartbeatIntervalMs });
+  const activities = createActivities({
+    registry,
+    cleanupQueue,
+    heartbeatIntervalMs,
+    payloadStore: options.payloadStore,
+  });
   const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
   const common = {
     connection,
@@ -70,6 +76,7 @@ export async function startAgentWorker(
     maxHeartbeatThrottleInterval: heartbeatThrottle,
     defaultHeartbeatThrottleInterval: heartbeatThrottle,
     shutdownGraceTime: shutdownGraceTimeMs,
+    dataConverter: dataConverterOf(options),
   } as const;
   const main = await Worker.create({
     ...common,

@@ -109,3 +109,16 @@ export function executeToolActivity(taskQueue: string, timeoutMs: number) {
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).executeTool;
 }
+
+/**
+ * Archive this run's transcript and timeline in the payload store before continuing as
+ * new. Idempotent (content-addressed), so retried freely.
+ */
+export function archiveRunActivity(taskQueue: string) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout: 30_000,
+    retry: { initialInterval: '1s', maximumInterval: '30s' },
+  }).archiveRun;
+}

@@ -29,11 +29,19 @@ import { hookFailure, toFailure } from './failures.js';
 export interface DispatchState {
   readonly input: SessionWorkflowInput;
   taskQueue: string;
+  /** This run's dispatches; `seq` counts from `timelineBase` (earlier runs' entries). */
   timeline: TimelineEntry[];
+  timelineBase: number;
   /** Dispatches whose callbacks have not settled yet, by dispatch id: fail-closed while any. */
-  pendingCleanups: Map<string, TimelineEntry>;
+  pendingCleanups: Map<string, PendingCleanup>;
   /** Model steps taken in this session, across prompts. */
   modelSteps: number;
+}
+
+/** A callback that outlived its dispatch, and where to wait for it. */
+export interface PendingCleanup {
+  entry: TimelineEntry;
+  handle: CleanupHandle;
 }
 
 /** Extra fields recorded on the timeline entry. */
@@ -74,7 +82,7 @@ export async function dispatchEvent(
   const callbackCount = state.input.hookCounts[event] ?? 0;
   if (callbackCount === 0) return undefined;
   const entry: TimelineEntry = {
-    seq: state.timeline.length,
+    seq: state.timelineBase + state.timeline.length,
     event,
     callbackCount,
     outcome: 'continue',
@@ -169,10 +177,15 @@ function cleanupHandleOf(error: unknown): CleanupHandle | undefined {
 /**
  * Hold the session fail-closed until the callback settles on the worker that holds it, or
  * that worker is gone. Runs outside the prompt's scope, so an abort does not end the wait.
+ * A run that continues as new hands its pending cleanups on; the next run watches them again.
  */
-function watchCleanup(state: DispatchState, entry: TimelineEntry, handle: CleanupHandle): void {
+export function watchCleanup(
+  state: DispatchState,
+  entry: TimelineEntry,
+  handle: CleanupHandle,
+): void {
   entry.cleanup = 'pending';
-  state.pendingCleanups.set(handle.dispatchId, entry);
+  state.pendingCleanups.set(handle.dispatchId, { entry, handle });
   void CancellationScope.nonCancellable(async () => {
     try {
       await awaitHookSettledActivity(handle.cleanupQueue)({ dispatchId: handle.dispatchId });

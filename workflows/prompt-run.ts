@@ -34,9 +34,15 @@ import {
 } from './tool-pipeline.js';
 import { hookFailure, toFailure } from './failures.js';
 
+/** The session state a prompt reads and writes. */
+export interface PromptState extends ToolPipelineState {
+  /** Append a message to the transcript and the model's context. */
+  addMessage(message: ConversationMessage): void;
+}
+
 /** Run one prompt to its end. Cancellation (abort) propagates to the caller. */
 export async function runPrompt(
-  state: ToolPipelineState & { messages: ConversationMessage[] },
+  state: PromptState,
   request: SendRequest,
   promptIndex: number,
 ): Promise<SendResult> {
@@ -60,7 +66,7 @@ export async function runPrompt(
     prompt = decision.prompt;
   }
 
-  state.messages.push({ role: 'user', content: prompt });
+  state.addMessage({ role: 'user', content: prompt });
   let text = '';
   let status: SendStatus = 'completed';
   const toolCalls: ToolCallRecord[] = [];
@@ -87,7 +93,7 @@ export async function runPrompt(
       throw modelFailure(error);
     }
     const calls = output.toolCalls ?? [];
-    state.messages.push({ role: 'assistant', text: output.text, toolCalls: calls });
+    state.addMessage({ role: 'assistant', text: output.text, toolCalls: calls });
     text = output.text;
     if (calls.length === 0) break;
     if (await runToolCalls(state, calls, requestId, toolCalls)) {
@@ -130,7 +136,7 @@ export async function runPrompt(
  * @returns whether a denial interrupted the prompt.
  */
 async function runToolCalls(
-  state: ToolPipelineState & { messages: ConversationMessage[] },
+  state: PromptState,
   calls: ToolCall[],
   requestId: string,
   records: ToolCallRecord[],
@@ -183,7 +189,7 @@ async function runToolCalls(
         status: 'cancelled',
       });
     }
-    state.messages.push({ role: 'tool', results });
+    state.addMessage({ role: 'tool', results });
   }
   return interrupted;
 }

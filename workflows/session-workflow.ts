@@ -10,6 +10,8 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
+  makeContinueAsNewFunc,
+  workflowInfo,
   defineQuery,
   defineUpdate,
   isCancellation,
@@ -23,12 +25,21 @@ import { serializeError, type SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { applySessionStart } from '../src/common/hook-rules.js';
 import {
+  appendToContext,
+  contextForModel,
+  contextOf,
+  type ContextWindow,
+} from '../src/common/context.js';
+import { DEFAULTS } from '../src/common/defaults.js';
+import {
   Queries,
   Updates,
   CONVERSATION_PAGE_BYTES,
   type AbortRecord,
   type ConversationPage,
   type AbortRequest,
+  type RunArchive,
+  type SessionCarry,
   type PermissionDecisionRequest,
   type CloseResult,
   type SendRequest,
@@ -39,8 +50,9 @@ import {
   type TimelineEntry,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
-import { cleanupPendingFailure, dispatchEvent } from './dispatch.js';
-import type { ToolPipelineState } from './tool-pipeline.js';
+import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.js';
+import { archiveRunActivity } from './activity-options.js';
+import type { PromptState } from './prompt-run.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import type { PendingPermission } from '../src/common/permission.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
@@ -66,14 +78,32 @@ export const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conv
 export const conversationPageQuery = defineQuery<ConversationPage, [number]>(
   Queries.conversationPage,
 );
+export const transcriptPageQuery = defineQuery<ConversationPage, [number]>(Queries.transcriptPage);
+export const archivesQuery = defineQuery<{
+  archives: RunArchive[];
+  transcriptBase: number;
+  timelineBase: number;
+}>(Queries.archives);
 export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
 export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
   Updates.decidePermission,
 );
 
-interface SessionState extends ToolPipelineState {
-  /** The conversation; model steps read it by query. */
-  messages: ConversationMessage[];
+interface SessionState extends PromptState {
+  /** This run's messages (earlier runs' are archived); `session.conversation()` reads them. */
+  transcript: ConversationMessage[];
+  /** What model steps read by query: the context, kept within `maxContextTokens`. */
+  context: ContextWindow;
+  /** Earlier runs, archived in the payload store. */
+  archives: RunArchive[];
+  /** Messages of earlier runs. */
+  transcriptBase: number;
+  /** Prompts handled in this run (continue-as-new counts from here). */
+  promptsThisRun: number;
+  /** Recent send() results, so a send retried across a rollover runs once. */
+  recentSends: SendResult[];
+  /** Set while the run archives itself before continuing as new: new prompts wait. */
+  rollingOver: boolean;
   status: SessionDescription['status'];
   startError?: SerializedError;
   readyAcked: boolean;
@@ -109,22 +139,38 @@ interface CloseAttempt {
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  const carry = input.carry;
+  const maxContextTokens = input.maxContextTokens ?? DEFAULTS.maxContextTokens;
   const state: SessionState = {
     input,
-    taskQueue: input.taskQueue,
+    taskQueue: carry?.taskQueue ?? input.taskQueue,
     timeline: [],
+    timelineBase: carry?.timelineBase ?? 0,
     pendingCleanups: new Map(),
     pendingPermissions: new Map(),
-    messages: [],
-    modelSteps: 0,
+    transcript: [],
+    context: contextOf(carry?.context ?? [], carry?.compactedMessages ?? 0),
+    archives: carry?.archives ?? [],
+    transcriptBase: carry?.transcriptBase ?? 0,
+    promptsThisRun: 0,
+    recentSends: carry?.recentSends ?? [],
+    rollingOver: false,
+    addMessage(message) {
+      state.transcript.push(message);
+      appendToContext(state.context, message, maxContextTokens);
+    },
+    modelSteps: carry?.modelSteps ?? 0,
     status: 'starting',
     readyAcked: false,
     serving: 0,
     nextTicket: 0,
-    promptsHandled: 0,
+    promptsHandled: carry?.promptsHandled ?? 0,
     activitySeq: 0,
     queuedAborts: new Map(),
   };
+  for (const pending of carry?.pendingCleanups ?? []) {
+    watchCleanup(state, pending.entry, pending.handle);
+  }
   const describe = (): SessionDescription => ({
     sessionId: input.sessionId,
     status: state.status,
@@ -160,6 +206,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       await condition(() => state.serving === ticket);
       try {
         if (isClosing() || state.startError) throw sessionClosedFailure(input.sessionId);
+        // Sent to the run before a rollover, answered there, retried here: it ran once.
+        const answered = state.recentSends.find((r) => r.requestId === request.requestId);
+        if (answered) return answered;
         // Aborted by its own signal while it waited in the queue: it never starts.
         const early = state.queuedAborts.get(request.requestId);
         if (early) {
@@ -172,6 +221,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         try {
           const result = await scope.run(() => runPrompt(state, request, state.promptsHandled));
           current.finalStatus = result.status;
+          rememberSend(state, result);
           return result;
         } catch (error) {
           if (isCancellation(error) && current.abort) {
@@ -183,6 +233,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
           current.settled = true;
           state.current = undefined;
           state.promptsHandled++;
+          state.promptsThisRun++;
         }
       } finally {
         state.serving++;
@@ -192,6 +243,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     {
       validator: (request) => {
         if (isClosing()) throw sessionClosedFailure(input.sessionId);
+        // Refused before it is accepted (nothing recorded): the client retries on the next run.
+        if (state.rollingOver) throw rollingOverFailure(input.sessionId);
         if (typeof request?.requestId !== 'string') {
           throw new TypeError('send: requestId must be a string');
         }
@@ -338,20 +391,17 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       },
     },
   );
-  setHandler(conversationQuery, () => state.messages);
-  setHandler(conversationPageQuery, (from) => {
-    const messages: ConversationMessage[] = [];
-    let bytes = 0;
-    let index = Math.max(0, Math.floor(Number(from) || 0));
-    for (; index < state.messages.length; index++) {
-      const message = state.messages[index]!;
-      const size = JSON.stringify(message).length;
-      if (messages.length > 0 && bytes + size > CONVERSATION_PAGE_BYTES) break;
-      messages.push(message);
-      bytes += size;
-    }
-    return { messages, next: index < state.messages.length ? index : null };
-  });
+  setHandler(conversationQuery, () => state.transcript);
+  // What the model sees: the compacted context with its note and cuts.
+  setHandler(conversationPageQuery, (from) =>
+    pageOf(contextForModel(state.context, maxContextTokens), from),
+  );
+  setHandler(transcriptPageQuery, (from) => pageOf(state.transcript, from));
+  setHandler(archivesQuery, () => ({
+    archives: state.archives,
+    transcriptBase: state.transcriptBase,
+    timelineBase: state.timelineBase,
+  }));
   setHandler(pendingPermissionsQuery, () =>
     [...state.pendingPermissions.values()].map((e) => e.request),
   );
@@ -360,25 +410,29 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   setHandler(abortReasonQuery, () => state.current?.abort ?? null);
 
   try {
-    try {
-      const merged = await dispatchEvent(state, HookEvent.SessionStart, {
-        isResume: input.isResume ?? false,
-        ...(input.resumeSessionId !== undefined ? { resumeSessionId: input.resumeSessionId } : {}),
-      });
-      const decision = merged ? applySessionStart(merged) : { kind: 'ok' as const };
-      if (decision.kind === 'fail') {
-        state.startError = {
-          name: 'HookError',
-          code: 'SESSION_START_FAILED',
-          message: decision.reason,
-          event: HookEvent.SessionStart,
-          ...(merged?.decidedBy !== undefined ? { callbackIndex: merged.decidedBy } : {}),
-        };
+    // A later run of the session: SessionStart ran in the first run, never again.
+    if (!carry)
+      try {
+        const merged = await dispatchEvent(state, HookEvent.SessionStart, {
+          isResume: input.isResume ?? false,
+          ...(input.resumeSessionId !== undefined
+            ? { resumeSessionId: input.resumeSessionId }
+            : {}),
+        });
+        const decision = merged ? applySessionStart(merged) : { kind: 'ok' as const };
+        if (decision.kind === 'fail') {
+          state.startError = {
+            name: 'HookError',
+            code: 'SESSION_START_FAILED',
+            message: decision.reason,
+            event: HookEvent.SessionStart,
+            ...(merged?.decidedBy !== undefined ? { callbackIndex: merged.decidedBy } : {}),
+          };
+        }
+      } catch (error) {
+        if (isCancellation(error)) throw error;
+        state.startError = failureToSerialized(error);
       }
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      state.startError = failureToSerialized(error);
-    }
     if (state.startError) {
       state.status = 'closed';
       await condition(() => state.readyAcked, '1 minute');
@@ -388,16 +442,18 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     state.status = 'open';
 
     for (;;) {
-      if (input.idleTimeoutMs === undefined) {
-        await condition(() => state.status === 'closed');
-        break;
-      }
       const seen = state.activitySeq;
-      const woke = await condition(
-        () => state.status === 'closed' || state.activitySeq !== seen,
-        input.idleTimeoutMs,
-      );
+      const wake = () => state.status === 'closed' || state.activitySeq !== seen || rolloverDue();
+      const woke =
+        input.idleTimeoutMs === undefined
+          ? await condition(wake).then(() => true)
+          : await condition(wake, input.idleTimeoutMs);
       if ((state.status as SessionDescription['status']) === 'closed') break;
+      if (rolloverDue()) {
+        await rollover();
+        continue;
+      }
+      if (input.idleTimeoutMs === undefined) continue;
       if (!woke && state.current === undefined && state.status === 'open') {
         await endWithoutCaller('idle_timeout');
         break;
@@ -429,7 +485,107 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     endReason: state.endReason ?? state.endMarker?.reason ?? 'other',
     promptsHandled: state.promptsHandled,
     timeline: state.timeline,
+    ...(state.archives.length > 0 ? { archives: state.archives } : {}),
   };
+
+  /**
+   * Time to continue as new: Temporal suggests it (history size or length) or this run
+   * handled `continueAsNewAfterPrompts` prompts, and the session is quiet: open, no prompt
+   * running or queued (so no permission request is pending), no close, every handler done.
+   */
+  function rolloverDue(): boolean {
+    if (state.status !== 'open' || state.closeInFlight) return false;
+    if (state.current !== undefined || state.serving !== state.nextTicket) return false;
+    const bound = input.continueAsNewAfterPrompts;
+    const wanted =
+      workflowInfo().continueAsNewSuggested ||
+      (bound !== undefined && state.promptsThisRun >= bound);
+    return wanted && state.promptsThisRun > 0 && allHandlersFinished();
+  }
+
+  /**
+   * Archive this run, then continue as new with the carry. If anything happened while the
+   * archive was written (a prompt, a close), the rollover waits for the next quiet moment.
+   */
+  async function rollover(): Promise<void> {
+    const messages = state.transcript.length;
+    const timelineEntries = state.timeline.length;
+    state.rollingOver = true;
+    let archive: RunArchive;
+    try {
+      archive = await archiveRunActivity(state.taskQueue)({
+        sessionId: input.sessionId,
+        messages,
+        timelineEntries,
+      });
+    } finally {
+      state.rollingOver = false;
+    }
+    // A close (or anything else) that came in meanwhile wins; the rollover waits.
+    if (
+      !rolloverDue() ||
+      state.transcript.length !== messages ||
+      state.timeline.length !== timelineEntries
+    ) {
+      return;
+    }
+    const next: SessionCarry = {
+      runIndex: (carry?.runIndex ?? 0) + 1,
+      promptsHandled: state.promptsHandled,
+      modelSteps: state.modelSteps,
+      timelineBase: state.timelineBase + timelineEntries,
+      transcriptBase: state.transcriptBase + messages,
+      taskQueue: state.taskQueue,
+      context: state.context.messages,
+      compactedMessages: state.context.compacted,
+      archives: [...state.archives, archive],
+      pendingCleanups: [...state.pendingCleanups.values()],
+      recentSends: state.recentSends,
+    };
+    // The memo (session id, agent name) names the session in lists: the new run keeps it.
+    const memo = workflowInfo().memo;
+    await makeContinueAsNewFunc<typeof sessionWorkflow>(memo ? { memo } : {})({
+      ...input,
+      carry: next,
+    });
+  }
+}
+
+/** A send refused while the run archives itself; `Session` retries it on the next run. */
+function rollingOverFailure(sessionId: string) {
+  return toFailure({
+    name: 'EngineError',
+    code: 'SESSION_ROLLING_OVER',
+    message: `Session '${sessionId}' is continuing as new; retry the send`,
+  });
+}
+
+/** How many recent send() results a run hands on, and the largest one kept whole (bytes of JSON). */
+const RECENT_SENDS = 16;
+const RECENT_SEND_BYTES = 65_536;
+
+function rememberSend(state: SessionState, result: SendResult): void {
+  const kept =
+    JSON.stringify(result).length <= RECENT_SEND_BYTES
+      ? result
+      : { ...result, text: result.text.slice(0, 4096), toolCalls: [] };
+  state.recentSends.push(kept);
+  if (state.recentSends.length > RECENT_SENDS) state.recentSends.shift();
+}
+
+/** One page of `messages` from index `from`, under {@link CONVERSATION_PAGE_BYTES}. */
+function pageOf(messages: ConversationMessage[], from: unknown): ConversationPage {
+  const page: ConversationMessage[] = [];
+  let bytes = 0;
+  let index = Math.max(0, Math.floor(Number(from) || 0));
+  for (; index < messages.length; index++) {
+    const message = messages[index]!;
+    const size = JSON.stringify(message).length;
+    if (page.length > 0 && bytes + size > CONVERSATION_PAGE_BYTES) break;
+    page.push(message);
+    bytes += size;
+  }
+  return { messages: page, next: index < messages.length ? index : null };
 }
 
 function failureToSerialized(error: unknown): SerializedError {

@@ -73,6 +73,7 @@ export async function runToolCall(
       toolInput: input,
       status,
       ...(result.display ? { display: result.display } : {}),
+      ...(result.outputRef ? { outputRef: result.outputRef } : {}),
     },
     interrupt,
   });

@@ -41,3 +41,45 @@ export async function benchWorkflow(): Promise<void> {
   });
   await condition(() => done);
 }
+
+/**
+ * The baseline of `bench/long-session.ts`: the way other Temporal agent integrations run a
+ * loop, passing the whole conversation to every model activity (so each turn's activity
+ * input, and with it the history, grows with the conversation).
+ */
+interface BaselineActivities {
+  wholeConversationModel(input: {
+    messages: Array<{ role: string; text: string }>;
+  }): Promise<string>;
+}
+
+const baseline = proxyActivities<BaselineActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 1 },
+});
+
+export const turnUpdate = defineUpdate<string, [string]>('turn');
+
+export async function wholeConversationWorkflow(): Promise<void> {
+  const messages: Array<{ role: string; text: string }> = [];
+  let done = false;
+  let busy = Promise.resolve();
+  setHandler(turnUpdate, async (prompt) => {
+    const previous = busy;
+    let release!: () => void;
+    busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      messages.push({ role: 'user', text: prompt });
+      const reply = await baseline.wholeConversationModel({ messages });
+      messages.push({ role: 'assistant', text: reply });
+      return reply;
+    } finally {
+      release();
+    }
+  });
+  setHandler(stopUpdate, () => {
+    done = true;
+  });
+  await condition(() => done);
+}

@@ -37,6 +37,12 @@ export const DEFAULTS = {
   permissionTimeoutMs: 86_400_000,
   /** Largest tool output the model sees, bytes; more is cut with a marker. */
   maxToolOutputBytes: 65_536,
+  /** Most tokens of conversation the model gets per step (JSON characters / 4). */
+  maxContextTokens: 100_000,
+  /** Payloads over this many bytes go to the payload store; history keeps a reference. */
+  offloadPayloadBytes: 262_144,
+  /** Folder of the embedded payload store, relative to the working directory. */
+  payloadDir: '.durable-agent/payloads',
 } as const;
 
 /** Largest timeout JavaScript timers honour: 2^31 - 1 ms (about 24.8 days). */

@@ -35,6 +35,8 @@ export const Queries = {
   conversation: 'conversation',
   conversationPage: 'conversationPage',
   pendingPermissions: 'pendingPermissions',
+  transcriptPage: 'transcriptPage',
+  archives: 'archives',
 } as const;
 
 /** Workflow id of a session. */
@@ -71,6 +73,62 @@ export interface SessionWorkflowInput {
   toolTimeoutMs?: number;
   /** Time budget of one model step, ms. */
   modelTimeoutMs?: number;
+  /** Most tokens of conversation sent to the model per step (JSON characters / 4). */
+  maxContextTokens?: number;
+  /** Continue as new after this many prompts in one run (besides Temporal's suggestion). */
+  continueAsNewAfterPrompts?: number;
+  /** What an earlier run of this session handed on (absent in the first run). */
+  carry?: SessionCarry;
+}
+
+/**
+ * What a run hands to the next when it continues as new: everything the hooks contract
+ * needs, and nothing that grows with the session except the list of archived runs.
+ */
+export interface SessionCarry {
+  /** 0-based index of the run that receives it (1 for the second run). */
+  runIndex: number;
+  promptsHandled: number;
+  modelSteps: number;
+  /** Timeline entries of earlier runs, so `seq` keeps counting. */
+  timelineBase: number;
+  /** Messages of earlier runs. */
+  transcriptBase: number;
+  /** Task queue in use (handoff may have changed it). */
+  taskQueue: string;
+  /** The model's context (already compacted), and how many messages left it so far. */
+  context: ConversationMessage[];
+  compactedMessages: number;
+  /** Earlier runs' transcripts and timelines, in the payload store. */
+  archives: RunArchive[];
+  /** Callbacks that outlived their dispatch: the session stays fail-closed until they settle. */
+  pendingCleanups: Array<{ entry: TimelineEntry; handle: CleanupHandle }>;
+  /** Recent send() results by request id, so a send retried across the rollover runs once. */
+  recentSends: SendResult[];
+}
+
+/** One earlier run of a session, archived in the payload store when it continued as new. */
+export interface RunArchive {
+  runId: string;
+  /** Payload reference of a JSON {@link RunArchiveBody}. */
+  ref: string;
+  messages: number;
+  timelineEntries: number;
+}
+
+/** What an archive holds. */
+export interface RunArchiveBody {
+  runId: string;
+  messages: ConversationMessage[];
+  timeline: TimelineEntry[];
+}
+
+/** Input of the `archiveRun` activity: it reads the run by query and stores it. */
+export interface ArchiveRunInput {
+  sessionId: string;
+  /** How many of the run's messages and timeline entries to archive (the rest came later). */
+  messages: number;
+  timelineEntries: number;
 }
 
 /** The `send` update's argument. */
@@ -91,6 +149,8 @@ export interface ToolCallRecord {
   status: 'success' | 'error' | 'skipped' | 'denied' | 'aborted' | 'cancelled';
   /** The result's `display` part (for people and UIs; hooks never change it). */
   display?: ToolDisplay;
+  /** Where the full output is kept when the model got a cut one (`session.readPayload`). */
+  outputRef?: string;
 }
 
 /** The `send` update's answer. */
@@ -170,7 +230,10 @@ export interface SessionWorkflowResult {
   endReason?: SessionEndReason;
   /** Prompts the session handled. */
   promptsHandled?: number;
+  /** This run's timeline (earlier runs' are in `archives`). */
   timeline: TimelineEntry[];
+  /** Earlier runs of the session, archived when they continued as new. */
+  archives?: RunArchive[];
 }
 
 /** Input of the `dispatchHook` activity: every callback of one event. */

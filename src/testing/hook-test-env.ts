@@ -7,7 +7,9 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import type { DataConverter } from '@temporalio/common';
 import { createAgentWorker } from '../agent.js';
+import { dataConverterOf } from '../payloads/data-converter.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
@@ -140,7 +142,15 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
     await endpoint.server?.stop();
     throw error;
   }
-  return assembleEnv(endpoint.address, taskQueue, endpoint.server, worker, client, stepTimeoutMs);
+  return assembleEnv(
+    endpoint.address,
+    taskQueue,
+    endpoint.server,
+    worker,
+    client,
+    stepTimeoutMs,
+    dataConverterOf(resolved),
+  );
 }
 
 function assembleEnv(
@@ -150,6 +160,7 @@ function assembleEnv(
   worker: AgentWorker,
   client: AgentClient,
   stepTimeoutMs: number,
+  dataConverter: DataConverter,
 ): HookTestEnv {
   const sessions = new Map<string, Session>();
   let torndown: Promise<void> | undefined;
@@ -193,7 +204,7 @@ function assembleEnv(
       }
       try {
         await withTimeout(
-          replaySessionHistories(histories),
+          replaySessionHistories(histories, { dataConverter }),
           stepTimeoutMs + histories.length * 5_000,
           'replaying the sessions',
         );
@@ -257,12 +268,18 @@ function assembleEnv(
  *   event id it stopped at and what that event recorded, in hook terms when it is a hook
  *   dispatch (`PreToolUse dispatch #2, tool Bash`) or a tool execution.
  */
-export async function replaySessionHistories(histories: readonly SessionHistory[]): Promise<void> {
+export async function replaySessionHistories(
+  histories: readonly SessionHistory[],
+  options: { dataConverter?: DataConverter } = {},
+): Promise<void> {
   if (histories.length === 0) return;
   const byWorkflowId = new Map(histories.map((h) => [h.workflowId, h]));
   const failures: string[] = [];
   const results = Worker.runReplayHistories(
-    { workflowBundle: await workflowBundle() },
+    {
+      workflowBundle: await workflowBundle(),
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    },
     histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
   );
   for await (const result of results) {

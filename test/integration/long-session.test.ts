@@ -1,0 +1,282 @@
+/**
+ * Long sessions on a real server: continue-as-new with the hooks state carried, a worker
+ * killed mid-session, payloads past Temporal's limits, and the model's context budget.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  createAgent,
+  createAgentClient,
+  defineTool,
+  fileStore,
+  HookEvent,
+  type Agent,
+  type AgentClient,
+  type Session,
+} from '../../src/index.js';
+import proto from '@temporalio/proto';
+import { scriptedModel, toolCall } from '../../src/testing/index.js';
+import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
+import { count, crashEnv, killAll, openGate, startWorkerProcess } from '../process-helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+
+const { temporal } = proto;
+const payloadDir = mkdtempSync(join(tmpdir(), 'durable-agent-payloads-'));
+
+/** Run ids of a session's workflow, oldest first (one per continue-as-new). */
+async function runsOf(session: Session): Promise<string[]> {
+  const client = await rawClient();
+  const runs: Array<{ runId: string; start: number }> = [];
+  for await (const execution of client.workflow.list({
+    query: `WorkflowId = '${session.workflowId}'`,
+  })) {
+    runs.push({ runId: execution.runId, start: execution.startTime.getTime() });
+  }
+  await client.connection.close();
+  return runs.sort((a, b) => a.start - b.start).map((r) => r.runId);
+}
+
+describe('a 1,000-turn session with a worker killed at turn 500', () => {
+  const clients: AgentClient[] = [];
+  afterEach(async () => {
+    await killAll();
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+  });
+
+  it('completes every turn, continues as new several times, and ran SessionStart and SessionEnd once', async () => {
+    const env: CrashAgentEnv = crashEnv({
+      sessionHooksOnly: true,
+      continueAsNewAfterPrompts: 150,
+      payloadDir,
+    });
+    const first = await startWorkerProcess(env, 'A');
+    const client = await createAgentClient(crashAgentOptions(env));
+    clients.push(client);
+    const session = await client.createSession();
+    for (let turn = 1; turn <= 1000; turn++) {
+      if (turn === 500) {
+        // The worker dies with the prompt in flight; a new one takes the session over.
+        const pending = session.send(`turn-${turn}`);
+        await first.kill();
+        await startWorkerProcess(env, 'B');
+        expect((await pending).text()).toBe(`echo:turn-${turn}`);
+        continue;
+      }
+      const response = await session.send(`turn-${turn}`);
+      expect(response.text()).toBe(`echo:turn-${turn}`);
+    }
+    const conversation = await session.conversation();
+    expect(conversation).toHaveLength(2000);
+    const prompts = conversation.flatMap((m) => (m.role === 'user' ? [m.content] : []));
+    expect(prompts).toEqual(Array.from({ length: 1000 }, (_, i) => `turn-${i + 1}`));
+    expect((await session.describe()).promptsHandled).toBe(1000);
+    expect((await runsOf(session)).length).toBeGreaterThanOrEqual(6);
+
+    await session.close();
+    expect(count(env, 'SessionStart')).toBe(1);
+    expect(count(env, 'SessionEnd:end')).toBe(1);
+    const timeline = await session.timeline();
+    expect(timeline.map((e) => e.event)).toEqual([HookEvent.SessionStart, HookEvent.SessionEnd]);
+    expect(timeline.map((e) => e.seq)).toEqual([0, 1]);
+  }, 240_000);
+
+  it('a pending cleanup survives the rollover: the next run stays fail-closed until it settles', async () => {
+    const env: CrashAgentEnv = crashEnv({
+      continueAsNewAfterPrompts: 1,
+      hookTimeoutMs: 300,
+      payloadDir,
+    });
+    await startWorkerProcess(env, 'A');
+    const client = await createAgentClient(crashAgentOptions(env));
+    clients.push(client);
+    const session = await client.createSession();
+    // UserPromptSubmit blocks past its budget: the callback keeps running (cleanup pending).
+    await expect(session.send('block me')).rejects.toMatchObject({ code: 'HOOK_TIMEOUT' });
+    expect((await session.describe()).pendingCleanups).toBe(1);
+    await expect(session.send('next')).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
+    openGate(env);
+    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 15_000, 'settle');
+    expect((await session.send('after')).text()).toBe('echo:after');
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+    expect((await session.send('later')).text()).toBe('echo:later');
+    await session.close();
+    expect(count(env, 'SessionStart')).toBe(1);
+    expect(count(env, 'SessionEnd:end')).toBe(1);
+  }, 60_000);
+});
+
+describe('continue-as-new in one process', () => {
+  const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-long-ws-'));
+  const ran: string[] = [];
+  const bigTool = defineTool({
+    name: 'Big',
+    description: 'Print many bytes',
+    kind: 'readonly',
+    inputSchema: z.object({ bytes: z.number().int().positive() }),
+    execute: async ({ bytes }) => 'x'.repeat(bytes - 3) + 'END',
+  });
+  const recordTool = defineTool({
+    name: 'Record',
+    description: 'Record a value',
+    kind: 'write',
+    inputSchema: z.object({ value: z.string() }),
+    execute: async ({ value }) => {
+      ran.push(value);
+      return `recorded ${value}`;
+    },
+  });
+  const counts = { start: 0, end: 0 };
+  const seenByModel: Array<{ prompt: string; messages: number; first: string }> = [];
+  let agent: Agent;
+
+  beforeAll(async () => {
+    agent = await createAgent({
+      model: scriptedModel((request) => {
+        const user = request.messages.filter((m) => m.role === 'user');
+        const first = user[0];
+        const last = request.messages.at(-1);
+        const prompt = typeof request.prompt === 'string' ? request.prompt : '';
+        seenByModel.push({
+          prompt: prompt.slice(0, 40),
+          messages: request.messages.length,
+          first: first && typeof first.content === 'string' ? first.content.slice(0, 200) : '',
+        });
+        if (last?.role === 'tool')
+          return `saw:${last.results.map((r) => r.model.length).join(',')}`;
+        if (prompt.startsWith('big:')) return toolCall('Big', { bytes: Number(prompt.slice(4)) });
+        if (prompt.startsWith('record:')) return toolCall('Record', { value: prompt.slice(7) });
+        return `echo:${prompt.length}`;
+      }),
+      tools: [bigTool, recordTool],
+      workspaceRoots: [workspace],
+      advanced: {
+        permission: (request) => (request.toolName === 'Record' ? 'ask' : 'allow'),
+        continueAsNewAfterPrompts: 2,
+        maxContextTokens: 2_000,
+        payloadStore: fileStore(payloadDir),
+        sessionEndHookTimeoutMs: 10_000,
+        hooks: {
+          [HookEvent.SessionStart]: [async () => (counts.start++, { action: 'continue' })],
+          [HookEvent.SessionEnd]: [async () => (counts.end++, { action: 'continue' })],
+        },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('long') },
+      },
+    });
+  });
+  afterAll(() => agent?.shutdown());
+
+  it('a 10 MB tool output: the model sees the head with a marker, the full output is readable', async () => {
+    const session = await agent.createSession();
+    const response = await session.send('big:10485760');
+    expect(response.status).toBe('completed');
+    const [call] = response.toolCalls;
+    expect(call?.outputRef).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const full = await session.readPayload(call!.outputRef!);
+    expect(full.length).toBe(10_485_760);
+    expect(full.endsWith('END')).toBe(true);
+    const results = (await session.conversation()).flatMap((m) =>
+      m.role === 'tool' ? m.results : [],
+    );
+    expect(results[0]!.model).toContain('output truncated: 10485760 bytes total');
+    expect(results[0]!.model).toContain(call!.outputRef!);
+    expect(Buffer.byteLength(results[0]!.model)).toBeLessThanOrEqual(65_536);
+    // The session goes on.
+    expect((await session.send('after')).text()).toBe('echo:5');
+    await session.close();
+  }, 60_000);
+
+  it('a 1 MB prompt and a 3 MB modifiedOutput never kill the session; history keeps references', async () => {
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.PostToolUse]: [
+          async () => ({ action: 'continue', modifiedOutput: 'y'.repeat(3_000_000) }),
+        ],
+      },
+    });
+    const prompt = 'p'.repeat(1_000_000);
+    expect((await session.send(prompt)).text()).toBe('echo:1000000');
+    const response = await session.send('big:100');
+    expect(response.status).toBe('completed');
+    const results = (await session.conversation()).flatMap((m) =>
+      m.role === 'tool' ? m.results : [],
+    );
+    const model = results.at(-1)!.model;
+    expect(Buffer.byteLength(model)).toBeLessThanOrEqual(65_536);
+    const ref = /full output: (sha256:[0-9a-f]{64})/.exec(model)?.[1];
+    expect(ref).toBeDefined();
+    expect(await session.readPayload(ref!)).toBe('y'.repeat(3_000_000));
+    // The prompt reached the model's first step whole, and the conversation keeps it whole.
+    const conversation = await session.conversation();
+    expect(conversation[0]).toEqual({ role: 'user', content: prompt });
+    const client = await rawClient();
+    const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+    const largest = Math.max(
+      ...(history.events ?? []).map(
+        (e) => temporal.api.history.v1.HistoryEvent.encode(e).finish().length,
+      ),
+    );
+    // Each payload over the 256 KiB threshold became a reference of a few hundred bytes.
+    expect(largest).toBeLessThan(270_000);
+    await client.connection.close();
+    await session.close();
+  }, 60_000);
+
+  it('the model context stays within maxContextTokens, oldest turns compacted with a note; the transcript keeps all', async () => {
+    const session = await agent.createSession();
+    seenByModel.length = 0;
+    for (let i = 0; i < 12; i++) await session.send(`turn-${i}-${'w'.repeat(1_500)}`);
+    const last = seenByModel.at(-1)!;
+    // 2,000 tokens is about 8,000 characters: four or five of these turns, not twelve.
+    expect(last.messages).toBeLessThan(12);
+    expect(last.first).toMatch(/^\[Context compacted: \d+ earlier messages/);
+    const transcript = await session.conversation();
+    expect(transcript).toHaveLength(24);
+    expect((transcript[0] as { content: string }).content.startsWith('turn-0-')).toBe(true);
+    await session.close();
+  }, 60_000);
+
+  it('SessionStart and SessionEnd ran once across several runs; queued prompts and a pending ask are kept', async () => {
+    const before = { ...counts };
+    const session = await agent.createSession();
+    // Three prompts at once: the rollover due after two waits until the queue is empty.
+    const replies = await Promise.all(['a', 'bb', 'ccc'].map((p) => session.send(p)));
+    expect(replies.map((r) => r.text())).toEqual(['echo:1', 'echo:2', 'echo:3']);
+    // A permission ask that waits while a rollover is due: it is answered, the tool runs once.
+    const asked = session.send('record:kept');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 15_000, 'ask');
+    await session.approve((await session.pendingPermissions())[0]!.requestId);
+    expect((await asked).status).toBe('completed');
+    expect(ran.filter((v) => v === 'kept')).toHaveLength(1);
+    for (const p of ['d', 'e', 'f']) await session.send(p);
+    await waitFor(async () => (await runsOf(session)).length >= 3, 15_000, 'rollovers');
+    expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(7);
+    await session.close();
+    expect(counts.start - before.start).toBe(1);
+    expect(counts.end - before.end).toBe(1);
+  }, 60_000);
+
+  it('close() retried across a rollover, also from a second client: SessionEnd runs once', async () => {
+    const before = { ...counts };
+    const session = await agent.createSession();
+    await session.send('one');
+    const sending = session.send('two'); // the second prompt makes a rollover due
+    const other = await createAgentClient({
+      model: 'unused',
+      advanced: {
+        payloadStore: fileStore(payloadDir),
+        temporal: { address: temporalAddress(), taskQueue: 'unused' },
+      },
+    });
+    const elsewhere = await other.session(session.id);
+    await sending;
+    const results = await Promise.all([session.close(), elsewhere.close(), session.close()]);
+    expect(results.filter((r) => r.closedNow)).toHaveLength(1);
+    expect(await session.close()).toEqual({ closedNow: false, sessionEndRan: false });
+    expect(counts.end - before.end).toBe(1);
+    expect((await session.describe()).sessionEndMarker?.reason).toBe('other');
+    await other.close();
+  }, 60_000);
+});
