@@ -8,7 +8,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AgentSdkError, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
-import { readConversation } from '../src/conversation-reader.js';
+import { readConversationPages } from '../src/conversation-reader.js';
+import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/registry.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
@@ -55,9 +56,13 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
-      const messages = await conversationOf(ctx);
+      const { messages, prompt } = await conversationOf(ctx);
+      // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
+      const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
+      const { prompt: _carried, ...rest } = input;
       const output = await model.step({
-        ...input,
+        ...rest,
+        ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
         messages,
         tools,
         signal: ctx.cancellationSignal,
@@ -87,8 +92,13 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
  * The conversation, read from the session workflow by query: queries are not recorded in
  * history, so each message is in history once, however many steps read it.
  */
-async function conversationOf(ctx: Context): Promise<ConversationMessage[]> {
-  const workflowId = ctx.info.workflowExecution?.workflowId;
-  if (!workflowId) return [];
-  return readConversation(ctx.client.workflow.getHandle(workflowId));
+async function conversationOf(
+  ctx: Context,
+): Promise<{ messages: ConversationMessage[]; prompt?: Prompt }> {
+  const execution = ctx.info.workflowExecution;
+  if (!execution) return { messages: [] };
+  // This run, by run id: a step of an earlier run (a retry racing a rollover) reads its own.
+  return readConversationPages(
+    ctx.client.workflow.getHandle(execution.workflowId, execution.runId),
+  );
 }

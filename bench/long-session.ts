@@ -36,7 +36,11 @@ const server = process.env.TEMPORAL_ADDRESS
   : await startDevServer({ cacheDir: join(here, '..', '.temporal') });
 const address = process.env.TEMPORAL_ADDRESS ?? server!.address;
 console.log(`Temporal at ${address}; ${new Date().toISOString()}`);
-const connection = await Connection.connect({ address });
+// A baseline history page holds megabytes of conversation: past gRPC's 4 MB default.
+const connection = await Connection.connect({
+  address,
+  channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+});
 const raw = new Client({ connection });
 
 /** Bytes of every run's history of a workflow id (protobuf, as the server stores them). */
@@ -99,6 +103,7 @@ async function measure(
       break;
     }
     durations.push(performance.now() - t0);
+    if (n % 100 === 0) console.log(`  ${name}: turn ${n}`);
     if (checkpoint) {
       // Workflow tasks that follow the update (e.g. a continue-as-new) land a moment later.
       await new Promise((r) => setTimeout(r, 300));

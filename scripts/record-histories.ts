@@ -2,14 +2,17 @@
  * Record representative session histories as replay fixtures in test/fixtures/histories/.
  * Every workflow change must keep them replayable (test/integration/replay.test.ts).
  *
- *   npx tsx scripts/record-histories.ts      (starts its own dev server)
+ *   npx tsx scripts/record-histories.ts [name ...]   (starts its own dev server)
+ *
+ * With names, only those fixtures are recorded (e.g. `continued-as-new`), so the others keep
+ * the histories of the code that recorded them.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { createAgent, HookEvent, type Session } from '../src/index.js';
+import { createAgent, fileStore, HookEvent, type HookMap, type Session } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
 
@@ -19,44 +22,63 @@ const server = await startDevServer({ cacheDir: join(repoRoot, '.temporal') });
 let release!: () => void;
 const released = new Promise<void>((resolve) => (release = resolve));
 let failSessionEnd = false;
+const only = process.argv.slice(2);
+const want = (name: string) => only.length === 0 || only.includes(name);
+const hooks = {
+  [HookEvent.SessionStart]: [async () => ({ action: 'continue' })],
+  [HookEvent.UserPromptSubmit]: [
+    async (input) => {
+      const prompt = String(input.userPrompt ?? '');
+      if (prompt === 'stuck') await released;
+      if (prompt === 'wait-abort') {
+        await new Promise((r) => input.abortSignal!.addEventListener('abort', r, { once: true }));
+      }
+      if (prompt === 'reject') return { action: 'abort', reason: 'rejected by policy' };
+      return { action: 'continue', modifiedInput: { userPrompt: `[tenant:acme]\n${prompt}` } };
+    },
+  ],
+  [HookEvent.TaskCompleted]: [async () => ({ action: 'continue' })],
+  [HookEvent.SessionEnd]: [
+    async () => {
+      if (failSessionEnd) throw new Error('flush failed');
+      return { action: 'continue' as const };
+    },
+  ],
+} satisfies HookMap;
 const agent = await createAgent({
   model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
+  advanced: { hooks, temporal: { address: server.address, taskQueue: 'record-histories' } },
+});
+// Continues as new after every two prompts: the rollover's archive and carry are replayed.
+const rolloverAgent = await createAgent({
+  model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
   advanced: {
-    hooks: {
-      [HookEvent.SessionStart]: [async () => ({ action: 'continue' })],
-      [HookEvent.UserPromptSubmit]: [
-        async (input) => {
-          const prompt = String(input.userPrompt ?? '');
-          if (prompt === 'stuck') await released;
-          if (prompt === 'wait-abort') {
-            await new Promise((r) =>
-              input.abortSignal!.addEventListener('abort', r, { once: true }),
-            );
-          }
-          if (prompt === 'reject') return { action: 'abort', reason: 'rejected by policy' };
-          return { action: 'continue', modifiedInput: { userPrompt: `[tenant:acme]\n${prompt}` } };
-        },
-      ],
-      [HookEvent.TaskCompleted]: [async () => ({ action: 'continue' })],
-      [HookEvent.SessionEnd]: [
-        async () => {
-          if (failSessionEnd) throw new Error('flush failed');
-          return { action: 'continue' };
-        },
-      ],
-    },
-    temporal: { address: server.address, taskQueue: 'record-histories' },
+    hooks,
+    continueAsNewAfterPrompts: 2,
+    payloadStore: fileStore(join(repoRoot, '.durable-agent', 'record-payloads')),
+    temporal: { address: server.address, taskQueue: 'record-histories-rollover' },
   },
 });
 const client = new Client({ connection: await Connection.connect({ address: server.address }) });
-const save = async (name: string, session: Session) => {
-  const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+const save = async (name: string, session: Session, runId?: string) => {
+  const history = await client.workflow.getHandle(session.workflowId, runId).fetchHistory();
   writeFileSync(join(out, `${name}.json`), historyToJSON(history) + '\n');
   console.log(`recorded ${name}: ${history.events?.length ?? 0} events`);
 };
 
 try {
-  {
+  if (want('continued-as-new')) {
+    const s = await rolloverAgent.createSession({ sessionId: 'fixture-continued-as-new' });
+    const first = (await client.workflow.getHandle(s.workflowId).describe()).runId;
+    for (const prompt of ['one', 'two', 'three']) await s.send(prompt);
+    while ((await client.workflow.getHandle(s.workflowId).describe()).runId === first) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await s.close();
+    await save('continued-as-new-run1', s, first);
+    await save('continued-as-new-run2', s);
+  }
+  if (want('prompts-and-close')) {
     const s = await agent.createSession({ sessionId: 'fixture-prompts' });
     await s.send('hello');
     await s.send('reject').catch(() => undefined);
@@ -64,7 +86,7 @@ try {
     await s.close();
     await save('prompts-and-close', s);
   }
-  {
+  if (want('timeout-fail-closed')) {
     const s = await agent.createSession({ sessionId: 'fixture-timeout', hookTimeoutMs: 100 });
     await s.send('stuck').catch(() => undefined);
     await s.send('refused').catch(() => undefined);
@@ -74,7 +96,7 @@ try {
     await s.close();
     await save('timeout-fail-closed', s);
   }
-  {
+  if (want('abort')) {
     const s = await agent.createSession({ sessionId: 'fixture-abort' });
     const pending = s.send('wait-abort');
     await new Promise((r) => setTimeout(r, 300));
@@ -84,7 +106,7 @@ try {
     await s.close();
     await save('abort', s);
   }
-  {
+  if (want('session-end-failed-then-closed')) {
     failSessionEnd = true;
     const s = await agent.createSession({ sessionId: 'fixture-session-end-retry' });
     await s.close().catch(() => undefined);
@@ -92,12 +114,12 @@ try {
     await s.close();
     await save('session-end-failed-then-closed', s);
   }
-  {
+  if (want('idle-timeout')) {
     const s = await agent.createSession({ sessionId: 'fixture-idle', idleTimeoutMs: 200 });
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('idle-timeout', s);
   }
-  {
+  if (want('cancelled-from-outside')) {
     const s = await agent.createSession({ sessionId: 'fixture-cancelled' });
     await client.workflow.getHandle(s.workflowId).cancel();
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
@@ -106,5 +128,6 @@ try {
 } finally {
   await client.connection.close();
   await agent.shutdown();
+  await rolloverAgent.shutdown();
   await server.stop();
 }

@@ -7,6 +7,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ConversationMessage } from './common/conversation.js';
 import { Queries, type ConversationPage } from './common/protocol.js';
+import type { Prompt } from './common/types.js';
 
 /**
  * Every message of a paged conversation query, in order: by default the model's context
@@ -16,12 +17,22 @@ export async function readConversation(
   handle: WorkflowHandle,
   query: string = Queries.conversationPage,
 ): Promise<ConversationMessage[]> {
+  return (await readConversationPages(handle, query)).messages;
+}
+
+/** The messages of a paged conversation query, and the newest prompt its first page names. */
+export async function readConversationPages(
+  handle: WorkflowHandle,
+  query: string = Queries.conversationPage,
+): Promise<{ messages: ConversationMessage[]; prompt?: Prompt }> {
   const messages: ConversationMessage[] = [];
+  let prompt: Prompt | undefined;
   let from: number | null = 0;
   while (from !== null) {
     const page: ConversationPage = await handle.query<ConversationPage, [number]>(query, from);
     messages.push(...page.messages);
+    if (from === 0) prompt = page.prompt;
     from = page.next;
   }
-  return messages;
+  return prompt === undefined ? { messages } : { messages, prompt };
 }

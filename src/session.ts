@@ -267,15 +267,19 @@ export class Session {
    * @throws {PayloadNotFoundError} when an earlier run's archive is not in this process's store.
    */
   async conversation(): Promise<ConversationMessage[]> {
-    const archived = await this.#archivedRuns();
-    const current = await readConversation(this.#handle, Queries.transcriptPage);
-    return [...archived.flatMap((run) => run.messages), ...current];
+    const run = await this.#currentRun();
+    const archived = await this.#readArchives(run.archives);
+    const current = await readConversation(run.handle, Queries.transcriptPage);
+    return [...archived.flatMap((r) => r.messages), ...current];
   }
 
   /** Every hook dispatch so far, in order, across runs; works on open and closed sessions. */
   async timeline(): Promise<TimelineEntry[]> {
-    const archived = await this.#archivedRuns();
-    return [...archived.flatMap((run) => run.timeline), ...(await this.#runTimeline())];
+    const run = await this.#currentRun();
+    const archived = await this.#readArchives(run.archives);
+    const current =
+      run.result?.timeline ?? (await run.handle.query<TimelineEntry[]>(Queries.timeline));
+    return [...archived.flatMap((r) => r.timeline), ...current];
   }
 
   /**
@@ -290,33 +294,32 @@ export class Session {
     return Buffer.from(await this.#payloadStore.get(ref)).toString('utf8');
   }
 
-  async #runTimeline(): Promise<TimelineEntry[]> {
+  /**
+   * The session's newest run, pinned by run id so that everything read from it belongs to
+   * one run even if it continues as new meanwhile (a closed run still answers queries), and
+   * the list of earlier runs it names.
+   */
+  async #currentRun(): Promise<{
+    handle: WorkflowHandle;
+    archives: RunArchive[];
+    result?: SessionWorkflowResult;
+  }> {
     const description = await this.#describeExecution();
-    if (description.status.name === 'RUNNING')
-      return this.#handle.query<TimelineEntry[]>(Queries.timeline);
-    try {
-      return ((await this.#handle.result()) as SessionWorkflowResult).timeline;
-    } catch {
-      return this.#handle.query<TimelineEntry[]>(Queries.timeline);
+    const handle = this.#handle.client.getHandle(this.#handle.workflowId, description.runId);
+    if (description.status.name === 'RUNNING') {
+      const { archives } = await handle
+        .query<{ archives: RunArchive[] }>(Queries.archives)
+        .catch(() => ({ archives: [] as RunArchive[] }));
+      return { handle, archives };
     }
+    const result = (await handle.result().catch(() => undefined)) as
+      SessionWorkflowResult | undefined;
+    return { handle, archives: result?.archives ?? [], ...(result ? { result } : {}) };
   }
 
-  /** Earlier runs of a session that continued as new, from the payload store. */
-  async #archivedRuns(): Promise<RunArchiveBody[]> {
-    const description = await this.#describeExecution();
-    let archives: RunArchive[] | undefined;
-    if (description.status.name === 'RUNNING') {
-      archives = (
-        await this.#handle.query<{ archives: RunArchive[] }>(Queries.archives).catch(() => ({
-          archives: [],
-        }))
-      ).archives;
-    } else {
-      const result = (await this.#handle.result().catch(() => undefined)) as
-        SessionWorkflowResult | undefined;
-      archives = result?.archives;
-    }
-    if (!archives || archives.length === 0) return [];
+  /** Earlier runs' transcripts and timelines, from the payload store. */
+  async #readArchives(archives: RunArchive[]): Promise<RunArchiveBody[]> {
+    if (archives.length === 0) return [];
     if (!this.#payloadStore) {
       throw new ConfigError(
         'This session continued as new: reading its earlier runs needs the agent payload store',

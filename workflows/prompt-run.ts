@@ -87,7 +87,6 @@ export async function runPrompt(
         step,
         promptIndex,
         modelStepIndex: state.modelSteps++,
-        ...(step === 0 ? { prompt } : {}),
       });
     } catch (error) {
       throw modelFailure(error);

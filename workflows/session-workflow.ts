@@ -49,7 +49,7 @@ import {
   type SessionWorkflowResult,
   type TimelineEntry,
 } from '../src/common/protocol.js';
-import type { SessionEndReason } from '../src/common/types.js';
+import type { Prompt, SessionEndReason } from '../src/common/types.js';
 import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.js';
 import { archiveRunActivity } from './activity-options.js';
 import type { PromptState } from './prompt-run.js';
@@ -393,9 +393,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   );
   setHandler(conversationQuery, () => state.transcript);
   // What the model sees: the compacted context with its note and cuts.
-  setHandler(conversationPageQuery, (from) =>
-    pageOf(contextForModel(state.context, maxContextTokens), from),
-  );
+  setHandler(conversationPageQuery, (from) => {
+    const page = pageOf(contextForModel(state.context, maxContextTokens), from);
+    const prompt = Number(from) > 0 ? undefined : lastPrompt(state.transcript);
+    return prompt === undefined ? page : { ...page, prompt };
+  });
   setHandler(transcriptPageQuery, (from) => pageOf(state.transcript, from));
   setHandler(archivesQuery, () => ({
     archives: state.archives,
@@ -571,6 +573,15 @@ function rememberSend(state: SessionState, result: SendResult): void {
       : { ...result, text: result.text.slice(0, 4096), toolCalls: [] };
   state.recentSends.push(kept);
   if (state.recentSends.length > RECENT_SENDS) state.recentSends.shift();
+}
+
+/** The newest user message's content, as the prompt reached the model. */
+function lastPrompt(messages: ConversationMessage[]): Prompt | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === 'user') return message.content;
+  }
+  return undefined;
 }
 
 /** One page of `messages` from index `from`, under {@link CONVERSATION_PAGE_BYTES}. */

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { DEFAULTS } from '../common/defaults.js';
 import { parseArgs } from 'node:util';
 
 /** An error the CLI reports as one line: a usage error exits 2, anything else 1. */
@@ -43,9 +44,10 @@ const OPTIONS = {
   interrupt: { type: 'boolean' },
   ui: { type: 'boolean' },
   db: { type: 'string' },
+  payloads: { type: 'string' },
 } as const;
 
-const GLOBAL_OPTIONS = ['address', 'namespace', 'help'];
+const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help'];
 
 /** A parsed command line. */
 export type ParsedArgs =
@@ -61,6 +63,8 @@ export type ParsedArgs =
       addressGiven: boolean;
       /** `--namespace`, else `TEMPORAL_NAMESPACE`, else `default`. */
       namespace: string;
+      /** `--payloads`: folder of the agent's payload store. @default `.durable-agent/payloads` */
+      payloads: string;
       limit?: number;
       json: boolean;
       input?: string;
@@ -152,6 +156,7 @@ export function parseCommandLine(
     address,
     addressGiven: values.address !== undefined,
     namespace: values.namespace || env.TEMPORAL_NAMESPACE || 'default',
+    payloads: values.payloads || DEFAULTS.payloadDir,
     json: values.json ?? false,
     interrupt: values.interrupt ?? false,
     ui: values.ui ?? false,
@@ -207,6 +212,7 @@ const GLOBALS = [
   'global options:',
   `  --address HOST:PORT   Temporal frontend (default: $TEMPORAL_ADDRESS, else ${DEFAULT_ADDRESS})`,
   '  --namespace NAME      namespace (default: $TEMPORAL_NAMESPACE, else default)',
+  `  --payloads DIR        the agent's payload store, for sessions with offloaded payloads (default: ${DEFAULTS.payloadDir})`,
   '  -h, --help            this help',
 ].join('\n');
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { DEFAULTS } from '../common/defaults.js';
 import { listSessionSummaries, type SessionSummary } from '../client.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -129,7 +130,18 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   ]);
   await installReplayRuntime();
   try {
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId);
+    // Payloads past the offload threshold are references into the agent's payload store.
+    const { dataConverterOf } = await import('../payloads/data-converter.js');
+    const { fileStore } = await import('../payloads/store.js');
+    const dataConverter = dataConverterOf({
+      payloadStore: fileStore(args.payloads),
+      offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
+    });
+    await Worker.runReplayHistory(
+      { workflowBundle: await workflowBundle(), dataConverter },
+      history,
+      workflowId,
+    );
   } catch (error) {
     const name = (error as { name?: unknown } | undefined)?.name;
     if (name === 'DeterminismViolationError') {

@@ -287,7 +287,11 @@ export interface ModelStepInput {
   promptIndex: number;
   /** 0-based index of this model step in the session (across prompts). */
   modelStepIndex: number;
-  /** The prompt as it reaches the model, after UserPromptSubmit (on step 0). */
+  /**
+   * The prompt as it reaches the model, after UserPromptSubmit (on step 0). Histories
+   * recorded before 0.2 carry it here; the activity now reads it with the conversation, so
+   * history holds each prompt once.
+   */
   prompt?: Prompt;
 }
 
@@ -354,6 +358,8 @@ export interface ConversationPage {
   messages: ConversationMessage[];
   /** Index to ask for next, or `null` at the end. */
   next: number | null;
+  /** On the model context's first page: the newest prompt as sent (no note, no cuts). */
+  prompt?: Prompt;
 }
 
 /** Most bytes of JSON in one conversation page (at least one message is always returned). */

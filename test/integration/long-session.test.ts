@@ -210,7 +210,8 @@ describe('continue-as-new in one process', () => {
     expect(await session.readPayload(ref!)).toBe('y'.repeat(3_000_000));
     // The prompt reached the model's first step whole, and the conversation keeps it whole.
     const conversation = await session.conversation();
-    expect(conversation[0]).toEqual({ role: 'user', content: prompt });
+    // (compared as a boolean: a failing diff of 1 MB would drown the report)
+    expect(conversation[0]?.role === 'user' && conversation[0].content === prompt).toBe(true);
     const client = await rawClient();
     const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
     const largest = Math.max(
