@@ -10,7 +10,9 @@
  * @module
  */
 import { AssertionError } from 'node:assert';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { isDeepStrictEqual } from 'node:util';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { JsonObject } from '../common/json.js';
 import type { HistoryDecision, HistoryDispatch } from '../cli/history-timeline.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
@@ -182,10 +184,10 @@ export async function assertToolNeverRan(
   session: SessionRef,
   toolName: string,
 ): Promise<void> {
-  const history = await env.history(session);
+  const runs = await env.histories(session);
   const id = typeof session === 'string' ? session : session.id;
   const ran: string[] = [];
-  for (const event of history.events ?? []) {
+  for (const event of runs.flatMap((history) => history.events ?? [])) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
     const payload = scheduled.input?.payloads?.[0];
@@ -286,4 +288,114 @@ function fail(message: string, actual: unknown, expected: unknown, operator: str
   const error = new AssertionError({ message, actual, expected, operator });
   Error.captureStackTrace?.(error, fail);
   throw error;
+}
+
+/** Options of {@link assertToolInput} and {@link assertModelPrompt}. */
+export interface NthOptions {
+  /** Which call or prompt, 0-based. @default 0 */
+  nth?: number;
+}
+
+/**
+ * Assert the input that reached a tool: the `nth` `executeTool` of `toolName` in the
+ * session's history (every run), after PreToolUse and the permission step changed it.
+ * @throws {AssertionError} with the inputs recorded when there is no such call or it differs.
+ */
+export async function assertToolInput(
+  env: HookTestEnv,
+  session: SessionRef,
+  toolName: string,
+  expected: JsonObject,
+  options: NthOptions = {},
+): Promise<void> {
+  const nth = options.nth ?? 0;
+  const id = typeof session === 'string' ? session : session.id;
+  const inputs: unknown[] = [];
+  for (const history of await env.histories(session)) {
+    for (const event of history.events ?? []) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
+      const input = decodeFirst<{ toolName?: unknown; input?: unknown }>(scheduled.input);
+      if (input?.toolName === toolName) inputs.push(input.input);
+    }
+  }
+  const actual = inputs[nth];
+  if (actual === undefined) {
+    fail(
+      `Expected a ${ordinal(nth)} run of tool ${toolName} in session ${id}, but it ran ` +
+        `${plural(inputs.length)}.${listInputs(inputs)}`,
+      inputs.length,
+      nth + 1,
+      '>=',
+    );
+  }
+  if (!isDeepStrictEqual(actual, expected)) {
+    fail(
+      `The ${ordinal(nth)} run of tool ${toolName} in session ${id} got another input.` +
+        listInputs(inputs),
+      actual,
+      expected,
+      'deepStrictEqual',
+    );
+  }
+}
+
+/**
+ * Assert the `nth` prompt as it reached the model (after UserPromptSubmit), read from the
+ * session's transcript: its text parts joined by a newline, equal to `expected` or
+ * matching it.
+ * @throws {AssertionError} with the prompts recorded when there is no such prompt or it differs.
+ */
+export async function assertModelPrompt(
+  env: HookTestEnv,
+  session: SessionRef,
+  expected: string | RegExp,
+  options: NthOptions = {},
+): Promise<void> {
+  const nth = options.nth ?? 0;
+  const id = typeof session === 'string' ? session : session.id;
+  const own = env.sessions.find((s) => s.id === id);
+  if (!own) {
+    // The env's own check throws the clear error for a session it did not create.
+    await env.history(session);
+  }
+  const prompts = (await own!.conversation()).flatMap((m) =>
+    m.role === 'user'
+      ? [
+          typeof m.content === 'string'
+            ? m.content
+            : m.content.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n'),
+        ]
+      : [],
+  );
+  const actual = prompts[nth];
+  const ok =
+    actual !== undefined &&
+    (typeof expected === 'string' ? actual === expected : expected.test(actual));
+  if (!ok) {
+    fail(
+      `The ${ordinal(nth)} prompt that reached the model in session ${id} ` +
+        `${actual === undefined ? `does not exist (${plural(prompts.length)} sent)` : 'differs'}.` +
+        listInputs(prompts),
+      actual,
+      typeof expected === 'string' ? expected : String(expected),
+      typeof expected === 'string' ? 'strictEqual' : 'match',
+    );
+  }
+}
+
+function decodeFirst<T>(
+  payloads: { payloads?: Payload[] | null } | null | undefined,
+): T | undefined {
+  const payload = payloads?.payloads?.[0];
+  try {
+    return payload ? (defaultPayloadConverter.fromPayload(payload) as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function listInputs(values: readonly unknown[]): string {
+  if (values.length === 0) return '';
+  return `\nRecorded:\n${values.map((v, i) => `  ${i}: ${JSON.stringify(v)}`).join('\n')}`;
 }

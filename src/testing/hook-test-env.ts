@@ -10,6 +10,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataConverter } from '@temporalio/common';
 import { createAgentWorker } from '../agent.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
+import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
+import type { HookEvent } from '../common/hook-events.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
@@ -66,14 +68,21 @@ export interface HookTestEnv {
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
-   * The session's Temporal history, as the server has it now.
+   * The Temporal history of the session's newest run, as the server has it now.
    * @throws {Error} when the session was not created by this env, or after teardown.
    */
   history(session: SessionRef): Promise<History>;
   /**
-   * The session's hook timeline rebuilt from its real history (`timelineFromHistory`): one
-   * row per `dispatchHook` activity. Events without callbacks are not dispatched, so they
-   * have no row.
+   * The histories of every run of the session, oldest first: one per continue-as-new
+   * (found by following each run's `continuedExecutionRunId`, not by a visibility query).
+   * @throws {Error} when the session was not created by this env, or after teardown.
+   */
+  histories(session: SessionRef): Promise<History[]>;
+  /**
+   * The session's hook timeline rebuilt from its real histories (`timelineFromHistory`),
+   * every run in order, `seq` counting across runs: one row per `dispatchHook` activity.
+   * Events without callbacks are not dispatched, so they have no row. The status, marker
+   * and result fields are the newest run's.
    * @throws {Error} when the session was not created by this env, or after teardown.
    */
   timeline(session: SessionRef): Promise<HistoryTimeline>;
@@ -86,6 +95,23 @@ export interface HookTestEnv {
    *   the history event it stopped at and the hook dispatch or activity recorded there.
    */
   teardown(): Promise<void>;
+  /**
+   * Deliver an abort at a named event: when the `occurrence`-th dispatch of `event` (of
+   * `toolName`, for tool events) reaches its first callback, the env calls
+   * `session.abort(reason)` on that session, then lets the callback run, so it sees its
+   * `abortSignal` fire mid-dispatch. Acts on the agent definition's callbacks (an event
+   * without callbacks is never dispatched, so it cannot be a target).
+   * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
+   */
+  abortAt(event: HookEvent, target?: FaultTarget & { reason?: unknown }): FaultHandle;
+  /**
+   * Make a callback overrun its budget: at the `occurrence`-th dispatch of `event`, the
+   * first callback runs, then holds its output until the budget has passed (its
+   * `abortSignal` fired) plus `overrunMs` (default 200). The dispatch fails with
+   * `HOOK_TIMEOUT` and the session is fail-closed until the callback settles.
+   * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
+   */
+  exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
 }
 
 /** A history to replay, with the session it belongs to. */
@@ -116,10 +142,12 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
   const agent = options.agent;
   const taskQueue = `hook-test-${randomUUID()}`;
   const stepTimeoutMs = options.teardownStepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
+  const faults = new FaultInjector();
   const merged = (address: string | undefined): AgentOptions => ({
     ...agent,
     advanced: {
       ...agent.advanced,
+      ...(agent.advanced?.hooks ? { hooks: faults.wrap(agent.advanced.hooks) } : {}),
       temporal: {
         ...agent.advanced?.temporal,
         ...(address ? { address } : {}),
@@ -150,6 +178,7 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
     client,
     stepTimeoutMs,
     dataConverterOf(resolved),
+    faults,
   );
 }
 
@@ -161,6 +190,7 @@ function assembleEnv(
   client: AgentClient,
   stepTimeoutMs: number,
   dataConverter: DataConverter,
+  faults: FaultInjector,
 ): HookTestEnv {
   const sessions = new Map<string, Session>();
   let torndown: Promise<void> | undefined;
@@ -183,6 +213,18 @@ function assembleEnv(
   };
   const fetchHistory = async (session: Session): Promise<History> =>
     client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
+  /** Every run's history, oldest first, following the continue-as-new chain backwards. */
+  const fetchHistories = async (session: Session): Promise<History[]> => {
+    const runs: History[] = [await fetchHistory(session)];
+    for (;;) {
+      const started = runs[0]!.events?.[0]?.workflowExecutionStartedEventAttributes;
+      const previous = started?.continuedExecutionRunId;
+      if (!previous) return runs;
+      runs.unshift(
+        await client.temporal.workflow.getHandle(session.workflowId, previous).fetchHistory(),
+      );
+    }
+  };
 
   const teardown = async (): Promise<void> => {
     const problems: string[] = [];
@@ -190,12 +232,14 @@ function assembleEnv(
       const histories: SessionHistory[] = [];
       for (const session of sessions.values()) {
         try {
-          const history = await withTimeout(
-            fetchHistory(session),
+          const runs = await withTimeout(
+            fetchHistories(session),
             stepTimeoutMs,
             `fetching the history of session ${session.id}`,
           );
-          histories.push({ sessionId: session.id, workflowId: session.workflowId, history });
+          for (const history of runs) {
+            histories.push({ sessionId: session.id, workflowId: session.workflowId, history });
+          }
         } catch (error) {
           problems.push(
             `session ${session.id}: its history could not be read: ${messageOf(error)}`,
@@ -248,13 +292,44 @@ function assembleEnv(
     async history(ref) {
       return fetchHistory(own(ref));
     },
+    async histories(ref) {
+      return fetchHistories(own(ref));
+    },
     async timeline(ref) {
-      const history = await fetchHistory(own(ref));
-      return timelineFromHistory(history);
+      const runs = (await fetchHistories(own(ref))).map((h) => timelineFromHistory(h));
+      const newest = runs.at(-1)!;
+      const dispatches = runs
+        .flatMap((run) => run.dispatches)
+        .map((dispatch, seq) => ({ ...dispatch, seq }));
+      return { ...newest, dispatches };
     },
     teardown() {
       torndown ??= teardown();
       return torndown;
+    },
+    abortAt(event, target = {}) {
+      live();
+      const reason = target.reason ?? new Error(`Aborted by the test at ${event}`);
+      return faults.arm(event, target, async (input, original) => {
+        void sessions
+          .get(input.sessionId)
+          ?.abort(reason)
+          .catch(() => undefined);
+        return original(input);
+      });
+    },
+    exceedBudgetAt(event, target = {}) {
+      live();
+      const overrunMs = target.overrunMs ?? 200;
+      return faults.arm(event, target, async (input, original) => {
+        const output = await original(input);
+        const signal = input.abortSignal;
+        if (signal && !signal.aborted) {
+          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+        }
+        await new Promise((resolve) => setTimeout(resolve, overrunMs));
+        return output;
+      });
     },
   };
 }

@@ -26,6 +26,18 @@ export {
   assertDispatchOrder,
   assertSessionStartEndOnce,
   assertToolNeverRan,
+  assertToolInput,
+  assertModelPrompt,
+  type NthOptions,
   type DispatchOrderOptions,
   type ExpectedDecision,
 } from './assertions.js';
+export {
+  scriptedTool,
+  type ScriptedTool,
+  type ScriptedToolOptions,
+  type ScriptedToolResult,
+  type RecordedToolCall,
+} from './scripted-tool.js';
+export type { FaultHandle, FaultTarget } from './faults.js';
+export { hookMatchers, type HookMatchers } from './matchers.js';

@@ -1,0 +1,152 @@
+/**
+ * The harness's second slice, dogfooded: scripted tools that record their inputs, the input
+ * and prompt assertions, vitest matchers, faults at named events (an abort, a budget
+ * overrun), and sessions that continue as new (timeline and replay across runs).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HookEvent, type HookCallback } from '../../src/index.js';
+import {
+  assertDecision,
+  assertDispatched,
+  assertModelPrompt,
+  assertSessionStartEndOnce,
+  assertToolInput,
+  createHookTestEnv,
+  hookMatchers,
+  scriptedModel,
+  scriptedTool,
+  toolCall,
+  type HookMatchers,
+  type HookTestEnv,
+} from '../../src/testing/index.js';
+
+expect.extend(hookMatchers);
+declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface Assertion<T> extends HookMatchers<T> {}
+}
+
+const allow: HookCallback = async () => ({ action: 'continue' });
+const deploy = scriptedTool({ name: 'Deploy', kind: 'execute', results: ['deployed', 'again'] });
+// PreToolUse pins every deploy to staging; UserPromptSubmit tags the prompt.
+const pinStaging: HookCallback = async (input) =>
+  input.toolName === 'Deploy'
+    ? { action: 'continue', modifiedInput: { ...input.toolInput, env: 'staging' } }
+    : { action: 'continue' };
+const tag: HookCallback = async (input) => ({
+  action: 'continue',
+  modifiedInput: { userPrompt: `[team:ops] ${String(input.userPrompt ?? '')}` },
+});
+let audited = 0;
+const audit: HookCallback = async () => {
+  audited++;
+  return { action: 'continue' };
+};
+
+let env: HookTestEnv;
+beforeAll(async () => {
+  env = await createHookTestEnv({
+    address: process.env.TEMPORAL_ADDRESS,
+    agent: {
+      model: scriptedModel((request) => {
+        const last = request.messages.at(-1);
+        if (last?.role === 'tool') return 'done';
+        const prompt = typeof request.prompt === 'string' ? request.prompt : '';
+        return prompt.includes('deploy') ? toolCall('Deploy', { env: 'prod' }) : 'ok';
+      }),
+      tools: [deploy],
+      advanced: {
+        permission: 'bypass-permissions',
+        hookTimeoutMs: 300,
+        continueAsNewAfterPrompts: 2,
+        hooks: {
+          [HookEvent.SessionStart]: [allow],
+          [HookEvent.UserPromptSubmit]: [tag, audit],
+          [HookEvent.PreToolUse]: [pinStaging],
+          [HookEvent.SessionEnd]: [allow],
+        },
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('scripted tools and input assertions', () => {
+  it('records what reached the tool after PreToolUse, and the prompt after UserPromptSubmit', async () => {
+    const session = await env.createSession();
+    const response = await session.send('please deploy');
+    expect(response.text()).toBe('done');
+    expect(deploy.calls.map((c) => c.input)).toContainEqual({ env: 'staging' });
+    await assertToolInput(env, session, 'Deploy', { env: 'staging' });
+    await assertModelPrompt(env, session, '[team:ops] please deploy');
+    await expect(assertToolInput(env, session, 'Deploy', { env: 'prod' })).rejects.toThrow(
+      /got another input[\s\S]*0: \{"env":"staging"\}/,
+    );
+    await expect(assertModelPrompt(env, session, /nothing/, { nth: 3 })).rejects.toThrow(
+      /4th prompt that reached the model .* does not exist \(1 time sent\)|does not exist/,
+    );
+    await session.close();
+  });
+
+  it('the vitest matchers pass and fail like the assertions', async () => {
+    const session = await env.createSession();
+    await session.send('hello');
+    await session.close();
+    await expect(session).toHaveDispatched(env, HookEvent.UserPromptSubmit, 1);
+    await expect(session).toHaveRunSessionStartAndEndOnce(env);
+    await expect(session).toNeverHaveRunTool(env, 'Deploy');
+    await expect(session).toHaveSentModelPrompt(env, /^\[team:ops\] hello$/);
+    await expect(
+      expect(session).toHaveDispatched(env, HookEvent.UserPromptSubmit, 2),
+    ).rejects.toThrow(/Expected UserPromptSubmit to be dispatched 2 times/);
+  });
+});
+
+describe('faults at named events', () => {
+  it('abortAt: the abort arrives while the named dispatch runs; the prompt ends aborted', async () => {
+    const session = await env.createSession();
+    const fault = env.abortAt(HookEvent.UserPromptSubmit, { reason: new Error('operator stop') });
+    const response = await session.send('first');
+    expect(fault.hasFired).toBe(true);
+    expect(response.status).toBe('aborted');
+    expect((response.abortReason as Error).message).toBe('operator stop');
+    // The next prompt is not affected: a fault fires once.
+    expect((await session.send('second')).status).toBe('completed');
+    await session.close();
+  });
+
+  it('exceedBudgetAt: the dispatch times out, the session is fail-closed until the callback settles', async () => {
+    const session = await env.createSession();
+    env.exceedBudgetAt(HookEvent.UserPromptSubmit, { occurrence: 1, overrunMs: 500 });
+    await expect(session.send('slow')).rejects.toMatchObject({ code: 'HOOK_TIMEOUT' });
+    await assertDecision(env, session, { event: HookEvent.UserPromptSubmit, action: 'timeout' });
+    await expect(session.send('too soon')).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect((await session.send('later')).status).toBe('completed');
+    await session.close();
+  });
+
+  it('refuses an unknown event or a bad occurrence with a ConfigError', () => {
+    expect(() => env.abortAt('Nope' as HookEvent)).toThrow(/Unknown hook event 'Nope'/);
+    expect(() => env.exceedBudgetAt(HookEvent.PreToolUse, { occurrence: 0 })).toThrow(
+      /occurrence must be a positive integer, got 0/,
+    );
+  });
+});
+
+describe('sessions that continue as new', () => {
+  it('timeline and assertions span every run; teardown replays each run', async () => {
+    const session = await env.createSession();
+    for (const prompt of ['a', 'b', 'c', 'd', 'e']) await session.send(prompt);
+    await session.close();
+    const runs = await env.histories(session);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    await assertDispatched(env, session, HookEvent.UserPromptSubmit, 5);
+    await assertSessionStartEndOnce(env, session);
+    const timeline = await env.timeline(session);
+    expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
+    expect(audited).toBeGreaterThan(0);
+  });
+});
