@@ -28,6 +28,7 @@ export const COMMANDS = {
   approve: { positionals: ['sessionId', 'requestId'], options: ['input'] },
   deny: { positionals: ['sessionId', 'requestId'], options: ['message', 'interrupt'] },
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
+  golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
 } as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
 
 /** A command's name. */
@@ -179,6 +180,7 @@ const USAGES: Record<CommandName, string> = {
   approve: 'durable-agent approve <sessionId> <requestId> [--input JSON]',
   deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt]',
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
+  golden: 'durable-agent golden <module.ts|js> <recording.json | folder> [--json]',
 };
 
 /** One command's usage line. */
@@ -224,6 +226,7 @@ const SUMMARIES: Record<CommandName, string> = {
   approve: 'allow a pending permission request',
   deny: 'deny a pending permission request',
   dev: 'embedded dev server and a worker for an agent module',
+  golden: "check golden sessions against an agent module's current hooks",
 };
 
 const DESCRIPTIONS: Record<CommandName, string> = {
@@ -248,6 +251,10 @@ const DESCRIPTIONS: Record<CommandName, string> = {
   dev:
     'Starts the embedded Temporal dev server (--ui adds the Web UI, --db FILE keeps its state)\n' +
     "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.",
+  golden:
+    "Runs the agent module's current hooks on every dispatch of the golden session recordings\n" +
+    '(a file, or every .json in a folder; record them with env.recordGolden) and prints each\n' +
+    'decision that changed, before and after. Exit 0: none changed; 1: some did. No server needed.',
 };
 
 /** An error's message on one line: its first non-blank line. */

@@ -6,8 +6,8 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { listSessionSummaries, type SessionSummary } from '../client.js';
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils.js';
@@ -52,6 +52,8 @@ export async function runCommand(args: CommandArgs, io: CliOutput): Promise<numb
       return withClient(args, (client) => decide(client, args, io));
     case 'dev':
       return dev(args, io);
+    case 'golden':
+      return golden(args, io);
   }
 }
 
@@ -319,6 +321,50 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
 }
 
 /** Import the agent module and return its default export, checked to look like AgentOptions. */
+/** Check golden session recordings against the module's hooks; exit 1 when any changed. */
+async function golden(args: CommandArgs, io: CliOutput): Promise<number> {
+  const modulePath = resolve(args.args[0]!);
+  if (!existsSync(modulePath)) throw new CliError(`no such file: ${args.args[0]}`);
+  const target = resolve(args.args[1]!);
+  if (!existsSync(target)) throw new CliError(`no such file or folder: ${args.args[1]}`);
+  const files = statSync(target).isDirectory()
+    ? readdirSync(target)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+        .map((f) => join(target, f))
+    : [target];
+  if (files.length === 0) throw new CliError(`no .json recordings in ${args.args[1]}`);
+  const options = await loadAgentModule(modulePath, args.args[0]!);
+  const { checkGoldenSession, formatGoldenChanges, readGoldenSession } = await import(
+    '../testing/golden.js'
+  );
+  const hooks = options.advanced?.hooks ?? {};
+  const reports = [];
+  for (const file of files) {
+    let recording;
+    try {
+      recording = readGoldenSession(file);
+    } catch (error) {
+      throw new CliError(oneLine(error), { cause: error });
+    }
+    reports.push({ file, ...(await checkGoldenSession(recording, hooks)) });
+  }
+  const changed = reports.filter((r) => r.changes.length > 0);
+  if (args.json) {
+    io.out(JSON.stringify(reports, null, 2));
+  } else {
+    for (const report of reports) {
+      const name = relative(process.cwd(), report.file) || report.file;
+      io.out(
+        report.changes.length === 0
+          ? `${name}: ${report.checked} decisions, none changed`
+          : `${name}: ${report.changes.length} of ${report.checked} decisions changed\n${formatGoldenChanges(report.changes)}`,
+      );
+    }
+  }
+  return changed.length > 0 ? 1 : 0;
+}
+
 async function loadAgentModule(path: string, shown: string): Promise<AgentOptions> {
   const url = pathToFileURL(path).href;
   if (/\.[cm]?tsx?$/.test(path) && !tsxActive()) {

@@ -11,6 +11,7 @@ import type { DataConverter } from '@temporalio/common';
 import { createAgentWorker } from '../agent.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
+import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
@@ -112,6 +113,13 @@ export interface HookTestEnv {
    * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
    */
   exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
+  /**
+   * Record the session as a golden session: every hook dispatch's input and decision, from
+   * its histories (all runs), written to `file` as JSON when given. Check it later with
+   * `checkGoldenSession` / `assertGoldenSession` or `durable-agent golden`.
+   * @throws {Error} when the session was not created by this env, or after teardown.
+   */
+  recordGolden(session: SessionRef, file?: string): Promise<GoldenSession>;
 }
 
 /** A history to replay, with the session it belongs to. */
@@ -306,6 +314,12 @@ function assembleEnv(
     teardown() {
       torndown ??= teardown();
       return torndown;
+    },
+    async recordGolden(ref, file) {
+      const session = own(ref);
+      const golden = goldenFromHistories(session.id, await fetchHistories(session));
+      if (file !== undefined) writeGoldenSession(file, golden);
+      return golden;
     },
     abortAt(event, target = {}) {
       live();

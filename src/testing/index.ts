@@ -41,3 +41,17 @@ export {
 } from './scripted-tool.js';
 export type { FaultHandle, FaultTarget } from './faults.js';
 export { hookMatchers, type HookMatchers } from './matchers.js';
+export {
+  assertGoldenSession,
+  checkGoldenSession,
+  formatGoldenChanges,
+  goldenFromHistories,
+  readGoldenSession,
+  writeGoldenSession,
+  GOLDEN_FORMAT,
+  type GoldenChange,
+  type GoldenDecision,
+  type GoldenDispatch,
+  type GoldenReport,
+  type GoldenSession,
+} from './golden.js';

@@ -1,0 +1,325 @@
+/**
+ * Golden sessions: record what a real session's hooks were given and what they decided, then
+ * run the current hooks on the very same inputs (no model, no tools, no server) and report
+ * every decision that changed, side by side. A hook policy change is then reviewed, or gated
+ * in CI (`durable-agent golden <agent module> <folder>` exits 1 on a change).
+ *
+ * Each dispatch is checked on its own recorded input: when a change upstream would have
+ * changed a later input (a rewritten prompt, a skipped tool), the later dispatch is still
+ * judged on what the recorded session gave it.
+ *
+ * @module
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { AssertionError } from 'node:assert';
+import { isDeepStrictEqual } from 'node:util';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
+import { ConfigError, deserializeError, type SerializedError } from '../common/errors.js';
+import { HookEvent, isHookEvent } from '../common/hook-events.js';
+import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
+import type { JsonObject, JsonValue } from '../common/json.js';
+import type { DispatchHookInput, HookDispatchOutcome } from '../common/protocol.js';
+import type { HookCallback, HookInput, HookMap, HookOutput } from '../common/types.js';
+
+/** Format tag of a recording file. */
+export const GOLDEN_FORMAT = 'durable-agent-golden/1';
+
+/** How one dispatch was decided, in terms a reviewer reads. */
+export interface GoldenDecision {
+  /** `continue`, `skip`, `abort`, or how the dispatch failed: `error`, `timeout`. */
+  action: string;
+  /** 0-based callback that decided (skip/abort) or failed. */
+  decidedBy?: number;
+  reason?: string;
+  /** The merged `modifiedInput`, when any callback gave one. */
+  modifiedInput?: JsonObject;
+  /** The last `modifiedOutput` given (`null` included), when any callback gave one. */
+  modifiedOutput?: JsonValue;
+}
+
+/** One recorded dispatch: the event's input as the callbacks got it, and the decision. */
+export interface GoldenDispatch {
+  seq: number;
+  event: HookEvent;
+  toolName?: string;
+  /** The event's fields beyond `event`, `sessionId` and `abortSignal`. */
+  payload: JsonObject;
+  budgetMs: number;
+  decision: GoldenDecision;
+}
+
+/** A recording file's content. */
+export interface GoldenSession {
+  format: typeof GOLDEN_FORMAT;
+  sessionId: string;
+  recordedAt: string;
+  dispatches: GoldenDispatch[];
+}
+
+/** One decision that changed. */
+export interface GoldenChange {
+  seq: number;
+  event: HookEvent;
+  toolName?: string;
+  before: GoldenDecision;
+  after: GoldenDecision;
+}
+
+/** What {@link checkGoldenSession} found. */
+export interface GoldenReport {
+  sessionId: string;
+  /** Dispatches checked. */
+  checked: number;
+  changes: GoldenChange[];
+}
+
+/**
+ * Build a recording from a session's histories (every run, oldest first; `env.histories()`):
+ * each `dispatchHook` activity's input and its decision.
+ */
+export function goldenFromHistories(
+  sessionId: string,
+  histories: readonly History[],
+): GoldenSession {
+  const dispatches: GoldenDispatch[] = [];
+  for (const history of histories) {
+    const scheduled = new Map<string, DispatchHookInput>();
+    for (const event of history.events ?? []) {
+      const attrs = event.activityTaskScheduledEventAttributes;
+      if (attrs?.activityType?.name === 'dispatchHook') {
+        const input = decode<DispatchHookInput>(attrs.input?.payloads?.[0]);
+        if (input) scheduled.set(String(event.eventId), input);
+        continue;
+      }
+      const completed = event.activityTaskCompletedEventAttributes;
+      const failed =
+        event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+      const scheduledId = String(completed?.scheduledEventId ?? failed?.scheduledEventId ?? '');
+      const input = scheduled.get(scheduledId);
+      if (!input) continue;
+      scheduled.delete(scheduledId);
+      const outcome = completed
+        ? decode<HookDispatchOutcome>(completed.result?.payloads?.[0])
+        : undefined;
+      dispatches.push({
+        seq: dispatches.length,
+        event: input.event,
+        ...(typeof input.payload.toolName === 'string' ? { toolName: input.payload.toolName } : {}),
+        payload: input.payload,
+        budgetMs: input.budgetMs,
+        decision: outcome
+          ? decisionOf(outcome)
+          : { action: 'error', reason: 'the dispatch activity failed' },
+      });
+    }
+  }
+  return { format: GOLDEN_FORMAT, sessionId, recordedAt: new Date().toISOString(), dispatches };
+}
+
+/** Write a recording as pretty JSON. */
+export function writeGoldenSession(file: string, golden: GoldenSession): void {
+  writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`);
+}
+
+/**
+ * Read and check a recording file.
+ * @throws {ConfigError} naming the file and what is wrong with it (not JSON, another format,
+ *   a dispatch without an event or payload).
+ */
+export function readGoldenSession(file: string): GoldenSession {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(
+      `Golden recording ${file} is not readable JSON: ${(error as Error).message}`,
+    );
+  }
+  const golden = parsed as Partial<GoldenSession>;
+  if (golden?.format !== GOLDEN_FORMAT) {
+    throw new ConfigError(
+      `Golden recording ${file} has format ${JSON.stringify(golden?.format)}; expected '${GOLDEN_FORMAT}'`,
+    );
+  }
+  if (!Array.isArray(golden.dispatches)) {
+    throw new ConfigError(`Golden recording ${file} has no dispatches array`);
+  }
+  golden.dispatches.forEach((d, i) => {
+    const where = `Golden recording ${file}, dispatch ${i}`;
+    if (!isHookEvent(d?.event))
+      throw new ConfigError(`${where}: unknown event ${JSON.stringify(d?.event)}`);
+    if (typeof d.payload !== 'object' || d.payload === null)
+      throw new ConfigError(`${where}: payload must be an object`);
+    if (typeof d.decision?.action !== 'string')
+      throw new ConfigError(`${where}: decision.action is missing`);
+    if (typeof d.budgetMs !== 'number' || d.budgetMs <= 0)
+      throw new ConfigError(`${where}: budgetMs must be a positive number`);
+  });
+  return golden as GoldenSession;
+}
+
+/**
+ * Run `hooks` (the current callbacks) on every recorded dispatch and compare decisions.
+ * Callbacks run in order on a fresh copy of the recorded input, within the recorded budget,
+ * with their outputs validated and merged by the same rules as a live session. Events the
+ * current hooks have no callbacks for decide `continue` (nothing would be dispatched).
+ */
+export async function checkGoldenSession(
+  golden: GoldenSession,
+  hooks: HookMap,
+): Promise<GoldenReport> {
+  const changes: GoldenChange[] = [];
+  for (const dispatch of golden.dispatches) {
+    const after = await decide(dispatch, hooks[dispatch.event] ?? [], golden.sessionId);
+    if (!sameDecision(dispatch.decision, after)) {
+      changes.push({
+        seq: dispatch.seq,
+        event: dispatch.event,
+        ...(dispatch.toolName !== undefined ? { toolName: dispatch.toolName } : {}),
+        before: dispatch.decision,
+        after,
+      });
+    }
+  }
+  return { sessionId: golden.sessionId, checked: golden.dispatches.length, changes };
+}
+
+/**
+ * {@link checkGoldenSession}, as an assertion for any test runner.
+ * @throws {AssertionError} listing every changed decision side by side.
+ */
+export async function assertGoldenSession(golden: GoldenSession, hooks: HookMap): Promise<void> {
+  const report = await checkGoldenSession(golden, hooks);
+  if (report.changes.length === 0) return;
+  const error = new AssertionError({
+    message: `${report.changes.length} of ${report.checked} hook decisions changed in golden session ${report.sessionId}:\n${formatGoldenChanges(report.changes)}`,
+    actual: report.changes.map((c) => c.after),
+    expected: report.changes.map((c) => c.before),
+    operator: 'deepStrictEqual',
+  });
+  throw error;
+}
+
+/** The changes as a table: dispatch, event, tool, before, after. */
+export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
+  const show = (d: GoldenDecision) => {
+    const by = d.decidedBy !== undefined ? ` by #${d.decidedBy}` : '';
+    const reason = d.reason !== undefined ? `: ${d.reason}` : '';
+    const input = d.modifiedInput !== undefined ? ` input=${JSON.stringify(d.modifiedInput)}` : '';
+    const output =
+      d.modifiedOutput !== undefined ? ` output=${JSON.stringify(d.modifiedOutput)}` : '';
+    return `${d.action}${by}${reason}${input}${output}`;
+  };
+  const rows = changes.map((c) => [
+    `#${c.seq}`,
+    c.event,
+    c.toolName ?? '-',
+    show(c.before),
+    show(c.after),
+  ]);
+  const header = ['dispatch', 'event', 'tool', 'before', 'after'];
+  const widths = header.map((h, i) =>
+    Math.min(60, Math.max(h.length, ...rows.map((r) => r[i]!.length))),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+async function decide(
+  dispatch: GoldenDispatch,
+  callbacks: HookCallback[],
+  sessionId: string,
+): Promise<GoldenDecision> {
+  if (callbacks.length === 0) return { action: 'continue' };
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), dispatch.budgetMs);
+  });
+  const outputs: HookOutput[] = [];
+  let index = 0;
+  const run = (async () => {
+    for (; index < callbacks.length; index++) {
+      const input = {
+        ...structuredClone(dispatch.payload),
+        event: dispatch.event,
+        sessionId,
+      } as unknown as HookInput;
+      if (
+        dispatch.event === HookEvent.PostToolUseFailure &&
+        input.error &&
+        typeof input.error === 'object'
+      ) {
+        input.error = deserializeError(input.error as unknown as SerializedError);
+      }
+      input.abortSignal = controller.signal;
+      outputs.push(validateHookOutput(dispatch.event, index, await callbacks[index]!(input)));
+    }
+    return 'done' as const;
+  })();
+  try {
+    const result = await Promise.race([run, deadline]);
+    if (result === 'timeout') {
+      controller.abort(new Error(`budget of ${dispatch.budgetMs} ms passed`));
+      return {
+        action: 'timeout',
+        reason: `Hook ${dispatch.event} exceeded ${dispatch.budgetMs}ms`,
+      };
+    }
+    const merged = mergeHookOutputs(outputs);
+    return decisionOf(
+      { status: 'completed', outputs, callbackCount: callbacks.length, durationMs: 0 },
+      merged,
+    );
+  } catch (error) {
+    return {
+      action: 'error',
+      decidedBy: index,
+      reason: error instanceof Error ? error.message : String(error),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function decisionOf(
+  outcome: HookDispatchOutcome,
+  merged = outcome.status === 'completed' ? mergeHookOutputs(outcome.outputs) : undefined,
+): GoldenDecision {
+  if (outcome.status === 'error') {
+    return { action: 'error', decidedBy: outcome.callbackIndex, reason: outcome.error.message };
+  }
+  if (outcome.status === 'timeout') return { action: 'timeout' };
+  const m = merged!;
+  return {
+    action: m.action,
+    ...(m.decidedBy !== undefined ? { decidedBy: m.decidedBy } : {}),
+    ...(m.reason !== undefined ? { reason: m.reason } : {}),
+    ...(m.modifiedInput !== undefined ? { modifiedInput: m.modifiedInput as JsonObject } : {}),
+    ...(m.hasModifiedOutput ? { modifiedOutput: (m.modifiedOutput ?? null) as JsonValue } : {}),
+  };
+}
+
+/** Timeouts compare by action only: the recorded reason names the live budget. */
+function sameDecision(before: GoldenDecision, after: GoldenDecision): boolean {
+  if (before.action === 'timeout' || after.action === 'timeout')
+    return before.action === after.action;
+  if (before.action === 'error' || after.action === 'error') {
+    return before.action === after.action && before.decidedBy === after.decidedBy;
+  }
+  return isDeepStrictEqual(before, after);
+}
+
+function decode<T>(payload: Payload | null | undefined): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload) as T;
+  } catch {
+    return undefined;
+  }
+}
