@@ -335,9 +335,8 @@ async function golden(args: CommandArgs, io: CliOutput): Promise<number> {
     : [target];
   if (files.length === 0) throw new CliError(`no .json recordings in ${args.args[1]}`);
   const options = await loadAgentModule(modulePath, args.args[0]!);
-  const { checkGoldenSession, formatGoldenChanges, readGoldenSession } = await import(
-    '../testing/golden.js'
-  );
+  const { checkGoldenSession, formatGoldenChanges, readGoldenSession } =
+    await import('../testing/golden.js');
   const hooks = options.advanced?.hooks ?? {};
   const reports = [];
   for (const file of files) {

@@ -98,7 +98,9 @@ describe('timelineFromHistory on every committed fixture', () => {
       expect(timeline.eventCount).toBe(json.events.length);
       expect(timeline.dispatches).toHaveLength(dispatchScheduledEvents(json).length);
       expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
-      expect(timeline.sessionEndMarker).toBeDefined();
+      // A run that continued as new hands the session on: SessionEnd comes in a later run.
+      if (timeline.status === 'CONTINUED_AS_NEW') expect(timeline.sessionEndMarker).toBeUndefined();
+      else expect(timeline.sessionEndMarker).toBeDefined();
 
       const own = workflowTimeline(json)?.filter((entry) => entry.outcome !== 'refused');
       if (!own) return; // cancelled from outside: no result to compare with
