@@ -1,0 +1,20 @@
+/** The testing examples run as users would run them, against the test run's server. */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { temporalAddress } from '../helpers.js';
+
+const repo = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('examples/testing', () => {
+  it('node-test.test.ts passes under node --test', () => {
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--test', 'examples/testing/node-test.test.ts'],
+      { cwd: repo, encoding: 'utf8', env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress() } },
+    );
+    expect(run.stdout).toMatch(/# pass 1/);
+    expect(run.stdout).toMatch(/# fail 0/);
+    expect(run.status).toBe(0);
+  }, 60_000);
+});
