@@ -112,13 +112,14 @@ export function executeToolActivity(taskQueue: string, timeoutMs: number) {
 
 /**
  * Archive this run's transcript and timeline in the payload store before continuing as
- * new. Idempotent (content-addressed), so retried freely.
+ * new. Idempotent (content-addressed), so retried; a few attempts only, since prompts are
+ * refused while it runs: after that the session stays in this run and tries again later.
  */
 export function archiveRunActivity(taskQueue: string) {
   return proxyActivities<Activities>({
     taskQueue,
-    startToCloseTimeout: '2 minutes',
+    startToCloseTimeout: '1 minute',
     heartbeatTimeout: 30_000,
-    retry: { initialInterval: '1s', maximumInterval: '30s' },
+    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
   }).archiveRun;
 }

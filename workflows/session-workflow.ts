@@ -104,6 +104,8 @@ interface SessionState extends PromptState {
   recentSends: SendResult[];
   /** Set while the run archives itself before continuing as new: new prompts wait. */
   rollingOver: boolean;
+  /** After a failed archive, no rollover before this many prompts in the run. */
+  rolloverNotBefore: number;
   status: SessionDescription['status'];
   startError?: SerializedError;
   readyAcked: boolean;
@@ -155,6 +157,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     promptsThisRun: 0,
     recentSends: carry?.recentSends ?? [],
     rollingOver: false,
+    rolloverNotBefore: 0,
     addMessage(message) {
       state.transcript.push(message);
       appendToContext(state.context, message, maxContextTokens);
@@ -502,7 +505,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     const wanted =
       workflowInfo().continueAsNewSuggested ||
       (bound !== undefined && state.promptsThisRun >= bound);
-    return wanted && state.promptsThisRun > 0 && allHandlersFinished();
+    return (
+      wanted &&
+      state.promptsThisRun > 0 &&
+      state.promptsThisRun >= state.rolloverNotBefore &&
+      allHandlersFinished()
+    );
   }
 
   /**
@@ -520,6 +528,15 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         messages,
         timelineEntries,
       });
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      // The payload store failed: the session goes on in this run and tries again later,
+      // rather than refusing prompts while the store is down.
+      log.warn('Archiving the run before continue-as-new failed; retrying after more prompts', {
+        error: serializeError(error),
+      });
+      state.rolloverNotBefore = state.promptsThisRun + ROLLOVER_RETRY_AFTER_PROMPTS;
+      return;
     } finally {
       state.rollingOver = false;
     }
@@ -552,6 +569,9 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     });
   }
 }
+
+/** Prompts to wait after a failed archive before trying to continue as new again. */
+const ROLLOVER_RETRY_AFTER_PROMPTS = 10;
 
 /** A send refused while the run archives itself; `Session` retries it on the next run. */
 function rollingOverFailure(sessionId: string) {

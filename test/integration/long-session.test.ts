@@ -281,3 +281,40 @@ describe('continue-as-new in one process', () => {
     await other.close();
   }, 60_000);
 });
+
+describe('a payload store that fails while a run archives itself', () => {
+  it('the session goes on in the same run, and continues as new once the store works again', async () => {
+    let broken = true;
+    const inner = fileStore(payloadDir);
+    const flaky = {
+      put: async (data: Uint8Array) => {
+        if (broken) throw new Error('store is down');
+        return inner.put(data);
+      },
+      get: (ref: string) => inner.get(ref),
+    };
+    const agent = await createAgent({
+      model: scriptedModel(() => 'ok'),
+      tools: [],
+      advanced: {
+        continueAsNewAfterPrompts: 1,
+        payloadStore: flaky,
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('flaky-store') },
+      },
+    });
+    try {
+      const session = await agent.createSession();
+      expect((await session.send('first')).text()).toBe('ok');
+      // The archive fails (three attempts); prompts are answered meanwhile or right after.
+      expect((await session.send('second')).text()).toBe('ok');
+      expect(await runsOf(session)).toHaveLength(1);
+      broken = false;
+      for (let i = 0; i < 10; i++) await session.send(`more ${i}`);
+      await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+      expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(12);
+      await session.close();
+    } finally {
+      await agent.shutdown();
+    }
+  }, 90_000);
+});
