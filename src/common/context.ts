@@ -12,7 +12,9 @@
  * 4. When turns left, the first remaining user message is shown to the model with a note in
  *    front: `[Context compacted: N earlier messages are not shown; ...]`.
  * 5. When the newest turn alone is over the budget, each text of it longer than its share
- *    (budget × 4 characters / messages in the turn) is cut to that share with a marker.
+ *    (budget × 4 characters / messages in the turn) is cut to that share with a marker; a
+ *    marker line the text already ended with (a tool output's `full output: sha256:...`)
+ *    is kept after it.
  *
  * The full transcript is never compacted: `session.conversation()` and the timeline read it.
  *
@@ -100,9 +102,14 @@ function prefixPrompt(prompt: Prompt, note: string): Prompt {
   return [{ type: 'text', text: note }, ...prompt];
 }
 
+/** A marker line the SDK put at the end of a text (`\n[... output truncated: ...]`). */
+const TRAILING_MARKER = /\n\[\.\.\. [^\n]* \.\.\.\]$/;
+
 function clip(text: string, max: number): string {
   if (text.length <= max) return text;
-  return `${text.slice(0, max)}\n[... cut to fit the context budget: ${text.length} characters in all ...]`;
+  // A marker naming where the whole value is kept survives the cut.
+  const marker = TRAILING_MARKER.exec(text)?.[0] ?? '';
+  return `${text.slice(0, max)}\n[... cut to fit the context budget: ${text.length} characters in all ...]${marker}`;
 }
 
 function clipMessage(message: ConversationMessage, max: number): ConversationMessage {

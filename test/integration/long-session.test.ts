@@ -81,7 +81,7 @@ describe('a 1,000-turn session with a worker killed at turn 500', () => {
     const timeline = await session.timeline();
     expect(timeline.map((e) => e.event)).toEqual([HookEvent.SessionStart, HookEvent.SessionEnd]);
     expect(timeline.map((e) => e.seq)).toEqual([0, 1]);
-  }, 240_000);
+  }, 600_000);
 
   it('a pending cleanup survives the rollover: the next run stays fail-closed until it settles', async () => {
     const env: CrashAgentEnv = crashEnv({

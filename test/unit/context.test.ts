@@ -88,3 +88,15 @@ describe('appendToContext', () => {
     expect(window.messages[0]).toMatchObject({ role: 'user' });
   });
 });
+
+describe('rule 5 keeps a trailing marker', () => {
+  it('a cut tool output still names where the whole output is kept', () => {
+    const marker = `\n[... output truncated: 200000 bytes total, first 65384 shown; full output: sha256:${'a'.repeat(64)} ...]`;
+    const messages = [user('go'), toolResult('x'.repeat(65_384) + marker)];
+    const { messages: sent } = compactContext(messages, 500);
+    const model = (sent[1] as { results: Array<{ model: string }> }).results[0]!.model;
+    expect(model).toContain('[... cut to fit the context budget:');
+    expect(model.endsWith(marker)).toBe(true);
+    expect(model.length).toBeLessThan(2000);
+  });
+});
