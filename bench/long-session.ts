@@ -124,7 +124,7 @@ async function measure(
 
 async function ourAgent(): Promise<Agent> {
   return createAgent({
-    model: scriptedModel(() => reply),
+    model: scriptedModel(() => reply, { keepRequests: 0 }),
     tools: [],
     advanced: {
       payloadStore: fileStore(mkdtempSync(join(tmpdir(), 'bench-payloads-'))),
@@ -174,7 +174,12 @@ async function longRun(agent: Agent, turns: number): Promise<void> {
   const t0 = performance.now();
   for (let n = 1; n <= turns; n++) {
     await session.send(prompt(n));
-    if (n % 1000 === 0) console.log(`  turn ${n}: ${fmt((performance.now() - t0) / 1000)} s`);
+    if (n % 1000 === 0) {
+      const heapMb = process.memoryUsage().heapUsed / 1e6;
+      console.log(
+        `  turn ${n}: ${fmt((performance.now() - t0) / 1000)} s, heap ${fmt(heapMb, 0)} MB`,
+      );
+    }
   }
   const seconds = (performance.now() - t0) / 1000;
   const described = await session.describe();

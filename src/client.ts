@@ -115,9 +115,8 @@ export function createClientOn(
         : {}),
     };
     const workflowId = sessionWorkflowId(sessionId);
-    let handle;
     try {
-      handle = await client.workflow.start(SESSION_WORKFLOW, {
+      await client.workflow.start(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
@@ -132,21 +131,29 @@ export function createClientOn(
         throw new SessionClosedError(sessionId);
       throw toSdkError(error, sessionId);
     }
+    // Attaching to a session that continued as new: `start` answers with the current run as
+    // `firstExecutionRunId`, which updates cannot use. Follow the workflow id instead.
+    const live = client.workflow.getHandle(workflowId);
     try {
-      await handle.executeUpdate(Updates.ready, { args: [] });
+      await live.executeUpdate(Updates.ready, { args: [] });
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         registry?.removeSessionHooks(sessionId);
         throw toSdkError(error, sessionId);
       }
       // The workflow may have completed with its start error before the update landed.
-      const result = (await handle.result().catch(() => undefined)) as
-        SessionWorkflowResult | undefined;
+      const running = await live.describe().then(
+        (d) => d.status.name === 'RUNNING',
+        () => false,
+      );
+      const result = running
+        ? undefined
+        : ((await live.result().catch(() => undefined)) as SessionWorkflowResult | undefined);
       registry?.removeSessionHooks(sessionId);
       if (result?.startError) throw deserializeError(result.startError);
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, handle, options.payloadStore);
+    return new Session(sessionId, live, options.payloadStore);
   }
 
   async function session(sessionId: string): Promise<Session> {

@@ -133,7 +133,25 @@ export class Session {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const request: SendRequest = { requestId, prompt };
-      const result = await this.#update<SendResult>(Updates.send, [request], requestId);
+      // Aborted while the run was continuing as new: the send was never accepted, nothing ran.
+      const abortedBeforeStart = (): SendResult | undefined => {
+        if (!signal?.aborted) return undefined;
+        const abortId = randomUUID();
+        rememberAbortReason(abortId, signal.reason);
+        return {
+          requestId,
+          status: 'aborted',
+          text: '',
+          toolCalls: [],
+          abort: { abortId, reason: serializeError(signal.reason) },
+        };
+      };
+      const result = await this.#update<SendResult>(
+        Updates.send,
+        [request],
+        requestId,
+        abortedBeforeStart,
+      );
       return new SendResponse(result);
     } finally {
       signal?.removeEventListener('abort', onAbort);
@@ -307,14 +325,15 @@ export class Session {
     const description = await this.#describeExecution();
     const handle = this.#handle.client.getHandle(this.#handle.workflowId, description.runId);
     if (description.status.name === 'RUNNING') {
-      const { archives } = await handle
-        .query<{ archives: RunArchive[] }>(Queries.archives)
-        .catch(() => ({ archives: [] as RunArchive[] }));
+      const { archives } = await handle.query<{ archives: RunArchive[] }>(Queries.archives);
       return { handle, archives };
     }
     const result = (await handle.result().catch(() => undefined)) as
       SessionWorkflowResult | undefined;
-    return { handle, archives: result?.archives ?? [], ...(result ? { result } : {}) };
+    if (result) return { handle, archives: result.archives ?? [], result };
+    // Cancelled or failed: no result, but the closed run still answers queries (by replay).
+    const { archives } = await handle.query<{ archives: RunArchive[] }>(Queries.archives);
+    return { handle, archives };
   }
 
   /** Earlier runs' transcripts and timelines, from the payload store. */
@@ -364,7 +383,12 @@ export class Session {
     }
   }
 
-  async #update<T>(name: string, args: unknown[], updateId: string = randomUUID()): Promise<T> {
+  async #update<T>(
+    name: string,
+    args: unknown[],
+    updateId: string = randomUUID(),
+    whileRollingOver: () => T | undefined = () => undefined,
+  ): Promise<T> {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -379,6 +403,8 @@ export class Session {
           // A send refused while the run archives itself before continuing as new: the new
           // run takes it a moment later.
           if (carriedError(error)?.code === 'SESSION_ROLLING_OVER' && attempt < 200) {
+            const instead = whileRollingOver();
+            if (instead !== undefined) return instead;
             await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
             continue;
           }

@@ -19,6 +19,7 @@ import type {
   TimelineEntry,
   SessionWorkflowInput,
 } from '../src/common/protocol.js';
+import { clipErrorText } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
@@ -131,7 +132,9 @@ export async function dispatchEvent(
     }
     entry.outcome = 'error';
     const cause = error instanceof ActivityFailure ? error.cause : undefined;
-    entry.reason = cause?.message ?? (error instanceof Error ? error.message : String(error));
+    entry.reason = clipErrorText(
+      cause?.message ?? (error instanceof Error ? error.message : String(error)),
+    );
     throw hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
       event,
     });
@@ -144,13 +147,13 @@ export async function dispatchEvent(
       const merged = mergeHookOutputs(outcome.outputs);
       entry.outcome = merged.action;
       if (merged.decidedBy !== undefined) entry.decidedBy = merged.decidedBy;
-      if (merged.reason !== undefined) entry.reason = merged.reason;
+      if (merged.reason !== undefined) entry.reason = clipErrorText(merged.reason);
       return merged;
     }
     case 'error':
       entry.outcome = 'error';
       entry.decidedBy = outcome.callbackIndex;
-      entry.reason = outcome.error.message;
+      entry.reason = clipErrorText(outcome.error.message);
       throw toFailure({ ...outcome.error, event, callbackIndex: outcome.callbackIndex });
     case 'timeout':
       entry.outcome = 'timeout';

@@ -5,16 +5,23 @@
  * @module
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { ErrorCode, SerializedError } from '../src/common/errors.js';
+import { clipErrorText, type ErrorCode, type SerializedError } from '../src/common/errors.js';
 import type { HookEvent } from '../src/common/hook-events.js';
 
 /** A non-retryable failure carrying `error` for the client to rebuild. */
 export function toFailure(error: SerializedError): ApplicationFailure {
+  // A failure's texts are not payloads: too long, they would fail the workflow task for good.
+  const bounded: SerializedError = {
+    ...error,
+    name: clipErrorText(error.name),
+    message: clipErrorText(error.message),
+    ...(error.stack !== undefined ? { stack: clipErrorText(error.stack) } : {}),
+  };
   return ApplicationFailure.create({
-    type: error.name,
-    message: error.message,
+    type: bounded.name,
+    message: bounded.message,
     nonRetryable: true,
-    details: [error],
+    details: [bounded],
   });
 }
 

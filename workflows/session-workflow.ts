@@ -38,6 +38,7 @@ import {
   type AbortRecord,
   type ConversationPage,
   type AbortRequest,
+  type RecentSend,
   type RunArchive,
   type SessionCarry,
   type PermissionDecisionRequest,
@@ -63,6 +64,8 @@ import { runPrompt } from './prompt-run.js';
  * `abort()` used to answer at once; it now answers once the prompt has stopped.
  */
 const PATCH_ABORT_RESOLVES_WHEN_STOPPED = 'abort-resolves-when-stopped';
+/** Runs continue as new (archive, then carry); histories from before never did. */
+const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
 
 export const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
 export const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
@@ -100,8 +103,14 @@ interface SessionState extends PromptState {
   transcriptBase: number;
   /** Prompts handled in this run (continue-as-new counts from here). */
   promptsThisRun: number;
-  /** Recent send() results, so a send retried across a rollover runs once. */
-  recentSends: SendResult[];
+  /** Recent send() outcomes, so a send retried across a rollover runs once. */
+  recentSends: RecentSend[];
+  /** Whether this run may continue as new (false when replaying a history from before it could). */
+  rolloverAllowed: boolean;
+  /** Characters of JSON this run's transcript holds: memory, not history, bounds a run too. */
+  transcriptChars: number;
+  /** The archive running for a rollover, so a close can stop it. */
+  rolloverScope?: CancellationScope;
   /** Set while the run archives itself before continuing as new: new prompts wait. */
   rollingOver: boolean;
   /** After a failed archive, no rollover before this many prompts in the run. */
@@ -157,9 +166,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     promptsThisRun: 0,
     recentSends: carry?.recentSends ?? [],
     rollingOver: false,
+    rolloverAllowed: true,
+    transcriptChars: 0,
     rolloverNotBefore: 0,
     addMessage(message) {
       state.transcript.push(message);
+      state.transcriptChars += JSON.stringify(message).length;
       appendToContext(state.context, message, maxContextTokens);
     },
     modelSteps: carry?.modelSteps ?? 0,
@@ -168,6 +180,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     serving: 0,
     nextTicket: 0,
     promptsHandled: carry?.promptsHandled ?? 0,
+    // A SessionEnd that failed in an earlier run recorded the marker: it never runs again.
+    ...(carry?.endMarker ? { endMarker: carry.endMarker } : {}),
     activitySeq: 0,
     queuedAborts: new Map(),
   };
@@ -211,7 +225,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         if (isClosing() || state.startError) throw sessionClosedFailure(input.sessionId);
         // Sent to the run before a rollover, answered there, retried here: it ran once.
         const answered = state.recentSends.find((r) => r.requestId === request.requestId);
-        if (answered) return answered;
+        if (answered?.failure) throw toFailure(answered.failure);
+        if (answered?.result) return answered.result;
         // Aborted by its own signal while it waited in the queue: it never starts.
         const early = state.queuedAborts.get(request.requestId);
         if (early) {
@@ -224,12 +239,17 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
         try {
           const result = await scope.run(() => runPrompt(state, request, state.promptsHandled));
           current.finalStatus = result.status;
-          rememberSend(state, result);
+          rememberSend(state, request.requestId, { result });
           return result;
         } catch (error) {
           if (isCancellation(error) && current.abort) {
             current.finalStatus = 'aborted';
-            return abortedResult(request.requestId, current.abort);
+            const aborted = abortedResult(request.requestId, current.abort);
+            rememberSend(state, request.requestId, { result: aborted });
+            return aborted;
+          }
+          if (!isCancellation(error)) {
+            rememberSend(state, request.requestId, { failure: failureToSerialized(error) });
           }
           throw error;
         } finally {
@@ -340,6 +360,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     const attempt: CloseAttempt = { done: false };
     state.closeInFlight = attempt;
     state.status = 'closing';
+    // No rollover now: the session ends in this run.
+    state.rolloverScope?.cancel();
     try {
       // Stop the running prompt (its send() resolves as aborted with a SessionClosedError).
       await abortCurrent({
@@ -448,14 +470,19 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
 
     for (;;) {
       const seen = state.activitySeq;
-      const wake = () => state.status === 'closed' || state.activitySeq !== seen || rolloverDue();
+      const wake = () =>
+        state.status === 'closed' ||
+        state.activitySeq !== seen ||
+        (state.rolloverAllowed && rolloverDue());
       const woke =
         input.idleTimeoutMs === undefined
           ? await condition(wake).then(() => true)
           : await condition(wake, input.idleTimeoutMs);
       if ((state.status as SessionDescription['status']) === 'closed') break;
-      if (rolloverDue()) {
-        await rollover();
+      if (state.rolloverAllowed && rolloverDue()) {
+        // Sessions recorded before continue-as-new existed replay without it.
+        state.rolloverAllowed = patched(PATCH_CONTINUE_AS_NEW);
+        if (state.rolloverAllowed) await rollover();
         continue;
       }
       if (input.idleTimeoutMs === undefined) continue;
@@ -504,7 +531,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     const bound = input.continueAsNewAfterPrompts;
     const wanted =
       workflowInfo().continueAsNewSuggested ||
-      (bound !== undefined && state.promptsThisRun >= bound);
+      (bound !== undefined && state.promptsThisRun >= bound) ||
+      state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS;
     return (
       wanted &&
       state.promptsThisRun > 0 &&
@@ -522,13 +550,19 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     const timelineEntries = state.timeline.length;
     state.rollingOver = true;
     let archive: RunArchive;
+    const scope = new CancellationScope();
+    state.rolloverScope = scope;
     try {
-      archive = await archiveRunActivity(state.taskQueue)({
-        sessionId: input.sessionId,
-        messages,
-        timelineEntries,
-      });
+      archive = await scope.run(() =>
+        archiveRunActivity(state.taskQueue)({
+          sessionId: input.sessionId,
+          messages,
+          timelineEntries,
+        }),
+      );
     } catch (error) {
+      // A close stopped the archive: the session ends in this run.
+      if (isCancellation(error) && state.closeInFlight) return;
       if (isCancellation(error)) throw error;
       // The payload store failed: the session goes on in this run and tries again later,
       // rather than refusing prompts while the store is down.
@@ -539,6 +573,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       return;
     } finally {
       state.rollingOver = false;
+      state.rolloverScope = undefined;
     }
     // A close (or anything else) that came in meanwhile wins; the rollover waits.
     if (
@@ -560,6 +595,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       archives: [...state.archives, archive],
       pendingCleanups: [...state.pendingCleanups.values()],
       recentSends: state.recentSends,
+      ...(state.endMarker ? { endMarker: state.endMarker } : {}),
     };
     // The memo (session id, agent name) names the session in lists: the new run keeps it.
     const memo = workflowInfo().memo;
@@ -569,6 +605,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     });
   }
 }
+
+/**
+ * A run holding more transcript than this (JSON characters) continues as new even if
+ * Temporal does not suggest it: offloaded payloads cost history little but memory in full.
+ */
+const MAX_RUN_TRANSCRIPT_CHARS = 64_000_000;
 
 /** Prompts to wait after a failed archive before trying to continue as new again. */
 const ROLLOVER_RETRY_AFTER_PROMPTS = 10;
@@ -586,12 +628,21 @@ function rollingOverFailure(sessionId: string) {
 const RECENT_SENDS = 16;
 const RECENT_SEND_BYTES = 65_536;
 
-function rememberSend(state: SessionState, result: SendResult): void {
+function rememberSend(
+  state: SessionState,
+  requestId: string,
+  outcome: { result?: SendResult; failure?: SerializedError },
+): void {
+  const result = outcome.result;
   const kept =
-    JSON.stringify(result).length <= RECENT_SEND_BYTES
-      ? result
-      : { ...result, text: result.text.slice(0, 4096), toolCalls: [] };
-  state.recentSends.push(kept);
+    result && JSON.stringify(result).length > RECENT_SEND_BYTES
+      ? { ...result, text: result.text.slice(0, 4096), toolCalls: [] }
+      : result;
+  state.recentSends.push({
+    requestId,
+    ...(kept ? { result: kept } : {}),
+    ...(outcome.failure ? { failure: outcome.failure } : {}),
+  });
   if (state.recentSends.length > RECENT_SENDS) state.recentSends.shift();
 }
 

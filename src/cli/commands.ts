@@ -73,7 +73,14 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
     );
   }
   try {
-    return await body(new Client({ connection, namespace: args.namespace }));
+    // Payloads a long session moved to its payload store are read back from --payloads.
+    const { dataConverterOf } = await import('../payloads/data-converter.js');
+    const { fileStore } = await import('../payloads/store.js');
+    const dataConverter = dataConverterOf({
+      payloadStore: fileStore(args.payloads),
+      offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
+    });
+    return await body(new Client({ connection, namespace: args.namespace, dataConverter }));
   } finally {
     await connection.close().catch(() => undefined);
   }

@@ -14,7 +14,9 @@
  * 5. When the newest turn alone is over the budget, each text of it longer than its share
  *    (budget × 4 characters / messages in the turn) is cut to that share with a marker; a
  *    marker line the text already ended with (a tool output's `full output: sha256:...`)
- *    is kept after it.
+ *    is kept after it. Tool-call inputs longer than the share are shown as the head of their
+ *    JSON (`{ "_cut": ... }`), and images as a short text. A turn of very many steps can
+ *    still exceed the budget: steps are never dropped from the newest turn.
  *
  * The full transcript is never compacted: `session.conversation()` and the timeline read it.
  *
@@ -121,11 +123,24 @@ function clipMessage(message: ConversationMessage, max: number): ConversationMes
           typeof message.content === 'string'
             ? clip(message.content, max)
             : message.content.map((p) =>
-                p.type === 'text' ? { ...p, text: clip(p.text, max) } : p,
+                p.type === 'text'
+                  ? { ...p, text: clip(p.text, max) }
+                  : {
+                      type: 'text' as const,
+                      text: '[an image, left out to fit the context budget]',
+                    },
               ),
       };
     case 'assistant':
-      return { ...message, text: clip(message.text, max) };
+      return {
+        ...message,
+        text: clip(message.text, max),
+        // A huge tool-call input (a Write of a big file) is shown as the head of its JSON.
+        toolCalls: message.toolCalls.map((call) => {
+          const json = JSON.stringify(call.input);
+          return json.length <= max ? call : { ...call, input: { _cut: clip(json, max) } };
+        }),
+      };
     case 'tool':
       return {
         role: 'tool',

@@ -134,26 +134,38 @@ export interface SerializedError {
 }
 
 /** Turn any thrown value into a {@link SerializedError}. */
+/**
+ * Longest error message or stack kept, characters: a failure's message is not a payload, so
+ * the payload store cannot take it, and Temporal refuses a failure over 2 MiB.
+ */
+export const MAX_ERROR_TEXT_CHARS = 32_768;
+
+/** `text` cut to {@link MAX_ERROR_TEXT_CHARS} with a marker saying how long it was. */
+export function clipErrorText(text: string): string {
+  if (text.length <= MAX_ERROR_TEXT_CHARS) return text;
+  return `${text.slice(0, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
+}
+
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const e = error as Error & Partial<SerializedError>;
-    const out: SerializedError = { name: e.name, message: e.message };
+    const out: SerializedError = { name: clipErrorText(e.name), message: clipErrorText(e.message) };
     if (typeof e.code === 'string') out.code = e.code;
     if (e.event !== undefined) out.event = e.event;
     if (typeof e.callbackIndex === 'number') out.callbackIndex = e.callbackIndex;
     if (typeof e.timeoutMs === 'number') out.timeoutMs = e.timeoutMs;
     if (typeof e.sessionId === 'string') out.sessionId = e.sessionId;
-    if (e.stack) out.stack = e.stack;
+    if (e.stack) out.stack = clipErrorText(e.stack);
     return out;
   }
-  if (typeof error === 'string') return { name: 'Error', message: error };
+  if (typeof error === 'string') return { name: 'Error', message: clipErrorText(error) };
   let message: string;
   try {
     message = JSON.stringify(error) ?? String(error);
   } catch {
     message = String(error);
   }
-  return { name: 'Error', message };
+  return { name: 'Error', message: clipErrorText(message) };
 }
 
 /** Rebuild an error from its serialized form, as an instance of our classes where it was one. */

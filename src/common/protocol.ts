@@ -103,8 +103,17 @@ export interface SessionCarry {
   archives: RunArchive[];
   /** Callbacks that outlived their dispatch: the session stays fail-closed until they settle. */
   pendingCleanups: Array<{ entry: TimelineEntry; handle: CleanupHandle }>;
-  /** Recent send() results by request id, so a send retried across the rollover runs once. */
-  recentSends: SendResult[];
+  /** Recent send() outcomes by request id, so a send retried across the rollover runs once. */
+  recentSends: RecentSend[];
+  /** The SessionEnd marker, when a SessionEnd already ran (and failed) in an earlier run. */
+  endMarker?: { reason: SessionEndReason; at: number };
+}
+
+/** How a recent `send()` ended: its result, or the failure it raised. */
+export interface RecentSend {
+  requestId: string;
+  result?: SendResult;
+  failure?: SerializedError;
 }
 
 /** One earlier run of a session, archived in the payload store when it continued as new. */
@@ -362,5 +371,9 @@ export interface ConversationPage {
   prompt?: Prompt;
 }
 
-/** Most bytes of JSON in one conversation page (at least one message is always returned). */
-export const CONVERSATION_PAGE_BYTES = 1_000_000;
+/**
+ * Most characters of JSON in one conversation page (at least one message is always
+ * returned). Under the payload store's default threshold (256 KiB), so a page stays in the
+ * query answer instead of becoming a stored value each model step.
+ */
+export const CONVERSATION_PAGE_BYTES = 200_000;

@@ -8,6 +8,7 @@ export {
   toolCall,
   toolCalls,
   type ScriptedModel,
+  type ScriptedModelOptions,
   type ScriptedTurn,
   type ScriptedToolCall,
   type RecordedModelRequest,

@@ -27,9 +27,12 @@ export type RecordedModelRequest = Omit<ModelStepRequest, 'signal' | 'tools'> & 
 
 /** A scripted model, with what it was sent. */
 export interface ScriptedModel extends AgentModel {
-  /** Every request it answered, in the order answered. */
+  /**
+   * The requests it answered, in the order answered: the last `keepRequests` of them (each
+   * holds the whole context it was sent).
+   */
   readonly requests: ReadonlyArray<RecordedModelRequest>;
-  /** The prompts that reached it (first steps only), in order. */
+  /** The prompts that reached it (first steps only), in order; the last `keepRequests`. */
   readonly prompts: ReadonlyArray<NonNullable<ModelStepRequest['prompt']>>;
 }
 
@@ -41,6 +44,15 @@ export function toolCall(toolName: string, input: JsonObject, toolUseId?: string
 /** A turn that calls several tools at once, in order. */
 export function toolCalls(...calls: Array<[toolName: string, input: JsonObject]>): ScriptedTurn {
   return { toolCalls: calls.map(([toolName, input]) => ({ toolName, input })) };
+}
+
+/** Options of {@link scriptedModel}. */
+export interface ScriptedModelOptions {
+  /**
+   * How many recent requests (and prompts) `requests` keeps: each holds its whole context,
+   * so a long session would otherwise hold every context it ever sent. @default 1000
+   */
+  keepRequests?: number;
 }
 
 /**
@@ -55,7 +67,9 @@ export function scriptedModel(
   turns:
     | readonly ScriptedTurn[]
     | ((request: RecordedModelRequest) => ScriptedTurn | Promise<ScriptedTurn>),
+  options: ScriptedModelOptions = {},
 ): ScriptedModel {
+  const keep = options.keepRequests ?? 1000;
   const requests: RecordedModelRequest[] = [];
   const prompts: Array<NonNullable<ModelStepRequest['prompt']>> = [];
   return {
@@ -66,7 +80,9 @@ export function scriptedModel(
       const { signal: _signal, tools, ...rest } = request;
       const recorded: RecordedModelRequest = { ...rest, toolNames: tools.map((t) => t.name) };
       requests.push(recorded);
+      if (requests.length > keep) requests.splice(0, requests.length - keep);
       if (request.prompt !== undefined) prompts.push(request.prompt);
+      if (prompts.length > keep) prompts.splice(0, prompts.length - keep);
       let turn: ScriptedTurn | undefined;
       if (typeof turns === 'function') {
         turn = await turns(recorded);

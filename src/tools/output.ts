@@ -18,8 +18,18 @@ export interface CappedOutput {
  * The line appended to cut text; with `ref`, it names where the full output is kept
  * (`session.readPayload(ref)` reads it).
  */
-export function truncationMarker(totalBytes: number, shownBytes: number, ref?: string): string {
-  const where = ref === undefined ? '' : `; full output: ${ref}`;
+export function truncationMarker(
+  totalBytes: number,
+  shownBytes: number,
+  ref?: string,
+  keptBytes = totalBytes,
+): string {
+  const where =
+    ref === undefined
+      ? ''
+      : keptBytes < totalBytes
+        ? `; first ${keptBytes} bytes kept: ${ref}`
+        : `; full output: ${ref}`;
   return `\n[... output truncated: ${totalBytes} bytes total, first ${shownBytes} shown${where} ...]`;
 }
 

@@ -282,6 +282,120 @@ describe('continue-as-new in one process', () => {
   }, 60_000);
 });
 
+describe('continue-as-new edge cases', () => {
+  let agent: Agent;
+  const counts = { start: 0, end: 0 };
+  let failSessionEnd = false;
+  beforeAll(async () => {
+    agent = await createAgent({
+      model: scriptedModel(() => 'ok'),
+      tools: [],
+      advanced: {
+        continueAsNewAfterPrompts: 2,
+        payloadStore: fileStore(payloadDir),
+        hooks: {
+          [HookEvent.SessionStart]: [async () => (counts.start++, { action: 'continue' })],
+          [HookEvent.SessionEnd]: [
+            async () => {
+              counts.end++;
+              if (failSessionEnd) throw new Error('flush failed');
+              return { action: 'continue' };
+            },
+          ],
+        },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('can-edges') },
+      },
+    });
+  });
+  afterAll(() => agent?.shutdown());
+
+  it('a SessionEnd that failed before a rollover never runs again: the marker is carried', async () => {
+    const before = counts.end;
+    const session = await agent.createSession();
+    await session.send('one');
+    failSessionEnd = true;
+    await expect(session.close()).rejects.toThrow(/flush failed/);
+    failSessionEnd = false;
+    await session.send('two'); // the second prompt of the run: a rollover follows
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+    expect((await session.describe()).sessionEndMarker?.reason).toBe('other');
+    expect(await session.close()).toEqual({ closedNow: true, sessionEndRan: false });
+    expect(counts.end - before).toBe(1);
+  }, 60_000);
+
+  it('createSession({ sessionId }) attaches to a session that continued as new', async () => {
+    const session = await agent.createSession();
+    await session.send('one');
+    await session.send('two');
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+    const startsBefore = counts.start;
+    const again = await agent.createSession({ sessionId: session.id });
+    expect((await again.send('three')).text()).toBe('ok');
+    expect(counts.start).toBe(startsBefore);
+    await again.close();
+  }, 60_000);
+
+  it('a failed send retried with its requestId after a rollover fails the same, without running again', async () => {
+    let submitted = 0;
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            submitted++;
+            return String(input.userPrompt).includes('reject')
+              ? { action: 'abort', reason: 'not allowed' }
+              : { action: 'continue' };
+          },
+        ],
+      },
+    });
+    await expect(session.send('reject me', { requestId: 'req-1' })).rejects.toMatchObject({
+      code: 'HOOK_ABORTED',
+    });
+    await session.send('fine'); // a rollover follows
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+    await expect(session.send('reject me', { requestId: 'req-1' })).rejects.toMatchObject({
+      code: 'HOOK_ABORTED',
+      message: expect.stringContaining('not allowed'),
+    });
+    expect(submitted).toBe(2);
+    await session.close();
+  }, 60_000);
+
+  it('a 3 MB abort reason fails the send with a cut message; the session goes on', async () => {
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) =>
+            String(input.userPrompt) === 'huge'
+              ? { action: 'abort', reason: 'r'.repeat(3_000_000) }
+              : { action: 'continue' },
+        ],
+      },
+    });
+    const error = (await session.send('huge').catch((e: unknown) => e)) as Error & { code: string };
+    expect(error.code).toBe('HOOK_ABORTED');
+    expect(error.message.length).toBeLessThan(40_000);
+    expect(error.message).toContain('characters in all');
+    expect((await session.send('after')).text()).toBe('ok');
+    await session.close();
+  }, 60_000);
+
+  it('a session cancelled from outside after a rollover keeps its earlier runs readable', async () => {
+    const session = await agent.createSession();
+    for (const p of ['a', 'b', 'c']) await session.send(p);
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'a rollover');
+    const client = await rawClient();
+    await client.workflow.getHandle(session.workflowId).cancel();
+    await client.connection.close();
+    await waitFor(async () => (await session.describe()).status === 'closed', 15_000, 'closed');
+    const events = (await session.timeline()).map((e) => e.event);
+    expect(events[0]).toBe(HookEvent.SessionStart);
+    expect(events.at(-1)).toBe(HookEvent.SessionEnd);
+    expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(3);
+  }, 60_000);
+});
+
 describe('a payload store that fails while a run archives itself', () => {
   it('the session goes on in the same run, and continues as new once the store works again', async () => {
     let broken = true;

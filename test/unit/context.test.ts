@@ -100,3 +100,24 @@ describe('rule 5 keeps a trailing marker', () => {
     expect(model.length).toBeLessThan(2000);
   });
 });
+
+describe('rule 5 on tool-call inputs and images', () => {
+  it('a huge tool-call input is shown as the head of its JSON; an image as a short text', () => {
+    const big: ConversationMessage = {
+      role: 'assistant',
+      text: '',
+      toolCalls: [{ toolUseId: 'w', toolName: 'Write', input: { content: 'c'.repeat(200_000) } }],
+    };
+    const image: ConversationMessage = {
+      role: 'user',
+      content: [{ type: 'image', image: 'i'.repeat(400_000), mediaType: 'image/png' }],
+    };
+    const { messages: sent } = compactContext([image, big], 2_000);
+    expect(JSON.stringify(sent).length).toBeLessThan(2_000 * 4 + 1_000);
+    const call = (sent[1] as { toolCalls: Array<{ input: { _cut?: string } }> }).toolCalls[0]!;
+    expect(call.input._cut).toMatch(/^\{"content":"ccc/);
+    expect((sent[0] as { content: Array<{ text: string }> }).content[0]!.text).toMatch(
+      /an image, left out/,
+    );
+  });
+});

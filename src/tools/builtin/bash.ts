@@ -325,7 +325,8 @@ function buildResult(
   if (truncated) {
     const shown = utf8PrefixLength(all, Math.max(0, maxBytes - NOTE_RESERVE_BYTES));
     output =
-      all.subarray(0, shown).toString('utf8') + truncationMarker(collected.totalBytes, shown, ref);
+      all.subarray(0, shown).toString('utf8') +
+      truncationMarker(collected.totalBytes, shown, ref, collected.keptBytes);
   } else {
     output = all.toString('utf8');
   }
