@@ -19,6 +19,7 @@ import {
   type HookMatchers,
   type HookTestEnv,
 } from '../../src/testing/index.js';
+import { waitFor } from '../helpers.js';
 
 expect.extend(hookMatchers);
 declare module 'vitest' {
@@ -123,7 +124,7 @@ describe('faults at named events', () => {
     await expect(session.send('slow')).rejects.toMatchObject({ code: 'HOOK_TIMEOUT' });
     await assertDecision(env, session, { event: HookEvent.UserPromptSubmit, action: 'timeout' });
     await expect(session.send('too soon')).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 15_000, 'settle');
     expect((await session.send('later')).status).toBe('completed');
     await session.close();
   });
