@@ -10,8 +10,6 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  makeContinueAsNewFunc,
-  workflowInfo,
   defineQuery,
   defineUpdate,
   isCancellation,
@@ -24,23 +22,15 @@ import {
 import { serializeError, type SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { applySessionStart } from '../src/common/hook-rules.js';
-import {
-  appendToContext,
-  contextForModel,
-  contextOf,
-  type ContextWindow,
-} from '../src/common/context.js';
+import { appendToContext, contextForModel, contextOf } from '../src/common/context.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
   Queries,
   Updates,
-  CONVERSATION_PAGE_BYTES,
   type AbortRecord,
   type ConversationPage,
   type AbortRequest,
-  type RecentSend,
   type RunArchive,
-  type SessionCarry,
   type PermissionDecisionRequest,
   type CloseResult,
   type SendRequest,
@@ -50,14 +40,15 @@ import {
   type SessionWorkflowResult,
   type TimelineEntry,
 } from '../src/common/protocol.js';
-import type { Prompt, SessionEndReason } from '../src/common/types.js';
+import type { SessionEndReason } from '../src/common/types.js';
 import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.js';
-import { archiveRunActivity } from './activity-options.js';
-import type { PromptState } from './prompt-run.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import type { PendingPermission } from '../src/common/permission.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
+import { lastPrompt, pageOf } from './conversation-pages.js';
+import { rememberSend, rollingOverFailure, rollover, rolloverDue } from './rollover.js';
+import type { CloseAttempt, PromptRun, SessionState } from './session-state.js';
 
 /**
  * Workflow changes guarded with `patched()`, so histories recorded before them still replay.
@@ -91,62 +82,6 @@ export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.
 export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
   Updates.decidePermission,
 );
-
-interface SessionState extends PromptState {
-  /** This run's messages (earlier runs' are archived); `session.conversation()` reads them. */
-  transcript: ConversationMessage[];
-  /** What model steps read by query: the context, kept within `maxContextTokens`. */
-  context: ContextWindow;
-  /** Earlier runs, archived in the payload store. */
-  archives: RunArchive[];
-  /** Messages of earlier runs. */
-  transcriptBase: number;
-  /** Prompts handled in this run (continue-as-new counts from here). */
-  promptsThisRun: number;
-  /** Recent send() outcomes, so a send retried across a rollover runs once. */
-  recentSends: RecentSend[];
-  /** Whether this run may continue as new (false when replaying a history from before it could). */
-  rolloverAllowed: boolean;
-  /** Characters of JSON this run's transcript holds: memory, not history, bounds a run too. */
-  transcriptChars: number;
-  /** The archive running for a rollover, so a close can stop it. */
-  rolloverScope?: CancellationScope;
-  /** Set while the run archives itself before continuing as new: new prompts wait. */
-  rollingOver: boolean;
-  /** After a failed archive, no rollover before this many prompts in the run. */
-  rolloverNotBefore: number;
-  status: SessionDescription['status'];
-  startError?: SerializedError;
-  readyAcked: boolean;
-  /** Set once, before SessionEnd is scheduled; every later close reads it. */
-  endMarker?: { reason: SessionEndReason; at: number };
-  endReason?: SessionEndReason;
-  /** FIFO of prompts: the ticket being served and the next ticket to hand out. */
-  serving: number;
-  nextTicket: number;
-  promptsHandled: number;
-  /** Bumped on every client interaction, for the idle timeout. */
-  activitySeq: number;
-  current?: PromptRun;
-  /** Aborts that arrived for prompts still waiting in the queue, by request id. */
-  queuedAborts: Map<string, AbortRecord>;
-  closeInFlight?: CloseAttempt;
-}
-
-/** The prompt running now. */
-interface PromptRun {
-  scope: CancellationScope;
-  requestId: string;
-  abort?: AbortRecord;
-  settled: boolean;
-  finalStatus?: SendResult['status'];
-}
-
-/** One close() in progress, whose outcome concurrent close() calls share. */
-interface CloseAttempt {
-  done: boolean;
-  error?: unknown;
-}
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -473,16 +408,16 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       const wake = () =>
         state.status === 'closed' ||
         state.activitySeq !== seen ||
-        (state.rolloverAllowed && rolloverDue());
+        (state.rolloverAllowed && rolloverDue(state, input));
       const woke =
         input.idleTimeoutMs === undefined
           ? await condition(wake).then(() => true)
           : await condition(wake, input.idleTimeoutMs);
       if ((state.status as SessionDescription['status']) === 'closed') break;
-      if (state.rolloverAllowed && rolloverDue()) {
+      if (state.rolloverAllowed && rolloverDue(state, input)) {
         // Sessions recorded before continue-as-new existed replay without it.
         state.rolloverAllowed = patched(PATCH_CONTINUE_AS_NEW);
-        if (state.rolloverAllowed) await rollover();
+        if (state.rolloverAllowed) await rollover(state, input);
         continue;
       }
       if (input.idleTimeoutMs === undefined) continue;
@@ -519,155 +454,6 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     timeline: state.timeline,
     ...(state.archives.length > 0 ? { archives: state.archives } : {}),
   };
-
-  /**
-   * Time to continue as new: Temporal suggests it (history size or length) or this run
-   * handled `continueAsNewAfterPrompts` prompts, and the session is quiet: open, no prompt
-   * running or queued (so no permission request is pending), no close, every handler done.
-   */
-  function rolloverDue(): boolean {
-    if (state.status !== 'open' || state.closeInFlight) return false;
-    if (state.current !== undefined || state.serving !== state.nextTicket) return false;
-    const bound = input.continueAsNewAfterPrompts;
-    const wanted =
-      workflowInfo().continueAsNewSuggested ||
-      (bound !== undefined && state.promptsThisRun >= bound) ||
-      state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS;
-    return (
-      wanted &&
-      state.promptsThisRun > 0 &&
-      state.promptsThisRun >= state.rolloverNotBefore &&
-      allHandlersFinished()
-    );
-  }
-
-  /**
-   * Archive this run, then continue as new with the carry. If anything happened while the
-   * archive was written (a prompt, a close), the rollover waits for the next quiet moment.
-   */
-  async function rollover(): Promise<void> {
-    const messages = state.transcript.length;
-    const timelineEntries = state.timeline.length;
-    state.rollingOver = true;
-    let archive: RunArchive;
-    const scope = new CancellationScope();
-    state.rolloverScope = scope;
-    try {
-      archive = await scope.run(() =>
-        archiveRunActivity(state.taskQueue)({
-          sessionId: input.sessionId,
-          messages,
-          timelineEntries,
-        }),
-      );
-    } catch (error) {
-      // A close stopped the archive: the session ends in this run.
-      if (isCancellation(error) && state.closeInFlight) return;
-      if (isCancellation(error)) throw error;
-      // The payload store failed: the session goes on in this run and tries again later,
-      // rather than refusing prompts while the store is down.
-      log.warn('Archiving the run before continue-as-new failed; retrying after more prompts', {
-        error: serializeError(error),
-      });
-      state.rolloverNotBefore = state.promptsThisRun + ROLLOVER_RETRY_AFTER_PROMPTS;
-      return;
-    } finally {
-      state.rollingOver = false;
-      state.rolloverScope = undefined;
-    }
-    // A close (or anything else) that came in meanwhile wins; the rollover waits.
-    if (
-      !rolloverDue() ||
-      state.transcript.length !== messages ||
-      state.timeline.length !== timelineEntries
-    ) {
-      return;
-    }
-    const next: SessionCarry = {
-      runIndex: (carry?.runIndex ?? 0) + 1,
-      promptsHandled: state.promptsHandled,
-      modelSteps: state.modelSteps,
-      timelineBase: state.timelineBase + timelineEntries,
-      transcriptBase: state.transcriptBase + messages,
-      taskQueue: state.taskQueue,
-      context: state.context.messages,
-      compactedMessages: state.context.compacted,
-      archives: [...state.archives, archive],
-      pendingCleanups: [...state.pendingCleanups.values()],
-      recentSends: state.recentSends,
-      ...(state.endMarker ? { endMarker: state.endMarker } : {}),
-    };
-    // The memo (session id, agent name) names the session in lists: the new run keeps it.
-    const memo = workflowInfo().memo;
-    await makeContinueAsNewFunc<typeof sessionWorkflow>(memo ? { memo } : {})({
-      ...input,
-      carry: next,
-    });
-  }
-}
-
-/**
- * A run holding more transcript than this (JSON characters) continues as new even if
- * Temporal does not suggest it: offloaded payloads cost history little but memory in full.
- */
-const MAX_RUN_TRANSCRIPT_CHARS = 64_000_000;
-
-/** Prompts to wait after a failed archive before trying to continue as new again. */
-const ROLLOVER_RETRY_AFTER_PROMPTS = 10;
-
-/** A send refused while the run archives itself; `Session` retries it on the next run. */
-function rollingOverFailure(sessionId: string) {
-  return toFailure({
-    name: 'EngineError',
-    code: 'SESSION_ROLLING_OVER',
-    message: `Session '${sessionId}' is continuing as new; retry the send`,
-  });
-}
-
-/** How many recent send() results a run hands on, and the largest one kept whole (bytes of JSON). */
-const RECENT_SENDS = 16;
-const RECENT_SEND_BYTES = 65_536;
-
-function rememberSend(
-  state: SessionState,
-  requestId: string,
-  outcome: { result?: SendResult; failure?: SerializedError },
-): void {
-  const result = outcome.result;
-  const kept =
-    result && JSON.stringify(result).length > RECENT_SEND_BYTES
-      ? { ...result, text: result.text.slice(0, 4096), toolCalls: [] }
-      : result;
-  state.recentSends.push({
-    requestId,
-    ...(kept ? { result: kept } : {}),
-    ...(outcome.failure ? { failure: outcome.failure } : {}),
-  });
-  if (state.recentSends.length > RECENT_SENDS) state.recentSends.shift();
-}
-
-/** The newest user message's content, as the prompt reached the model. */
-function lastPrompt(messages: ConversationMessage[]): Prompt | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role === 'user') return message.content;
-  }
-  return undefined;
-}
-
-/** One page of `messages` from index `from`, under {@link CONVERSATION_PAGE_BYTES}. */
-function pageOf(messages: ConversationMessage[], from: unknown): ConversationPage {
-  const page: ConversationMessage[] = [];
-  let bytes = 0;
-  let index = Math.max(0, Math.floor(Number(from) || 0));
-  for (; index < messages.length; index++) {
-    const message = messages[index]!;
-    const size = JSON.stringify(message).length;
-    if (page.length > 0 && bytes + size > CONVERSATION_PAGE_BYTES) break;
-    page.push(message);
-    bytes += size;
-  }
-  return { messages: page, next: index < messages.length ? index : null };
 }
 
 function failureToSerialized(error: unknown): SerializedError {
