@@ -48,6 +48,7 @@ export function rollingOverFailure(sessionId: string) {
 const RECENT_SENDS = 16;
 const RECENT_SEND_BYTES = 65_536;
 
+/** Keep how a send ended, so the same request id retried in the next run answers the same. */
 export function rememberSend(
   state: SessionState,
   requestId: string,
