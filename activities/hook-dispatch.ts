@@ -210,8 +210,13 @@ export function createHookActivities(deps: HookActivityDeps) {
   return { dispatchHook, awaitHookSettled };
 }
 
-/** The callback's input without its signal: the payload, with `error` rebuilt as an Error. */
-function hookInputOf(input: DispatchHookInput): Omit<HookInput, 'abortSignal'> {
+/**
+ * The callback's input without its signal: a fresh copy of the payload, with `error` rebuilt
+ * as an Error. Golden session checks build their inputs with it too.
+ */
+export function hookInputOf(
+  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
+): Omit<HookInput, 'abortSignal'> {
   const payload = structuredClone(input.payload);
   const hookInput: Omit<HookInput, 'abortSignal'> = {
     ...payload,

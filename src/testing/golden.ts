@@ -15,8 +15,10 @@ import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
-import { ConfigError, deserializeError, type SerializedError } from '../common/errors.js';
-import { HookEvent, isHookEvent } from '../common/hook-events.js';
+import { hookInputOf } from '../../activities/hook-dispatch.js';
+import { ConfigError } from '../common/errors.js';
+import type { HookEvent } from '../common/hook-events.js';
+import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
 import type { DispatchHookInput, HookDispatchOutcome } from '../common/protocol.js';
@@ -246,18 +248,9 @@ async function decide(
   const run = (async () => {
     for (; index < callbacks.length; index++) {
       const input = {
-        ...structuredClone(dispatch.payload),
-        event: dispatch.event,
-        sessionId,
-      } as unknown as HookInput;
-      if (
-        dispatch.event === HookEvent.PostToolUseFailure &&
-        input.error &&
-        typeof input.error === 'object'
-      ) {
-        input.error = deserializeError(input.error as unknown as SerializedError);
-      }
-      input.abortSignal = controller.signal;
+        ...hookInputOf({ payload: dispatch.payload, event: dispatch.event, sessionId }),
+        abortSignal: controller.signal,
+      } as HookInput;
       outputs.push(validateHookOutput(dispatch.event, index, await callbacks[index]!(input)));
     }
     return 'done' as const;
