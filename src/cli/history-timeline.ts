@@ -149,6 +149,22 @@ type Failure = {
 } | null;
 
 /**
+ * One payload of a history event as a value, or `undefined` when it is absent or cannot be
+ * decoded (another encoding, such as a payload-store reference without the codec).
+ */
+export function decodePayload<T>(
+  payload: Payload | null | undefined,
+  converter: PayloadConverter = defaultPayloadConverter,
+): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return converter.fromPayload<T>(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Rebuild a session's hook timeline from its Temporal history.
  *
  * @param history as returned by `handle.fetchHistory()` or `historyFromJSON()`.
@@ -160,14 +176,7 @@ export function timelineFromHistory(
   options: TimelineFromHistoryOptions = {},
 ): HistoryTimeline {
   const converter = options.payloadConverter ?? defaultPayloadConverter;
-  const decode = <T>(payload: Payload | null | undefined): T | undefined => {
-    if (!payload) return undefined;
-    try {
-      return converter.fromPayload<T>(payload);
-    } catch {
-      return undefined;
-    }
-  };
+  const decode = <T>(payload: Payload | null | undefined) => decodePayload<T>(payload, converter);
   const first = (payloads: { payloads?: Payload[] | null } | null | undefined) =>
     payloads?.payloads?.[0];
 

@@ -11,9 +11,12 @@
  */
 import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { JsonObject } from '../common/json.js';
-import type { HistoryDecision, HistoryDispatch } from '../cli/history-timeline.js';
+import {
+  decodePayload,
+  type HistoryDecision,
+  type HistoryDispatch,
+} from '../cli/history-timeline.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
 
@@ -184,23 +187,10 @@ export async function assertToolNeverRan(
   session: SessionRef,
   toolName: string,
 ): Promise<void> {
-  const runs = await env.histories(session);
   const id = typeof session === 'string' ? session : session.id;
-  const ran: string[] = [];
-  for (const event of runs.flatMap((history) => history.events ?? [])) {
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
-    const payload = scheduled.input?.payloads?.[0];
-    let input: { toolName?: unknown; input?: unknown } | undefined;
-    try {
-      input = payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
-    } catch {
-      input = undefined;
-    }
-    if (input?.toolName === toolName) {
-      ran.push(`  history event ${String(event.eventId)}: input ${JSON.stringify(input.input)}`);
-    }
-  }
+  const ran = (await toolRuns(env, session, toolName)).map(
+    (run) => `  history event ${run.eventId}: input ${JSON.stringify(run.input)}`,
+  );
   if (ran.length > 0) {
     fail(
       `Expected tool ${toolName} never to run in session ${id}, but executeTool was ` +
@@ -310,15 +300,7 @@ export async function assertToolInput(
 ): Promise<void> {
   const nth = options.nth ?? 0;
   const id = typeof session === 'string' ? session : session.id;
-  const inputs: unknown[] = [];
-  for (const history of await env.histories(session)) {
-    for (const event of history.events ?? []) {
-      const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
-      const input = decodeFirst<{ toolName?: unknown; input?: unknown }>(scheduled.input);
-      if (input?.toolName === toolName) inputs.push(input.input);
-    }
-  }
+  const inputs = (await toolRuns(env, session, toolName)).map((run) => run.input);
   const actual = inputs[nth];
   if (actual === undefined) {
     fail(
@@ -384,15 +366,25 @@ export async function assertModelPrompt(
   }
 }
 
-function decodeFirst<T>(
-  payloads: { payloads?: Payload[] | null } | null | undefined,
-): T | undefined {
-  const payload = payloads?.payloads?.[0];
-  try {
-    return payload ? (defaultPayloadConverter.fromPayload(payload) as T) : undefined;
-  } catch {
-    return undefined;
+/** Every `executeTool` of `toolName` in the session's histories (all runs), in order. */
+async function toolRuns(
+  env: HookTestEnv,
+  session: SessionRef,
+  toolName: string,
+): Promise<Array<{ eventId: string; input: unknown }>> {
+  const runs: Array<{ eventId: string; input: unknown }> = [];
+  for (const history of await env.histories(session)) {
+    for (const event of history.events ?? []) {
+      const scheduled = event.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
+      const input = decodePayload<{ toolName?: unknown; input?: unknown }>(
+        scheduled.input?.payloads?.[0],
+      );
+      if (input?.toolName === toolName)
+        runs.push({ eventId: String(event.eventId), input: input.input });
+    }
   }
+  return runs;
 }
 
 function listInputs(values: readonly unknown[]): string {

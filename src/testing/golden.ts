@@ -13,7 +13,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { decodePayload } from '../cli/history-timeline.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookInputOf } from '../../activities/hook-dispatch.js';
 import { ConfigError } from '../common/errors.js';
@@ -90,7 +90,7 @@ export function goldenFromHistories(
     for (const event of history.events ?? []) {
       const attrs = event.activityTaskScheduledEventAttributes;
       if (attrs?.activityType?.name === 'dispatchHook') {
-        const input = decode<DispatchHookInput>(attrs.input?.payloads?.[0]);
+        const input = decodePayload<DispatchHookInput>(attrs.input?.payloads?.[0]);
         if (input) scheduled.set(String(event.eventId), input);
         continue;
       }
@@ -102,7 +102,7 @@ export function goldenFromHistories(
       if (!input) continue;
       scheduled.delete(scheduledId);
       const outcome = completed
-        ? decode<HookDispatchOutcome>(completed.result?.payloads?.[0])
+        ? decodePayload<HookDispatchOutcome>(completed.result?.payloads?.[0])
         : undefined;
       dispatches.push({
         seq: dispatches.length,
@@ -306,13 +306,4 @@ function sameDecision(before: GoldenDecision, after: GoldenDecision): boolean {
     return before.action === after.action && before.decidedBy === after.decidedBy;
   }
   return isDeepStrictEqual(before, after);
-}
-
-function decode<T>(payload: Payload | null | undefined): T | undefined {
-  if (!payload) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload(payload) as T;
-  } catch {
-    return undefined;
-  }
 }

@@ -13,11 +13,14 @@ import { dataConverterOf } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
 import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
 import type { HookEvent } from '../common/hook-events.js';
-import { defaultPayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { connectClient, type AgentClient } from '../client.js';
-import { timelineFromHistory, type HistoryTimeline } from '../cli/history-timeline.js';
+import {
+  decodePayload,
+  timelineFromHistory,
+  type HistoryTimeline,
+} from '../cli/history-timeline.js';
 import { describeNondeterminism } from '../cli/nondeterminism.js';
 import { resolveEndpoint } from '../endpoint.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
@@ -416,13 +419,13 @@ function describeEvent(history: History | undefined, eventId: number): string {
     return type ? ` (recorded ${type.replace(/EventAttributes$/, '')})` : '';
   }
   const activity = scheduled.activityType?.name ?? 'unknown';
-  const input = decodeFirst(scheduled.input?.payloads?.[0]);
+  const input = decodePayload(scheduled.input?.payloads?.[0]);
   if (isRecord(input) && typeof input.event === 'string' && 'dispatchId' in input) {
     const seq = events
       .slice(0, index)
       .filter((e) =>
         isHookDispatchInput(
-          decodeFirst(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]),
+          decodePayload(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]),
         ),
       ).length;
     const payload = isRecord(input.payload) ? input.payload : {};
@@ -437,17 +440,6 @@ function describeEvent(history: History | undefined, eventId: number): string {
 
 function isHookDispatchInput(value: unknown): boolean {
   return isRecord(value) && typeof value.event === 'string' && 'dispatchId' in value;
-}
-
-function decodeFirst(
-  payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | null | undefined,
-): unknown {
-  if (!payload) return undefined;
-  try {
-    return defaultPayloadConverter.fromPayload(payload);
-  } catch {
-    return undefined;
-  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
