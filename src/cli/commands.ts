@@ -73,17 +73,26 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
     );
   }
   try {
-    // Payloads a long session moved to its payload store are read back from --payloads.
-    const { dataConverterOf } = await import('../payloads/data-converter.js');
-    const { fileStore } = await import('../payloads/store.js');
-    const dataConverter = dataConverterOf({
-      payloadStore: fileStore(args.payloads),
-      offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
-    });
+    const dataConverter = await payloadDataConverter(args);
     return await body(new Client({ connection, namespace: args.namespace, dataConverter }));
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+/**
+ * The data converter of the CLI's clients and replays: payloads a long session moved to its
+ * payload store (references in history) are read back from `--payloads`.
+ */
+async function payloadDataConverter(args: CommandArgs) {
+  const [{ dataConverterOf }, { fileStore }] = await Promise.all([
+    import('../payloads/data-converter.js'),
+    import('../payloads/store.js'),
+  ]);
+  return dataConverterOf({
+    payloadStore: fileStore(args.payloads),
+    offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
+  });
 }
 
 async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
@@ -139,15 +148,8 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   ]);
   await installReplayRuntime();
   try {
-    // Payloads past the offload threshold are references into the agent's payload store.
-    const { dataConverterOf } = await import('../payloads/data-converter.js');
-    const { fileStore } = await import('../payloads/store.js');
-    const dataConverter = dataConverterOf({
-      payloadStore: fileStore(args.payloads),
-      offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
-    });
     await Worker.runReplayHistory(
-      { workflowBundle: await workflowBundle(), dataConverter },
+      { workflowBundle: await workflowBundle(), dataConverter: await payloadDataConverter(args) },
       history,
       workflowId,
     );
