@@ -22,7 +22,12 @@ import {
 import { serializeError, type SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { applySessionStart } from '../src/common/hook-rules.js';
-import { appendToContext, contextForModel, contextOf } from '../src/common/context.js';
+import {
+  appendToContext,
+  contextForModel,
+  contextOf,
+  tokensOfChars,
+} from '../src/common/context.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
   Queries,
@@ -105,9 +110,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     transcriptChars: 0,
     rolloverNotBefore: 0,
     addMessage(message) {
+      // Serialised once: it sizes both the run's transcript and the context estimate.
+      const chars = JSON.stringify(message).length;
       state.transcript.push(message);
-      state.transcriptChars += JSON.stringify(message).length;
-      appendToContext(state.context, message, maxContextTokens);
+      state.transcriptChars += chars;
+      appendToContext(state.context, message, maxContextTokens, tokensOfChars(chars));
     },
     modelSteps: carry?.modelSteps ?? 0,
     status: 'starting',

@@ -27,7 +27,12 @@ import type { Prompt } from './types.js';
 
 /** Estimated tokens of one message: JSON characters / 4, rounded up. */
 export function estimateTokens(message: ConversationMessage): number {
-  return Math.ceil(JSON.stringify(message).length / 4);
+  return tokensOfChars(JSON.stringify(message).length);
+}
+
+/** The estimate for a message of `chars` JSON characters. */
+export function tokensOfChars(chars: number): number {
+  return Math.ceil(chars / 4);
 }
 
 /** A context being kept within budget: the messages and their estimated costs. */
@@ -43,14 +48,18 @@ export function contextOf(messages: ConversationMessage[], compacted = 0): Conte
   return { messages: [...messages], tokens: messages.map(estimateTokens), compacted };
 }
 
-/** Add a message, then drop the oldest whole turns while over `maxTokens` (rule 3). */
+/**
+ * Add a message, then drop the oldest whole turns while over `maxTokens` (rule 3).
+ * @param tokens the message's estimate, when the caller measured it already.
+ */
 export function appendToContext(
   window: ContextWindow,
   message: ConversationMessage,
   maxTokens: number,
+  tokens: number = estimateTokens(message),
 ): void {
   window.messages.push(message);
-  window.tokens.push(estimateTokens(message));
+  window.tokens.push(tokens);
   compact(window, maxTokens);
 }
 
