@@ -89,9 +89,25 @@ export async function dispatchEvent(
     outcome: 'continue',
     durationMs: 0,
     startedAt: Date.now(),
+    pending: true,
     ...tags,
   };
   state.timeline.push(entry);
+  try {
+    return await settle(state, event, payload, entry);
+  } finally {
+    // Settled, whichever way it ended: readers of the timeline may trust its outcome now.
+    delete entry.pending;
+  }
+}
+
+/** The dispatch behind `entry`: the fail-closed check, the activity, its outcome. */
+async function settle(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  entry: TimelineEntry,
+): Promise<MergedHookResult> {
   if (state.pendingCleanups.size > 0) {
     entry.outcome = 'refused';
     throw cleanupPendingFailure(state);
@@ -111,7 +127,7 @@ export async function dispatchEvent(
       event,
       payload,
       budgetMs,
-      callbackCount,
+      callbackCount: entry.callbackCount,
     });
   } catch (error) {
     entry.durationMs = Date.now() - entry.startedAt;

@@ -217,6 +217,11 @@ export interface TimelineEntry {
   requestId?: string;
   /** A callback of this dispatch outlived it; the session was fail-closed until it settled. */
   cleanup?: 'pending' | 'settled' | 'lost';
+  /**
+   * Set while the dispatch runs: `outcome` and `durationMs` are not final yet. Absent once it
+   * ended (and in every timeline of a closed session).
+   */
+  pending?: true;
 }
 
 /** The `describe` query's answer. */

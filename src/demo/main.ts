@@ -125,7 +125,7 @@ async function main(): Promise<boolean> {
   const conversation = JSON.stringify(await session.conversation());
   const closed = await session.close();
   const again = await session.close();
-  for (const entry of (await session.timeline()).slice(printed)) say(describeEntry(entry));
+  printSettled(await session.timeline());
   say(`close(): ${JSON.stringify(closed)}; close() again: ${JSON.stringify(again)}`);
   if (flags['record-fixture']) {
     const history = await client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
@@ -200,9 +200,7 @@ async function follow<T>(
   const watcher = (async () => {
     while (!done) {
       try {
-        const timeline = await session.timeline();
-        for (const entry of timeline.slice(printed)) say(describeEntry(entry));
-        printed = Math.max(printed, timeline.length);
+        printSettled(await session.timeline());
         for (const request of await session.pendingPermissions()) {
           if (handled.has(request.requestId)) continue;
           handled.add(request.requestId);
@@ -223,8 +221,16 @@ async function follow<T>(
   } finally {
     done = true;
     await watcher;
-    const timeline = await session.timeline().catch(() => [] as TimelineEntry[]);
-    for (const entry of timeline.slice(printed)) say(describeEntry(entry));
+    printSettled(await session.timeline().catch(() => [] as TimelineEntry[]));
+  }
+}
+
+/** Print the entries not printed yet, up to the first dispatch still running. */
+function printSettled(timeline: readonly TimelineEntry[]): void {
+  for (const entry of timeline.slice(printed)) {
+    if (entry.pending) return;
+    say(describeEntry(entry));
+    printed++;
   }
 }
 
