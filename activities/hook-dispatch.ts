@@ -27,6 +27,7 @@ import {
   type HookDispatchOutcome,
 } from '../src/common/protocol.js';
 import type { HookInput, HookOutput } from '../src/common/types.js';
+import { realClock, type BudgetClock } from './budget-clock.js';
 import { localAbortReason, type AgentRegistry } from '../src/registry.js';
 
 /** Dependencies of the hook activities. */
@@ -38,6 +39,8 @@ export interface HookActivityDeps {
   heartbeatIntervalMs: number;
   /** Where a tool hook's oversized `modifiedOutput` is kept whole; cut without one. */
   payloadStore?: PayloadStore;
+  /** The clock budgets run on. @default the process's clock */
+  clock?: BudgetClock;
 }
 
 type RaceResult =
@@ -49,11 +52,12 @@ type RaceResult =
 /** Build `dispatchHook` and `awaitHookSettled`. */
 export function createHookActivities(deps: HookActivityDeps) {
   const { registry, cleanupQueue, heartbeatIntervalMs } = deps;
+  const clock = deps.clock ?? realClock;
 
   async function dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
     const ctx = Context.current();
-    const started = performance.now();
-    const elapsed = () => Math.round((performance.now() - started) * 10) / 10;
+    const started = clock.now();
+    const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
     const callbacks = registry.callbacksFor(input.agentName, input.sessionId, input.event);
     // A worker that has other callbacks than the session expects (none at all, or session
     // hooks of another process) refuses, rather than silently running a different set.
@@ -100,13 +104,11 @@ export function createHookActivities(deps: HookActivityDeps) {
 
     // Heartbeats come from a timer of their own, so a stuck callback cannot starve them.
     const heartbeat = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
-    let deadlineTimer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<RaceResult>((resolve) => {
-      deadlineTimer = setTimeout(
-        () => resolve({ kind: 'deadline' }),
-        Math.max(0, input.budgetMs - elapsed()),
-      );
-    });
+    let reachDeadline: (result: RaceResult) => void = () => undefined;
+    const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
+    const cancelDeadline = clock.after(Math.max(0, input.budgetMs - elapsed()), () =>
+      reachDeadline({ kind: 'deadline' }),
+    );
     const cancelled = new Promise<RaceResult>((resolve) => {
       if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });
       ctx.cancellationSignal.addEventListener('abort', () => resolve({ kind: 'cancelled' }), {
@@ -146,7 +148,7 @@ export function createHookActivities(deps: HookActivityDeps) {
       }
     } finally {
       clearInterval(heartbeat);
-      clearTimeout(deadlineTimer);
+      cancelDeadline();
     }
   }
 

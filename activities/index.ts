@@ -5,6 +5,7 @@
  */
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/registry.js';
+import type { BudgetClock } from './budget-clock.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
@@ -19,6 +20,8 @@ export interface ActivityDeps {
   heartbeatIntervalMs: number;
   /** Where oversized values (tool outputs, hook outputs, run archives) go. */
   payloadStore: PayloadStore;
+  /** The clock hook and tool budgets run on. @default the process's clock */
+  clock?: BudgetClock;
 }
 
 /** `createActivities({ registry, cleanupQueue, heartbeatIntervalMs, payloadStore })`. */

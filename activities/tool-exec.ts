@@ -19,6 +19,7 @@ import type {
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
+import { realClock, type BudgetClock } from './budget-clock.js';
 
 /** Dependencies of the tool activities. */
 export interface ToolActivityDeps {
@@ -27,11 +28,14 @@ export interface ToolActivityDeps {
   heartbeatIntervalMs: number;
   /** Where full outputs cut for the model are kept; none kept when absent. */
   payloadStore?: PayloadStore;
+  /** The clock tool budgets run on. @default the process's clock */
+  clock?: BudgetClock;
 }
 
 /** Build `describeToolCall`, `checkPermission` and `executeTool`. */
 export function createToolActivities(deps: ToolActivityDeps) {
   const { registry } = deps;
+  const clock = deps.clock ?? realClock;
 
   async function describeToolCall(input: DescribeToolCallInput): Promise<ToolCallDescription> {
     const agent = registry.agent(input.agentName);
@@ -104,9 +108,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
     // The tool's time budget, enforced here for every tool: its signal aborts at the budget
     // and the call ends with a timeout result even if the tool ignores the signal.
     const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
-      input.timeoutMs,
+    const cancelTimer = clock.after(input.timeoutMs, () =>
+      timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
     );
     const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
     const timedOut = new Promise<ExecuteToolOutput>((resolve) => {
@@ -142,7 +145,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       return result;
     } finally {
       clearInterval(heartbeat);
-      clearTimeout(timer);
+      cancelTimer();
     }
   }
 

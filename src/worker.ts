@@ -13,6 +13,7 @@ import {
   type LogLevel,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import type { BudgetClock } from '../activities/budget-clock.js';
 import type { HookMap } from './common/types.js';
 import type { AgentModel } from './models/model.js';
 import { resolveModel } from './models/resolve.js';
@@ -46,7 +47,13 @@ export interface AgentWorker {
 export async function startAgentWorker(
   options: ResolvedAgentOptions,
   address: string,
-  extra: { registry?: AgentRegistry; model?: AgentModel; hooks?: HookMap } = {},
+  extra: {
+    registry?: AgentRegistry;
+    model?: AgentModel;
+    hooks?: HookMap;
+    /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
+    clock?: BudgetClock;
+  } = {},
 ): Promise<AgentWorker> {
   installQuietRuntime();
   const registry = extra.registry ?? new AgentRegistry();
@@ -67,6 +74,7 @@ export async function startAgentWorker(
     cleanupQueue,
     heartbeatIntervalMs,
     payloadStore: options.payloadStore,
+    ...(extra.clock ? { clock: extra.clock } : {}),
   });
   const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
   const common = {
@@ -110,25 +118,47 @@ export async function startAgentWorker(
 
 let runtimeInstalled = false;
 
+/** Lines of the Temporal runtime that say nothing a user of this SDK can act on. */
+const QUIET_LOG_LINES = [
+  // The cleanup worker runs activities only, on purpose.
+  'No workflows registered',
+  // The time-skipping test server does not advertise this capability; no hook reads
+  // heartbeat details of a failed activity.
+  'the server did not advertise the activity_failure_include_heartbeat capability',
+];
+
 /**
  * Temporal's default logger prints every worker state change at INFO. Install a runtime
- * logging at `DURABLE_AGENT_LOG_LEVEL` (default WARN), unless the application installed its
- * own runtime first (then `Runtime.install` throws and theirs stays).
+ * logging at `DURABLE_AGENT_LOG_LEVEL` (default WARN), the core's own lines forwarded to it,
+ * unless the application installed its own runtime first (then `Runtime.install` throws
+ * and theirs stays).
  */
-function installQuietRuntime(): void {
+export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'WARN') as LogLevel;
   try {
     Runtime.install({
       logger: new DefaultLogger(level, (entry) => {
-        // The cleanup worker runs activities only, on purpose.
-        if (entry.message.startsWith('No workflows registered')) return;
+        if (QUIET_LOG_LINES.some((line) => entry.message.includes(line))) return;
         const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : '';
         console.error(`[temporal ${entry.level}] ${entry.message}`, meta);
+        if (entry.message.includes('ACTIVITY_UNKNOWN')) console.error(ACTIVITY_UNKNOWN_HINT);
       }),
+      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
     });
   } catch {
     // A runtime exists already: keep the application's.
   }
 }
+
+/**
+ * Temporal's time-skipping test server refuses a workflow's request to cancel an activity
+ * whose completion it has just buffered (`ACTIVITY_UNKNOWN`) and then never hands the run
+ * another workflow task, so the session stops there. A real server accepts the request.
+ */
+const ACTIVITY_UNKNOWN_HINT =
+  '[durable-agent-sdk] The server refused to cancel an activity that had just completed ' +
+  "(ACTIVITY_UNKNOWN). Temporal's time-skipping test server does this when an abort races a " +
+  "hook or tool finishing, and the session then stops. Run such a test with server: 'dev' " +
+  '(createHookTestEnv), or deliver the abort with env.abortAt(), which waits for it to land.';

@@ -27,6 +27,7 @@ export type ErrorCode =
   | 'TOOL_ERROR'
   | 'TEMPORAL_CLI_UNAVAILABLE'
   | 'TEMPORAL_SERVER_START_FAILED'
+  | 'TEMPORAL_TEST_SERVER_UNAVAILABLE'
   | 'ENGINE_ERROR'
   | 'PAYLOAD_NOT_FOUND'
   | 'PAYLOAD_CORRUPT'
@@ -204,6 +205,7 @@ export function deserializeError(s: SerializedError): Error {
       break;
     case 'TEMPORAL_CLI_UNAVAILABLE':
     case 'TEMPORAL_SERVER_START_FAILED':
+    case 'TEMPORAL_TEST_SERVER_UNAVAILABLE':
     case 'ENGINE_ERROR':
       error = new EngineError(s.code, s.message);
       break;

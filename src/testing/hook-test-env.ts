@@ -1,14 +1,16 @@
 /**
- * `createHookTestEnv`: a real worker, client and (when needed) embedded Temporal dev server
- * for one agent definition, which remembers the sessions it creates, reads their histories
- * as hook timelines and, at teardown, replays every one of them against the current
- * workflow code.
+ * `createHookTestEnv`: a real worker, client and Temporal server (its own time-skipping test
+ * server by default) for one agent definition, which remembers the sessions it creates,
+ * reads their histories as hook timelines and, at teardown, replays every one of them
+ * against the current workflow code.
  *
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { DataConverter } from '@temporalio/common';
-import { createAgentWorker } from '../agent.js';
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
+import type { DataConverter, Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time.js';
+import { ConfigError } from '../common/errors.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
 import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
@@ -22,12 +24,13 @@ import {
   type HistoryTimeline,
 } from '../cli/history-timeline.js';
 import { describeNondeterminism } from '../cli/nondeterminism.js';
-import { resolveEndpoint } from '../endpoint.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../session.js';
-import type { AgentWorker } from '../worker.js';
+import { startAgentWorker, type AgentWorker } from '../worker.js';
 import { workflowBundle } from '../workflow-code.js';
+import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
+import { VirtualClock } from './virtual-clock.js';
 
 /** Options of {@link createHookTestEnv}. */
 export interface HookTestEnvOptions {
@@ -37,9 +40,19 @@ export interface HookTestEnvOptions {
    */
   agent: AgentOptions;
   /**
-   * `host:port` of a Temporal server to use.
-   * @default `agent.advanced.temporal.address`, else `TEMPORAL_ADDRESS`, else an embedded
-   *   dev server started for this env (and stopped by `teardown()`).
+   * The server the env starts for itself (and stops at teardown):
+   * - `'time-skipping'`: Temporal's test server. Its clock moves with {@link HookTestEnv.sleep}:
+   *   a one-day permission deadline or a ten-minute hook budget passes at once.
+   * - `'dev'`: `temporal server start-dev` with its state in a temporary SQLite file, so
+   *   {@link HookTestEnv.restartServer} keeps every session. Time is real.
+   * Not allowed together with `address`.
+   * @default `'time-skipping'`, unless an address is given
+   */
+  server?: 'time-skipping' | 'dev';
+  /**
+   * `host:port` of a running Temporal server to use instead of starting one (time is real,
+   * the server is shared). `TEMPORAL_ADDRESS` is not read: pass it here to use it.
+   * @default `agent.advanced.temporal.address`, else none (the env starts its own server)
    */
   address?: string;
   /**
@@ -57,10 +70,31 @@ export type SessionRef = Session | string;
 export interface HookTestEnv {
   /** `host:port` of the Temporal server in use. */
   readonly address: string;
+  /** Which server the env runs on (see {@link HookTestEnvOptions.server}). */
+  readonly server: HookTestServerKind;
   /** The unique task queue of this env's worker. */
   readonly taskQueue: string;
-  /** The embedded dev server, when the env started one. */
+  /** The embedded dev server, when the env started one (`server: 'dev'`). */
   readonly embeddedServer: DevServer | undefined;
+  /**
+   * Let time pass: `duration` in ms or a string such as `'10 minutes'` or `'1 day'`.
+   * On the time-skipping server, the server's clock jumps (workflow timers due in that span
+   * fire: permission deadlines, retries) and so does the clock hook and tool budgets run on
+   * in this env's worker (a running dispatch past its budget times out now, with
+   * `HOOK_TIMEOUT`, as it would in production). The jump waits for activities that are
+   * running (a callback at work, a tool) to end first: the server never skips past a
+   * running activity. Elsewhere it waits in real time.
+   * @throws {TypeError} for a duration that does not parse; `Error` after teardown.
+   */
+  sleep(duration: Duration): Promise<void>;
+  /** The server's clock, ms since the epoch (skipped time included). */
+  currentTimeMs(): Promise<number>;
+  /**
+   * Stop the env's dev server and start it again on the same port and state; the worker and
+   * client reconnect by themselves and sessions go on.
+   * @throws {ConfigError} unless the env was created with `server: 'dev'`.
+   */
+  restartServer(): Promise<void>;
   /** The env's client (also usable for `client.session(id)` and the raw Temporal client). */
   readonly client: AgentClient;
   /** Sessions created through {@link HookTestEnv.createSession}, in creation order. */
@@ -102,17 +136,30 @@ export interface HookTestEnv {
   /**
    * Deliver an abort at a named event: when the `occurrence`-th dispatch of `event` (of
    * `toolName`, for tool events) reaches its first callback, the env calls
-   * `session.abort(reason)` on that session, then lets the callback run, so it sees its
-   * `abortSignal` fire mid-dispatch. Acts on the agent definition's callbacks (an event
-   * without callbacks is never dispatched, so it cannot be a target).
+   * `session.abort(reason)` on that session and lets the callback run; its output is held
+   * until the abort reached the dispatch (its `abortSignal` fired), so the abort always lands
+   * mid-dispatch. An abort that stopped nothing (no prompt running, e.g. at SessionStart) is
+   * not waited for. Acts on the agent definition's callbacks (an event without callbacks is
+   * never dispatched, so it cannot be a target).
    * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
    */
   abortAt(event: HookEvent, target?: FaultTarget & { reason?: unknown }): FaultHandle;
   /**
+   * Resolves when the `occurrence`-th dispatch of `event` (of `toolName`, for tool events)
+   * reaches its first callback: the dispatch is running and its budget is counting. Arm it
+   * before the `send()` that leads there. Use it before {@link HookTestEnv.sleep} to let a
+   * hung callback's budget pass. Acts on the agent definition's callbacks (an event without
+   * callbacks is never dispatched, so it never resolves).
+   * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
+   */
+  whenDispatched(event: HookEvent, target?: FaultTarget): Promise<void>;
+  /**
    * Make a callback overrun its budget: at the `occurrence`-th dispatch of `event`, the
    * first callback runs, then holds its output until the budget has passed (its
-   * `abortSignal` fired) plus `overrunMs` (default 200). The dispatch fails with
-   * `HOOK_TIMEOUT` and the session is fail-closed until the callback settles.
+   * `abortSignal` fired) plus `overrunMs` (default 200, real time). The dispatch fails with
+   * `HOOK_TIMEOUT` and the session is fail-closed until the callback settles. On the
+   * time-skipping server the budget passes at once (the budget clock jumps to the deadline);
+   * elsewhere it passes in real time.
    * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
    */
   exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
@@ -151,6 +198,9 @@ const DEFAULT_STEP_TIMEOUT_MS = 30_000;
  */
 export async function createHookTestEnv(options: HookTestEnvOptions): Promise<HookTestEnv> {
   const agent = options.agent;
+  if (!agent || typeof agent !== 'object') {
+    throw new ConfigError('createHookTestEnv: options.agent (the agent definition) is required');
+  }
   const taskQueue = `hook-test-${randomUUID()}`;
   const stepTimeoutMs = options.teardownStepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
   const faults = new FaultInjector();
@@ -166,43 +216,53 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
       },
     },
   });
-  // Validate first (throws ConfigError), and pick up TEMPORAL_ADDRESS through the resolver.
-  const endpoint = await resolveEndpoint(resolveAgentOptions(merged(options.address)));
-  const resolved = resolveAgentOptions(merged(endpoint.address));
+  const address = options.address ?? agent.advanced?.temporal?.address;
+  // Validate first (throws ConfigError) with a placeholder address, before any server starts.
+  resolveAgentOptions(merged(address ?? '127.0.0.1:7233'));
+  const server = await startEnvServer({
+    server: options.server,
+    address,
+    cacheDir: agent.advanced?.temporal?.embedded?.cacheDir,
+  });
+  const resolved = resolveAgentOptions(merged(server.address));
+  const clock = server.kind === 'time-skipping' ? new VirtualClock() : undefined;
 
   let worker: AgentWorker | undefined;
   let client: AgentClient | undefined;
   try {
-    worker = await createAgentWorker(merged(endpoint.address));
+    worker = await startAgentWorker(resolved, server.address, clock ? { clock } : {});
     // The worker's registry makes per-session hooks (`createSession({ hooks })`) work.
-    client = await connectClient(endpoint.address, resolved, worker.registry);
+    client = await connectClient(server.address, resolved, worker.registry);
   } catch (error) {
     await worker?.shutdown().catch(() => undefined);
-    await endpoint.server?.stop();
+    await server.stop();
     throw error;
   }
-  return assembleEnv(
-    endpoint.address,
+  return assembleEnv({
     taskQueue,
-    endpoint.server,
+    server,
+    clock,
     worker,
     client,
     stepTimeoutMs,
-    dataConverterOf(resolved),
+    dataConverter: dataConverterOf(resolved),
     faults,
-  );
+  });
 }
 
-function assembleEnv(
-  address: string,
-  taskQueue: string,
-  server: DevServer | undefined,
-  worker: AgentWorker,
-  client: AgentClient,
-  stepTimeoutMs: number,
-  dataConverter: DataConverter,
-  faults: FaultInjector,
-): HookTestEnv {
+interface EnvParts {
+  taskQueue: string;
+  server: EnvServer;
+  clock: VirtualClock | undefined;
+  worker: AgentWorker;
+  client: AgentClient;
+  stepTimeoutMs: number;
+  dataConverter: DataConverter;
+  faults: FaultInjector;
+}
+
+function assembleEnv(parts: EnvParts): HookTestEnv {
+  const { taskQueue, server, clock, worker, client, stepTimeoutMs, dataConverter, faults } = parts;
   const sessions = new Map<string, Session>();
   let torndown: Promise<void> | undefined;
 
@@ -273,20 +333,35 @@ function assembleEnv(
       await withTimeout(worker.shutdown(), stepTimeoutMs, 'stopping the worker').catch((error) =>
         problems.push(messageOf(error)),
       );
-      await withTimeout(
-        server?.stop() ?? Promise.resolve(),
-        stepTimeoutMs,
-        'stopping the server',
-      ).catch((error) => problems.push(messageOf(error)));
+      await withTimeout(server.stop(), stepTimeoutMs, 'stopping the server').catch((error) =>
+        problems.push(messageOf(error)),
+      );
     }
     if (problems.length > 0)
       throw new Error(`HookTestEnv teardown failed:\n${problems.join('\n')}`);
   };
 
   return {
-    address,
+    address: server.address,
+    server: server.kind,
     taskQueue,
-    embeddedServer: server,
+    get embeddedServer() {
+      return server.devServer;
+    },
+    async sleep(duration) {
+      live();
+      const ms = msToNumber(duration);
+      clock?.advance(ms);
+      await server.sleep(ms);
+    },
+    async currentTimeMs() {
+      live();
+      return server.currentTimeMs();
+    },
+    async restartServer() {
+      live();
+      await server.restart();
+    },
     get client() {
       live();
       return client;
@@ -324,15 +399,31 @@ function assembleEnv(
       if (file !== undefined) writeGoldenSession(file, golden);
       return golden;
     },
+    whenDispatched(event, target = {}) {
+      live();
+      return faults.arm(event, target, (input, original) => original(input)).fired;
+    },
     abortAt(event, target = {}) {
       live();
       const reason = target.reason ?? new Error(`Aborted by the test at ${event}`);
       return faults.arm(event, target, async (input, original) => {
-        void sessions
-          .get(input.sessionId)
-          ?.abort(reason)
-          .catch(() => undefined);
-        return original(input);
+        const aborting =
+          sessions
+            .get(input.sessionId)
+            ?.abort(reason)
+            .catch(() => false) ?? Promise.resolve(false);
+        const output = await original(input);
+        // Hold the output until the abort reached this dispatch, so it lands mid-dispatch
+        // every time (not after a fast callback already finished). An abort that stopped
+        // nothing (no prompt running) is not waited for.
+        const signal = input.abortSignal;
+        if (signal && !signal.aborted) {
+          await new Promise<void>((resolve) => {
+            signal.addEventListener('abort', () => resolve(), { once: true });
+            void aborting.then((stopped) => (stopped ? undefined : resolve()));
+          });
+        }
+        return output;
       });
     },
     exceedBudgetAt(event, target = {}) {
@@ -342,7 +433,12 @@ function assembleEnv(
         const output = await original(input);
         const signal = input.abortSignal;
         if (signal && !signal.aborted) {
-          await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+          const aborted = new Promise((resolve) =>
+            signal.addEventListener('abort', resolve, { once: true }),
+          );
+          // On the time-skipping server the budget passes at once: jump to its deadline.
+          while (!signal.aborted && clock?.advanceToNextTimer()) await nextMacrotask();
+          await aborted;
         }
         await new Promise((resolve) => setTimeout(resolve, overrunMs));
         return output;

@@ -41,6 +41,7 @@ export {
   type RecordedToolCall,
 } from './scripted-tool.js';
 export type { FaultHandle, FaultTarget } from './faults.js';
+export type { HookTestServerKind } from './env-server.js';
 export { hookMatchers, type HookMatchers } from './matchers.js';
 export {
   assertGoldenSession,

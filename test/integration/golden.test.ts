@@ -45,7 +45,6 @@ const file = join(dir, 'cleanup.json');
 
 beforeAll(async () => {
   env = await createHookTestEnv({
-    address: process.env.TEMPORAL_ADDRESS,
     agent: {
       model: scriptedModel([
         toolCall('Bash', { command: 'rm -rf build' }),

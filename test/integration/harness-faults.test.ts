@@ -47,7 +47,6 @@ const audit: HookCallback = async () => {
 let env: HookTestEnv;
 beforeAll(async () => {
   env = await createHookTestEnv({
-    address: process.env.TEMPORAL_ADDRESS,
     agent: {
       model: scriptedModel((request) => {
         const last = request.messages.at(-1);

@@ -1,6 +1,7 @@
 /**
  * The hook test harness (`createHookTestEnv` and the assertions of durable-agent-sdk/testing),
- * dogfooded on the seed's dangerous-command block, on the test run's dev server.
+ * dogfooded on the seed's dangerous-command block: on the env's own time-skipping server (the
+ * default), on a running server, and on a dev server of its own that restarts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,7 +67,7 @@ describe('createHookTestEnv: the dangerous-command block', () => {
   let session: Session;
 
   beforeAll(async () => {
-    env = await createHookTestEnv({ agent: agentOptions(), address: process.env.TEMPORAL_ADDRESS });
+    env = await createHookTestEnv({ agent: agentOptions() });
     session = await env.createSession();
     const response = await session.send('clean up /tmp/x');
     expect(response.toolCalls.map((c) => c.status)).toEqual(['aborted']);
@@ -224,7 +225,6 @@ describe('createHookTestEnv: the dangerous-command block', () => {
         workspaceRoots: [workspace],
         advanced: { permission: 'bypass-permissions', hooks: { PreToolUse: [blockDangerous] } },
       },
-      address: process.env.TEMPORAL_ADDRESS,
     });
     try {
       const ran = await ranEnv.createSession();
@@ -262,7 +262,7 @@ describe('createHookTestEnv: the dangerous-command block', () => {
 });
 
 describe('HookTestEnv teardown', () => {
-  it('replays every session clean (open and closed), then refuses to be used', async () => {
+  it('replays every session clean (open and closed) on a running server, then refuses to be used', async () => {
     const env = await createHookTestEnv({
       agent: agentOptions(),
       address: process.env.TEMPORAL_ADDRESS,
@@ -286,26 +286,62 @@ describe('HookTestEnv teardown', () => {
   });
 });
 
-describe('HookTestEnv without an address', () => {
-  it('starts an embedded dev server and stops it at teardown', async () => {
-    const saved = process.env.TEMPORAL_ADDRESS;
-    delete process.env.TEMPORAL_ADDRESS;
-    let env: HookTestEnv;
-    try {
-      env = await createHookTestEnv({ agent: agentOptions() });
-    } finally {
-      process.env.TEMPORAL_ADDRESS = saved;
-    }
+describe('HookTestEnv servers', () => {
+  it("server: 'dev' starts a dev server of its own, restartServer keeps the session, teardown stops it", async () => {
+    const turns = [toolCall('Bash', { command: 'rm -rf /tmp/x' }), 'blocked'];
+    const env = await createHookTestEnv({
+      agent: { ...agentOptions(), model: scriptedModel([...turns, ...turns]) },
+      server: 'dev',
+    });
     const server = env.embeddedServer;
+    expect(env.server).toBe('dev');
     expect(server).toBeDefined();
     expect(env.address).toBe(server!.address);
-    expect(env.address).not.toBe(saved);
+    expect(env.address).not.toBe(process.env.TEMPORAL_ADDRESS);
     const session = await env.createSession();
     await session.send('clean up /tmp/x');
+    await env.restartServer();
+    expect(env.embeddedServer?.pid).not.toBe(server!.pid);
+    expect((await session.send('clean up /tmp/x')).toolCalls.map((c) => c.status)).toEqual([
+      'aborted',
+    ]);
     await session.close();
     await assertSessionStartEndOnce(env, session);
+    await assertDispatched(env, session, HookEvent.PreToolUse, 2);
+    const pid = env.embeddedServer!.pid;
     await env.teardown();
-    if (server!.pid > 0) expect(() => process.kill(server!.pid, 0)).toThrow();
+    if (pid > 0) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('refuses a restart it cannot do, a server with an address, and a duration that does not parse', async () => {
+    const error = await rejection(
+      createHookTestEnv({ agent: agentOptions(), server: 'dev', address: '127.0.0.1:1' }),
+    );
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+    expect(error.message).toContain("server 'dev' starts a server of its own");
+    await expect(
+      createHookTestEnv({ agent: agentOptions(), server: 'docker' as 'dev' }),
+    ).rejects.toThrow(`server must be 'time-skipping' or 'dev', got "docker"`);
+
+    const env = await createHookTestEnv({ agent: agentOptions() });
+    try {
+      await expect(env.restartServer()).rejects.toThrow(
+        'the time-skipping test server keeps its state in memory only',
+      );
+      await expect(env.sleep('ten minutes')).rejects.toThrow();
+    } finally {
+      await env.teardown();
+    }
+    const existing = await createHookTestEnv({
+      agent: agentOptions(),
+      address: process.env.TEMPORAL_ADDRESS,
+    });
+    try {
+      expect(existing.server).toBe('existing');
+      await expect(existing.restartServer()).rejects.toThrow('uses a server it did not start');
+    } finally {
+      await existing.teardown();
+    }
   });
 });
 
