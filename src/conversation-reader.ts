@@ -8,6 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { ConversationMessage } from './common/conversation.js';
 import { Queries, type ConversationPage } from './common/protocol.js';
 import type { Prompt } from './common/types.js';
+import { queryWithDeadline } from './query.js';
 
 /**
  * Every message of a paged conversation query, in order: by default the model's context
@@ -29,7 +30,11 @@ export async function readConversationPages(
   let prompt: Prompt | undefined;
   let from: number | null = 0;
   while (from !== null) {
-    const page: ConversationPage = await handle.query<ConversationPage, [number]>(query, from);
+    const page: ConversationPage = await queryWithDeadline<ConversationPage, [number]>(
+      handle,
+      query,
+      from,
+    );
     messages.push(...page.messages);
     if (from === 0) prompt = page.prompt;
     from = page.next;

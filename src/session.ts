@@ -41,6 +41,7 @@ import type { ConversationMessage } from './common/conversation.js';
 import type { JsonObject } from './common/json.js';
 import type { PendingPermission } from './common/permission.js';
 import type { Prompt } from './common/types.js';
+import { queryWithDeadline } from './query.js';
 import { readConversation } from './conversation-reader.js';
 import type { PayloadStore } from './payloads/store.js';
 import { localAbortReason, rememberAbortReason } from './registry.js';
@@ -231,7 +232,7 @@ export class Session {
   async pendingPermissions(): Promise<PendingPermission[]> {
     const description = await this.#describeExecution();
     if (description.status.name !== 'RUNNING') return [];
-    return this.#handle.query<PendingPermission[]>(Queries.pendingPermissions);
+    return queryWithDeadline<PendingPermission[]>(this.#handle, Queries.pendingPermissions);
   }
 
   /**
@@ -296,7 +297,8 @@ export class Session {
     const run = await this.#currentRun();
     const archived = await this.#readArchives(run.archives);
     const current =
-      run.result?.timeline ?? (await run.handle.query<TimelineEntry[]>(Queries.timeline));
+      run.result?.timeline ??
+      (await queryWithDeadline<TimelineEntry[]>(run.handle, Queries.timeline));
     return [...archived.flatMap((r) => r.timeline), ...current];
   }
 
@@ -325,14 +327,20 @@ export class Session {
     const description = await this.#describeExecution();
     const handle = this.#handle.client.getHandle(this.#handle.workflowId, description.runId);
     if (description.status.name === 'RUNNING') {
-      const { archives } = await handle.query<{ archives: RunArchive[] }>(Queries.archives);
+      const { archives } = await queryWithDeadline<{ archives: RunArchive[] }>(
+        handle,
+        Queries.archives,
+      );
       return { handle, archives };
     }
     const result = (await handle.result().catch(() => undefined)) as
       SessionWorkflowResult | undefined;
     if (result) return { handle, archives: result.archives ?? [], result };
     // Cancelled or failed: no result, but the closed run still answers queries (by replay).
-    const { archives } = await handle.query<{ archives: RunArchive[] }>(Queries.archives);
+    const { archives } = await queryWithDeadline<{ archives: RunArchive[] }>(
+      handle,
+      Queries.archives,
+    );
     return { handle, archives };
   }
 
@@ -372,7 +380,7 @@ export class Session {
         busy: false,
       };
     }
-    return this.#handle.query<SessionDescription>(Queries.describe);
+    return queryWithDeadline<SessionDescription>(this.#handle, Queries.describe);
   }
 
   async #describeExecution() {

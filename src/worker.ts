@@ -10,6 +10,7 @@ import {
   NativeConnection,
   Runtime,
   Worker,
+  type ActivityInterceptorsFactory,
   type LogLevel,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
@@ -53,6 +54,12 @@ export async function startAgentWorker(
     hooks?: HookMap;
     /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
     clock?: BudgetClock;
+    /** Interceptors of every activity (the test env's worker kill switch). */
+    activityInterceptors?: ActivityInterceptorsFactory[];
+    /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
+    shutdownForceTimeMs?: number;
+    /** Workflow cache size; 0 runs without sticky queues. @default the SDK's */
+    maxCachedWorkflows?: number;
   } = {},
 ): Promise<AgentWorker> {
   installQuietRuntime();
@@ -84,12 +91,21 @@ export async function startAgentWorker(
     maxHeartbeatThrottleInterval: heartbeatThrottle,
     defaultHeartbeatThrottleInterval: heartbeatThrottle,
     shutdownGraceTime: shutdownGraceTimeMs,
+    ...(extra.shutdownForceTimeMs !== undefined
+      ? { shutdownForceTime: extra.shutdownForceTimeMs }
+      : {}),
+    ...(extra.activityInterceptors
+      ? { interceptors: { activity: extra.activityInterceptors } }
+      : {}),
     dataConverter: dataConverterOf(options),
   } as const;
   const main = await Worker.create({
     ...common,
     taskQueue,
     stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
+    ...(extra.maxCachedWorkflows !== undefined
+      ? { maxCachedWorkflows: extra.maxCachedWorkflows }
+      : {}),
     workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
     activities,
   });

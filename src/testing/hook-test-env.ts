@@ -27,7 +27,8 @@ import { describeNondeterminism } from '../cli/nondeterminism.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../session.js';
-import { startAgentWorker, type AgentWorker } from '../worker.js';
+import { startAgentWorker } from '../worker.js';
+import { RestartableWorker, WorkerKillSwitch } from './worker-kill.js';
 import { workflowBundle } from '../workflow-code.js';
 import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
 import { VirtualClock } from './virtual-clock.js';
@@ -154,6 +155,20 @@ export interface HookTestEnv {
    */
   whenDispatched(event: HookEvent, target?: FaultTarget): Promise<void>;
   /**
+   * Kill the env's worker in the middle of a named event, and start a new one: when the
+   * `occurrence`-th dispatch of `event` (of `toolName`) reaches its first callback, the
+   * callback starts, then the worker dies as a killed process would (it stops polling, its
+   * running activities never report back or heartbeat) and a new worker on the same task
+   * queue takes over, replaying the session from history. The lost dispatch ends when its
+   * heartbeat timeout (`advanced.temporal.dispatchHeartbeatTimeoutMs`, real time) passes:
+   * `HOOK_WORKER_LOST`, outcome `worker_lost`, fail-closed as in production. The callback's
+   * code itself keeps running in the test process; what it returns is dropped.
+   * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
+   */
+  killWorkerAt(event: HookEvent, target?: FaultTarget): FaultHandle;
+  /** How many times the env's worker was killed (by {@link HookTestEnv.killWorkerAt}). */
+  readonly workerKills: number;
+  /**
    * Make a callback overrun its budget: at the `occurrence`-th dispatch of `event`, the
    * first callback runs, then holds its output until the budget has passed (its
    * `abortSignal` fired) plus `overrunMs` (default 200, real time). The dispatch fails with
@@ -227,14 +242,28 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
   const resolved = resolveAgentOptions(merged(server.address));
   const clock = server.kind === 'time-skipping' ? new VirtualClock() : undefined;
 
-  let worker: AgentWorker | undefined;
+  let workers: RestartableWorker | undefined;
   let client: AgentClient | undefined;
   try {
-    worker = await startAgentWorker(resolved, server.address, clock ? { clock } : {});
+    workers = await RestartableWorker.start(async (registry) => {
+      const killSwitch = new WorkerKillSwitch();
+      const worker = await startAgentWorker(resolved, server.address, {
+        ...(clock ? { clock } : {}),
+        ...(registry ? { registry } : {}),
+        activityInterceptors: [killSwitch.interceptor],
+        // A callback that never settles cannot hold teardown (or a killed worker) forever.
+        shutdownForceTimeMs: resolved.temporal.shutdownGraceTimeMs + 2_000,
+        // The time-skipping server never moves a workflow task off a dead worker's sticky
+        // queue (nor implements ResetStickyTaskQueue): there, run without a workflow cache,
+        // so no task is sticky and every workflow task replays the session from history.
+        ...(server.kind === 'time-skipping' ? { maxCachedWorkflows: 0 } : {}),
+      });
+      return { worker, killSwitch };
+    });
     // The worker's registry makes per-session hooks (`createSession({ hooks })`) work.
-    client = await connectClient(server.address, resolved, worker.registry);
+    client = await connectClient(server.address, resolved, workers.registry);
   } catch (error) {
-    await worker?.shutdown().catch(() => undefined);
+    await workers?.shutdown().catch(() => undefined);
     await server.stop();
     throw error;
   }
@@ -242,7 +271,7 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
     taskQueue,
     server,
     clock,
-    worker,
+    workers,
     client,
     stepTimeoutMs,
     dataConverter: dataConverterOf(resolved),
@@ -254,7 +283,7 @@ interface EnvParts {
   taskQueue: string;
   server: EnvServer;
   clock: VirtualClock | undefined;
-  worker: AgentWorker;
+  workers: RestartableWorker;
   client: AgentClient;
   stepTimeoutMs: number;
   dataConverter: DataConverter;
@@ -262,7 +291,7 @@ interface EnvParts {
 }
 
 function assembleEnv(parts: EnvParts): HookTestEnv {
-  const { taskQueue, server, clock, worker, client, stepTimeoutMs, dataConverter, faults } = parts;
+  const { taskQueue, server, clock, workers, client, stepTimeoutMs, dataConverter, faults } = parts;
   const sessions = new Map<string, Session>();
   let torndown: Promise<void> | undefined;
 
@@ -330,7 +359,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       await withTimeout(client.close(), stepTimeoutMs, 'closing the client').catch((error) =>
         problems.push(messageOf(error)),
       );
-      await withTimeout(worker.shutdown(), stepTimeoutMs, 'stopping the worker').catch((error) =>
+      await withTimeout(workers.shutdown(), stepTimeoutMs, 'stopping the worker').catch((error) =>
         problems.push(messageOf(error)),
       );
       await withTimeout(server.stop(), stepTimeoutMs, 'stopping the server').catch((error) =>
@@ -398,6 +427,30 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       const golden = goldenFromHistories(session.id, await fetchHistories(session));
       if (file !== undefined) writeGoldenSession(file, golden);
       return golden;
+    },
+    get workerKills() {
+      return workers.kills;
+    },
+    killWorkerAt(event, target = {}) {
+      live();
+      return faults.arm(event, target, async (input, original) => {
+        const output = Promise.resolve(original(input));
+        output.catch(() => undefined);
+        await workers.kill();
+        // Move the sessions' next workflow tasks off the dead worker's sticky queue now (a
+        // real server would after the sticky timeout; without a cache there is none).
+        await Promise.all(
+          [...sessions.values()].map((session) =>
+            client.temporal.workflowService
+              .resetStickyTaskQueue({
+                namespace: client.temporal.options.namespace,
+                execution: { workflowId: session.workflowId },
+              })
+              .catch(() => undefined),
+          ),
+        );
+        return output;
+      });
     },
     whenDispatched(event, target = {}) {
       live();

@@ -136,6 +136,57 @@ describe('faults at named events', () => {
   });
 });
 
+describe('killWorkerAt', () => {
+  it('kills the worker inside the named dispatch: worker_lost, the tool never runs, a new worker carries the session on', async () => {
+    const ship = scriptedTool({ name: 'Ship', kind: 'execute', results: ['shipped'] });
+    let preToolUseStarts = 0;
+    const killEnv = await createHookTestEnv({
+      agent: {
+        model: scriptedModel((request) => {
+          if (request.messages.at(-1)?.role === 'tool') return 'done';
+          return request.prompt === 'ship it' ? toolCall('Ship', {}) : 'ok';
+        }),
+        tools: [ship],
+        advanced: {
+          permission: 'bypass-permissions',
+          temporal: { dispatchHeartbeatTimeoutMs: 1_000, heartbeatIntervalMs: 200 },
+          hooks: {
+            [HookEvent.SessionStart]: [allow],
+            [HookEvent.PreToolUse]: [
+              async () => {
+                preToolUseStarts++;
+                return { action: 'continue' };
+              },
+            ],
+            [HookEvent.SessionEnd]: [allow],
+          },
+        },
+      },
+    });
+    try {
+      const session = await killEnv.createSession();
+      const fault = killEnv.killWorkerAt(HookEvent.PreToolUse, { toolName: 'Ship' });
+      const response = await session.send('ship it');
+      expect(fault.hasFired).toBe(true);
+      expect(killEnv.workerKills).toBe(1);
+      expect(preToolUseStarts).toBe(1);
+      expect(response.toolCalls.map((c) => c.status)).toEqual(['error']);
+      expect(ship.calls).toHaveLength(0);
+      await assertDecision(killEnv, session, {
+        event: HookEvent.PreToolUse,
+        toolName: 'Ship',
+        action: 'worker_lost',
+      });
+      // The new worker replays the session from history and runs the next prompt.
+      expect((await session.send('hello')).text()).toBe('ok');
+      await session.close();
+      await assertSessionStartEndOnce(killEnv, session);
+    } finally {
+      await killEnv.teardown();
+    }
+  });
+});
+
 describe('sessions that continue as new', () => {
   it('timeline and assertions span every run; teardown replays each run', async () => {
     const session = await env.createSession();
