@@ -58,8 +58,6 @@ export async function startAgentWorker(
     activityInterceptors?: ActivityInterceptorsFactory[];
     /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
     shutdownForceTimeMs?: number;
-    /** Workflow cache size; 0 runs without sticky queues. @default the SDK's */
-    maxCachedWorkflows?: number;
   } = {},
 ): Promise<AgentWorker> {
   installQuietRuntime();
@@ -103,9 +101,6 @@ export async function startAgentWorker(
     ...common,
     taskQueue,
     stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
-    ...(extra.maxCachedWorkflows !== undefined
-      ? { maxCachedWorkflows: extra.maxCachedWorkflows }
-      : {}),
     workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
     activities,
   });

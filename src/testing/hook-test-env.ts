@@ -163,7 +163,9 @@ export interface HookTestEnv {
    * heartbeat timeout (`advanced.temporal.dispatchHeartbeatTimeoutMs`, real time) passes:
    * `HOOK_WORKER_LOST`, outcome `worker_lost`, fail-closed as in production. The callback's
    * code itself keeps running in the test process; what it returns is dropped.
-   * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
+   * @throws {ConfigError} on the time-skipping server (it never moves a workflow task off a
+   *   dead worker's sticky queue: use `server: 'dev'`), for an unknown event or a bad
+   *   occurrence; `Error` after teardown.
    */
   killWorkerAt(event: HookEvent, target?: FaultTarget): FaultHandle;
   /** How many times the env's worker was killed (by {@link HookTestEnv.killWorkerAt}). */
@@ -253,10 +255,6 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
         activityInterceptors: [killSwitch.interceptor],
         // A callback that never settles cannot hold teardown (or a killed worker) forever.
         shutdownForceTimeMs: resolved.temporal.shutdownGraceTimeMs + 2_000,
-        // The time-skipping server never moves a workflow task off a dead worker's sticky
-        // queue (nor implements ResetStickyTaskQueue): there, run without a workflow cache,
-        // so no task is sticky and every workflow task replays the session from history.
-        ...(server.kind === 'time-skipping' ? { maxCachedWorkflows: 0 } : {}),
       });
       return { worker, killSwitch };
     });
@@ -433,22 +431,18 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     },
     killWorkerAt(event, target = {}) {
       live();
+      if (server.kind === 'time-skipping') {
+        // Its next workflow tasks would wait on the dead worker's sticky queue forever: the
+        // test server neither times them out to the shared queue nor resets stickiness.
+        throw new ConfigError(
+          "killWorkerAt needs server: 'dev' (or an address): Temporal's time-skipping test server " +
+            "never moves a session's next workflow task off a dead worker's sticky queue",
+        );
+      }
       return faults.arm(event, target, async (input, original) => {
         const output = Promise.resolve(original(input));
         output.catch(() => undefined);
         await workers.kill();
-        // Move the sessions' next workflow tasks off the dead worker's sticky queue now (a
-        // real server would after the sticky timeout; without a cache there is none).
-        await Promise.all(
-          [...sessions.values()].map((session) =>
-            client.temporal.workflowService
-              .resetStickyTaskQueue({
-                namespace: client.temporal.options.namespace,
-                execution: { workflowId: session.workflowId },
-              })
-              .catch(() => undefined),
-          ),
-        );
         return output;
       });
     },

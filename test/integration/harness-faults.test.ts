@@ -141,6 +141,7 @@ describe('killWorkerAt', () => {
     const ship = scriptedTool({ name: 'Ship', kind: 'execute', results: ['shipped'] });
     let preToolUseStarts = 0;
     const killEnv = await createHookTestEnv({
+      server: 'dev',
       agent: {
         model: scriptedModel((request) => {
           if (request.messages.at(-1)?.role === 'tool') return 'done';
@@ -184,6 +185,12 @@ describe('killWorkerAt', () => {
     } finally {
       await killEnv.teardown();
     }
+  });
+
+  it('is refused on the time-skipping server, naming the way out', () => {
+    expect(() => env.killWorkerAt(HookEvent.PreToolUse)).toThrow(
+      /killWorkerAt needs server: 'dev' \(or an address\)/,
+    );
   });
 });
 
