@@ -1,4 +1,4 @@
-/** The testing examples run as users would run them, against the test run's server. */
+/** The testing examples run as users would run them: under node --test and under jest. */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -17,4 +17,15 @@ describe('examples/testing', () => {
     expect(run.stdout).toMatch(/# fail 0/);
     expect(run.status).toBe(0);
   }, 60_000);
+
+  it('hooks.jest.test.ts passes under jest, with the matchers', () => {
+    const run = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', '--ci'], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: { ...process.env, NODE_OPTIONS: '--experimental-vm-modules' },
+    });
+    const output = run.stdout + run.stderr;
+    expect(output).toMatch(/Tests:\s+1 passed, 1 total/);
+    expect(run.status).toBe(0);
+  }, 120_000);
 });
