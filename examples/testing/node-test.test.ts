@@ -1,9 +1,9 @@
 /**
  * The hook test harness under the Node test runner:
  *
- *   TEMPORAL_ADDRESS=127.0.0.1:7233 node --import tsx --test examples/testing/node-test.test.ts
+ *   node --import tsx --test examples/testing/node-test.test.ts
  *
- * (without TEMPORAL_ADDRESS the env starts an embedded dev server). Run by the suite in
+ * (the env starts its own time-skipping test server). Run by the suite in
  * test/integration/examples.test.ts.
  */
 import { after, before, test } from 'node:test';

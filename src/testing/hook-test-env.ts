@@ -199,8 +199,9 @@ export interface SessionHistory {
 const DEFAULT_STEP_TIMEOUT_MS = 30_000;
 
 /**
- * Start a hook test environment for one agent definition: a worker on a unique task queue
- * and a client, on `options.address`, `TEMPORAL_ADDRESS` or an embedded dev server.
+ * Start a hook test environment for one agent definition: a worker on a unique task queue,
+ * a client, and a server: its own time-skipping test server (default), its own dev server
+ * (`server: 'dev'`), or a running one (`address`).
  *
  * @example
  * ```ts
@@ -210,8 +211,11 @@ const DEFAULT_STEP_TIMEOUT_MS = 30_000;
  * await assertDecision(env, session, { event: 'PreToolUse', toolName: 'Bash', action: 'abort' });
  * await env.teardown(); // replays every session: throws on nondeterminism
  * ```
- * @throws {ConfigError} for bad agent options, before anything starts.
- * @throws {EngineError} when the embedded server cannot be started.
+ * @throws {ConfigError} for bad agent options, an unknown `server`, or `server` together
+ *   with `address`, before anything starts.
+ * @throws {EngineError} `TEMPORAL_TEST_SERVER_UNAVAILABLE` when no test server binary is
+ *   found; `TEMPORAL_SERVER_START_FAILED` (and the CLI provisioning codes) when a server the
+ *   env starts does not start.
  */
 export async function createHookTestEnv(options: HookTestEnvOptions): Promise<HookTestEnv> {
   const agent = options.agent;

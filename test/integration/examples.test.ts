@@ -2,7 +2,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { temporalAddress } from '../helpers.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -11,7 +10,7 @@ describe('examples/testing', () => {
     const run = spawnSync(
       process.execPath,
       ['--import', 'tsx', '--test', 'examples/testing/node-test.test.ts'],
-      { cwd: repo, encoding: 'utf8', env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress() } },
+      { cwd: repo, encoding: 'utf8' },
     );
     expect(run.stdout).toMatch(/# pass 1/);
     expect(run.stdout).toMatch(/# fail 0/);
