@@ -10,8 +10,11 @@
 export interface BudgetClock {
   /** Now on this clock, ms (only differences are meaningful). */
   now(): number;
-  /** Call `fn` once, `ms` from now on this clock. Returns a function that cancels it. */
-  after(ms: number, fn: () => void): () => void;
+  /**
+   * Call `fn` once, `ms` from now on this clock. Returns a function that cancels it. `key`
+   * names the timer's owner (a dispatch's abort signal), for clocks that can fire it early.
+   */
+  after(ms: number, fn: () => void, key?: object): () => void;
 }
 
 /** The process's clock: `performance.now()` and `setTimeout`. */

@@ -106,8 +106,10 @@ export function createHookActivities(deps: HookActivityDeps) {
     const heartbeat = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
     let reachDeadline: (result: RaceResult) => void = () => undefined;
     const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
-    const cancelDeadline = clock.after(Math.max(0, input.budgetMs - elapsed()), () =>
-      reachDeadline({ kind: 'deadline' }),
+    const cancelDeadline = clock.after(
+      Math.max(0, input.budgetMs - elapsed()),
+      () => reachDeadline({ kind: 'deadline' }),
+      controller.signal,
     );
     const cancelled = new Promise<RaceResult>((resolve) => {
       if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });

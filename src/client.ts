@@ -74,6 +74,8 @@ export function createClientOn(
     dataConverter: dataConverterOf(options),
   });
 
+  const closing = new AbortController();
+
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
     const sessionId = sessionOptions.sessionId ?? randomUUID();
@@ -153,7 +155,7 @@ export function createClientOn(
       if (result?.startError) throw deserializeError(result.startError);
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, options.payloadStore);
+    return new Session(sessionId, live, options.payloadStore, closing.signal);
   }
 
   async function session(sessionId: string): Promise<Session> {
@@ -163,7 +165,7 @@ export function createClientOn(
     } catch (error) {
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, handle, options.payloadStore);
+    return new Session(sessionId, handle, options.payloadStore, closing.signal);
   }
 
   async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
@@ -175,7 +177,12 @@ export function createClientOn(
     createSession,
     session,
     listSessions,
-    close: () => connection.close(),
+    close: async () => {
+      // Calls still in flight (a send waiting on a person, a retry) end first, with an
+      // error, rather than retrying on a closed channel.
+      closing.abort();
+      await connection.close();
+    },
   };
 }
 

@@ -21,21 +21,23 @@ export async function queryWithDeadline<T, A extends unknown[] = []>(
   ...args: A
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
+    const deadline = Date.now() + QUERY_ATTEMPT_DEADLINE_MS;
     try {
-      return await handle.client.connection.withDeadline(
-        Date.now() + QUERY_ATTEMPT_DEADLINE_MS,
-        () => handle.query<T, A>(name, ...args),
+      return await handle.client.connection.withDeadline(deadline, () =>
+        handle.query<T, A>(name, ...args),
       );
     } catch (error) {
-      if (attempt >= ATTEMPTS || !isDeadlineExceeded(error)) throw error;
+      // The client ends a call at its deadline as CANCELLED or DEADLINE_EXCEEDED.
+      const timedOut = Date.now() >= deadline - 100 && isCancelledCall(error);
+      if (attempt >= ATTEMPTS || !timedOut) throw error;
     }
   }
 }
 
-function isDeadlineExceeded(error: unknown): boolean {
+function isCancelledCall(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    if ((e as { code?: unknown }).code === 4) return true; // gRPC DEADLINE_EXCEEDED
-    if (/DEADLINE_EXCEEDED|deadline exceeded/i.test(e.message)) return true;
+    const code = (e as { code?: unknown }).code;
+    if (code === 1 || code === 4) return true; // gRPC CANCELLED, DEADLINE_EXCEEDED
   }
   return false;
 }

@@ -97,12 +97,19 @@ export class Session {
   readonly id: string;
   readonly #handle: WorkflowHandle;
   readonly #payloadStore: PayloadStore | undefined;
+  readonly #clientClosing: AbortSignal | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
-  constructor(id: string, handle: WorkflowHandle, payloadStore?: PayloadStore) {
+  constructor(
+    id: string,
+    handle: WorkflowHandle,
+    payloadStore?: PayloadStore,
+    clientClosing?: AbortSignal,
+  ) {
     this.id = id;
     this.#handle = handle;
     this.#payloadStore = payloadStore;
+    this.#clientClosing = clientClosing;
   }
 
   /** The workflow id backing this session. */
@@ -400,11 +407,23 @@ export class Session {
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
-            args: args as [unknown, ...unknown[]],
-            updateId,
-          });
+          const call = () =>
+            this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
+              args: args as [unknown, ...unknown[]],
+              updateId,
+            });
+          const closing = this.#clientClosing;
+          return await (closing
+            ? this.#handle.client.connection.withAbortSignal(closing, call)
+            : call());
         } catch (error) {
+          if (this.#clientClosing?.aborted) {
+            throw new EngineError(
+              'ENGINE_ERROR',
+              `The client of session ${this.id} was closed while its ${name} call was in flight`,
+              { cause: error },
+            );
+          }
           // A workflow task that failed transiently (e.g. new events raced its commands)
           // drops the update it carried; the same update id makes the retry safe. An update
           // that reached a run as it continued as new goes to the new run.
@@ -454,6 +473,7 @@ export class Session {
 
 /** Turn a Temporal client error into the SDK error it carries. */
 export function toSdkError(error: unknown, sessionId: string): Error {
+  if (error instanceof EngineError) return error;
   if (error instanceof WorkflowNotFoundError) return new SessionNotFoundError(sessionId);
   if (isNotFound(error)) return new SessionNotFoundError(sessionId);
   const carried = carriedError(error);

@@ -136,7 +136,22 @@ const QUIET_LOG_LINES = [
   // The time-skipping test server does not advertise this capability; no hook reads
   // heartbeat details of a failed activity.
   'the server did not advertise the activity_failure_include_heartbeat capability',
+  // The hook test env's killWorkerAt: the dropped result of a worker it killed.
+  'This worker was killed by the test',
 ];
+
+function safeJson(value: unknown): string {
+  try {
+    // Errors carry their words in non-enumerable fields.
+    return (
+      JSON.stringify(value, (_key, v: unknown) =>
+        v instanceof Error ? `${v.name}: ${v.message}` : v,
+      ) ?? ''
+    );
+  } catch {
+    return '';
+  }
+}
 
 /**
  * Temporal's default logger prints every worker state change at INFO. Install a runtime
@@ -151,10 +166,13 @@ export function installQuietRuntime(): void {
   try {
     Runtime.install({
       logger: new DefaultLogger(level, (entry) => {
-        if (QUIET_LOG_LINES.some((line) => entry.message.includes(line))) return;
+        const text = `${entry.message} ${safeJson(entry.meta)}`;
+        if (QUIET_LOG_LINES.some((line) => text.includes(line))) return;
         const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : '';
         console.error(`[temporal ${entry.level}] ${entry.message}`, meta);
-        if (entry.message.includes('ACTIVITY_UNKNOWN')) console.error(ACTIVITY_UNKNOWN_HINT);
+        if (text.includes('ACTIVITY_UNKNOWN')) {
+          console.error(ACTIVITY_UNKNOWN_HINT);
+        }
       }),
       telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
     });

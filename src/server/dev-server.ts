@@ -101,8 +101,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   }
 
   const child = spawn(temporalPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  running.add(child);
-  installExitHook();
+  superviseChild(child);
   let output = '';
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4000);
@@ -110,10 +109,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const exited = new Promise<number | null>((resolveExit) => {
-    child.once('exit', (code) => {
-      running.delete(child);
-      resolveExit(code);
-    });
+    child.once('exit', (code) => resolveExit(code));
   });
 
   const address = `127.0.0.1:${port}`;
@@ -179,6 +175,16 @@ export async function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
+}
+
+/**
+ * Kill `child` (a server this process started) when this process exits, however it exits,
+ * unless it exited first.
+ */
+export function superviseChild(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  installExitHook();
 }
 
 /** Kill every server this process started when the process exits, however it exits. */

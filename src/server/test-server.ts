@@ -1,23 +1,36 @@
 /**
  * The time-skipping test server (Temporal's Java test server, a native binary): a real
  * Temporal frontend whose clock the test moves. Used by `createHookTestEnv` by default.
+ * Started as a child process of ours, so it is killed when this process exits however it
+ * exits (the SDK's own launcher leaves it running when a test process dies).
  *
  * @module
  */
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { spawn } from 'node:child_process';
+import { Connection } from '@temporalio/client';
+import {
+  InternalConnectionOptionsSymbol,
+  type InternalConnectionOptions,
+} from '@temporalio/client/lib/connection.js';
+import { msToTs, tsToMs } from '@temporalio/common/lib/time.js';
 import { EngineError } from '../common/errors.js';
+import { freePort, superviseChild } from './dev-server.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
 
 /** Options of {@link startTimeSkippingServer}. */
 export interface TimeSkippingServerOptions {
   /** Where the provisioned binaries are cached. @default as `ensureTemporalCli` */
   cacheDir?: string;
+  /** How long to wait for the server to answer, ms. @default 30000 */
+  startTimeoutMs?: number;
 }
 
 /** A running time-skipping test server. */
 export interface TimeSkippingServer {
   /** `127.0.0.1:<port>`. */
   readonly address: string;
+  /** The server's process id. */
+  readonly pid: number;
   /** Where the binary came from. */
   readonly origin: string;
   /**
@@ -28,7 +41,7 @@ export interface TimeSkippingServer {
   sleep(ms: number): Promise<void>;
   /** The server's clock, ms since the epoch. */
   currentTimeMs(): Promise<number>;
-  /** Stop the server and close its connections. Idempotent. */
+  /** Stop the server and wait for its process to exit. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -57,26 +70,84 @@ export async function startTimeSkippingServer(
         describeProvisioningFailure(found.failures),
     );
   }
-  let env: TestWorkflowEnvironment;
-  try {
-    env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path } },
-    });
-  } catch (error) {
-    throw new EngineError(
-      'TEMPORAL_SERVER_START_FAILED',
-      `temporal-test-server (${path}) did not start: ` +
-        (error instanceof Error ? error.message : String(error)),
-    );
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  const child = spawn(path, [String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  superviseChild(child);
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const timeoutMs = options.startTimeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  let connection: Connection | undefined;
+  let lastError: unknown;
+  while (!connection) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new EngineError(
+        'TEMPORAL_SERVER_START_FAILED',
+        `temporal-test-server (${path}) exited (${child.exitCode ?? child.signalCode}) before it answered:\n${output}`,
+      );
+    }
+    try {
+      // The SDK's own switch for the test service, as its TestWorkflowEnvironment sets it.
+      const withTestService: InternalConnectionOptions = {
+        address,
+        connectTimeout: 1000,
+        [InternalConnectionOptionsSymbol]: { supportsTestService: true },
+      };
+      const attempt = await Connection.connect(withTestService);
+      try {
+        if (!attempt.testService) throw new Error('the connection has no test service');
+        await attempt.testService.getCurrentTime({});
+        connection = attempt;
+      } catch (error) {
+        await attempt.close();
+        throw error;
+      }
+    } catch (error) {
+      lastError = error;
+      if (Date.now() > deadline) {
+        await kill();
+        throw new EngineError(
+          'TEMPORAL_SERVER_START_FAILED',
+          `temporal-test-server on ${address} did not answer within ${timeoutMs} ms (last error: ` +
+            `${lastError instanceof Error ? lastError.message : String(lastError)}):\n${output}`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
+  const testService = connection.testService!;
+  const open = connection;
   let stopping: Promise<void> | undefined;
   return {
-    address: env.address,
+    address,
+    pid: child.pid ?? -1,
     origin: found.testServerPath ? found.origin : `TEMPORAL_TEST_SERVER_PATH=${path}`,
-    sleep: (ms) => env.sleep(ms),
-    currentTimeMs: () => env.currentTimeMs(),
+    async sleep(ms) {
+      await testService.unlockTimeSkippingWithSleep({ duration: msToTs(ms) });
+    },
+    async currentTimeMs() {
+      const { time } = await testService.getCurrentTime({});
+      return tsToMs(time);
+    },
     stop() {
-      stopping ??= env.teardown();
+      stopping ??= (async () => {
+        await open.close().catch(() => undefined);
+        await kill();
+      })();
       return stopping;
     },
   };

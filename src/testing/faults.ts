@@ -13,7 +13,7 @@ import type { HookCallback, HookInput, HookMap } from '../common/types.js';
 export interface FaultTarget {
   /** Only dispatches of this tool (tool events). @default any */
   toolName?: string;
-  /** Fire at the n-th matching dispatch, 1-based. @default 1 */
+  /** Fire at the n-th matching dispatch, 1-based, counted from when the fault is armed. @default 1 */
   occurrence?: number;
 }
 
@@ -38,6 +38,8 @@ interface ArmedFault {
 /** The faults of one env, and the wrapper that makes callbacks honour them. */
 export class FaultInjector {
   readonly #faults: ArmedFault[] = [];
+  /** Events the wrapped hooks have callbacks for (the only ones ever dispatched). */
+  readonly #events = new Set<HookEvent>();
 
   /** Wrap the first callback of each event, where dispatches are counted and faults act. */
   wrap(hooks: HookMap | undefined): HookMap {
@@ -45,6 +47,7 @@ export class FaultInjector {
     for (const [event, callbacks] of Object.entries(hooks ?? {}) as Array<
       [HookEvent, HookCallback[]]
     >) {
+      if (callbacks.length > 0) this.#events.add(event);
       wrapped[event] = callbacks.map((callback, index) =>
         index === 0 ? this.#probe(event, callback) : callback,
       );
@@ -59,6 +62,13 @@ export class FaultInjector {
     act: (input: HookInput, original: HookCallback) => Promise<unknown>,
   ): FaultHandle {
     if (!isHookEvent(event)) throw new ConfigError(`Unknown hook event '${String(event)}'`);
+    if (!this.#events.has(event)) {
+      throw new ConfigError(
+        `The agent definition has no ${event} callbacks, so ${event} is never dispatched and ` +
+          `nothing can happen there (faults act on the agent's advanced.hooks, not on ` +
+          `per-session hooks); give ${event} a callback`,
+      );
+    }
     const occurrence = target.occurrence ?? 1;
     if (!Number.isInteger(occurrence) || occurrence < 1) {
       throw new ConfigError(`occurrence must be a positive integer, got ${String(occurrence)}`);
@@ -84,17 +94,25 @@ export class FaultInjector {
 
   #probe(event: HookEvent, callback: HookCallback): HookCallback {
     return async (input) => {
-      let fault: ArmedFault | undefined;
+      const due: ArmedFault[] = [];
       for (const f of this.#faults) {
         if (f.done || f.event !== event) continue;
         if (f.target.toolName !== undefined && f.target.toolName !== input.toolName) continue;
         f.seen++;
-        if (!fault && f.seen === f.target.occurrence) fault = f;
+        if (f.seen === f.target.occurrence) due.push(f);
       }
-      if (!fault) return callback(input);
-      fault.done = true;
-      fault.fire();
-      return fault.act(input, callback) as ReturnType<HookCallback>;
+      // Every fault due at this dispatch acts, the first armed outermost: each one's
+      // "original" is the next one's act, the last one's is the callback.
+      let run: HookCallback = callback;
+      for (const fault of due.reverse()) {
+        const inner = run;
+        run = (i) => fault.act(i, inner) as ReturnType<HookCallback>;
+      }
+      for (const fault of due.reverse()) {
+        fault.done = true;
+        fault.fire();
+      }
+      return run(input);
     };
   }
 }

@@ -7,7 +7,6 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import type { DataConverter, Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
@@ -85,7 +84,8 @@ export interface HookTestEnv {
    * `HOOK_TIMEOUT`, as it would in production). The jump waits for activities that are
    * running (a callback at work, a tool) to end first: the server never skips past a
    * running activity. Elsewhere it waits in real time.
-   * @throws {TypeError} for a duration that does not parse; `Error` after teardown.
+   * @throws {TypeError} for a duration that does not parse; {RangeError} for a negative or
+   *   infinite one; `Error` after teardown.
    */
   sleep(duration: Duration): Promise<void>;
   /** The server's clock, ms since the epoch (skipped time included). */
@@ -175,8 +175,8 @@ export interface HookTestEnv {
    * first callback runs, then holds its output until the budget has passed (its
    * `abortSignal` fired) plus `overrunMs` (default 200, real time). The dispatch fails with
    * `HOOK_TIMEOUT` and the session is fail-closed until the callback settles. On the
-   * time-skipping server the budget passes at once (the budget clock jumps to the deadline);
-   * elsewhere it passes in real time.
+   * time-skipping server the budget passes at once (that dispatch's deadline fires now; other
+   * budgets and the server's clock do not move); elsewhere it passes in real time.
    * @throws {ConfigError} for an unknown event or a bad occurrence; `Error` after teardown.
    */
   exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
@@ -382,6 +382,11 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     async sleep(duration) {
       live();
       const ms = msToNumber(duration);
+      if (!Number.isFinite(ms) || ms < 0) {
+        throw new RangeError(
+          `env.sleep: the duration must be a finite time of 0 or more, got ${JSON.stringify(duration)}`,
+        );
+      }
       clock?.advance(ms);
       await server.sleep(ms);
     },
@@ -487,8 +492,9 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
           const aborted = new Promise((resolve) =>
             signal.addEventListener('abort', resolve, { once: true }),
           );
-          // On the time-skipping server the budget passes at once: jump to its deadline.
-          while (!signal.aborted && clock?.advanceToNextTimer()) await nextMacrotask();
+          // On the time-skipping server this dispatch's budget passes at once (only its own:
+          // other sessions' budgets and the server's clock stay as they are).
+          clock?.fireNow(signal);
           await aborted;
         }
         await new Promise((resolve) => setTimeout(resolve, overrunMs));

@@ -8,6 +8,7 @@ import type { BudgetClock } from '../../activities/budget-clock.js';
 
 interface PendingTimer {
   dueAt: number;
+  key: object | undefined;
   fire: () => void;
   real: NodeJS.Timeout;
 }
@@ -27,9 +28,10 @@ export class VirtualClock implements BudgetClock {
     return this.#skippedMs;
   }
 
-  after(ms: number, fn: () => void): () => void {
+  after(ms: number, fn: () => void, key?: object): () => void {
     const timer: PendingTimer = {
       dueAt: this.now() + ms,
+      key,
       fire: () => {
         if (!this.#timers.delete(timer)) return;
         clearTimeout(timer.real);
@@ -56,19 +58,21 @@ export class VirtualClock implements BudgetClock {
     const now = this.now();
     const due = [...this.#timers].filter((t) => t.dueAt <= now).sort((a, b) => a.dueAt - b.dueAt);
     for (const timer of due) timer.fire();
+    // The others come due sooner in real time now.
+    for (const timer of this.#timers) {
+      clearTimeout(timer.real);
+      timer.real = setTimeout(() => timer.fire(), Math.max(0, timer.dueAt - now));
+    }
   }
 
   /**
-   * Jump to the earliest pending timer and fire it (and any due with it).
-   * @returns false when no timer is pending (nothing moved).
+   * Fire now the timers set with `key` (a dispatch's budget, in `exceedBudgetAt`), leaving
+   * every other timer and the clock as they are.
+   * @returns whether one fired.
    */
-  advanceToNextTimer(): boolean {
-    let earliest: number | undefined;
-    for (const timer of this.#timers) {
-      if (earliest === undefined || timer.dueAt < earliest) earliest = timer.dueAt;
-    }
-    if (earliest === undefined) return false;
-    this.advance(Math.max(0, earliest - this.now()));
-    return true;
+  fireNow(key: object): boolean {
+    const owned = [...this.#timers].filter((t) => t.key === key);
+    for (const timer of owned) timer.fire();
+    return owned.length > 0;
   }
 }

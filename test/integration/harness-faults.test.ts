@@ -57,7 +57,9 @@ beforeAll(async () => {
       tools: [deploy],
       advanced: {
         permission: 'bypass-permissions',
-        hookTimeoutMs: 300,
+        // Longer than an abort takes to land under load (abortAt), and skipped at once by
+        // exceedBudgetAt on the time-skipping server.
+        hookTimeoutMs: 10_000,
         continueAsNewAfterPrompts: 2,
         hooks: {
           [HookEvent.SessionStart]: [allow],
@@ -126,6 +128,23 @@ describe('faults at named events', () => {
     await waitFor(async () => (await session.describe()).pendingCleanups === 0, 15_000, 'settle');
     expect((await session.send('later')).status).toBe('completed');
     await session.close();
+  });
+
+  it('lets two faults at one dispatch both act (whenDispatched and exceedBudgetAt)', async () => {
+    const session = await env.createSession();
+    const dispatched = env.whenDispatched(HookEvent.UserPromptSubmit);
+    const fault = env.exceedBudgetAt(HookEvent.UserPromptSubmit, { overrunMs: 10 });
+    await expect(session.send('both')).rejects.toMatchObject({ code: 'HOOK_TIMEOUT' });
+    await dispatched;
+    expect(fault.hasFired).toBe(true);
+    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 15_000, 'settle');
+    await session.close();
+  });
+
+  it('refuses a fault at an event the agent has no callbacks for', () => {
+    expect(() => env.whenDispatched(HookEvent.PostToolUseFailure)).toThrow(
+      /The agent definition has no PostToolUseFailure callbacks, so PostToolUseFailure is never dispatched/,
+    );
   });
 
   it('refuses an unknown event or a bad occurrence with a ConfigError', () => {

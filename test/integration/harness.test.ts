@@ -313,6 +313,29 @@ describe('HookTestEnv servers', () => {
     if (pid > 0) expect(() => process.kill(pid, 0)).toThrow();
   });
 
+  it('teardown with a send still waiting ends that send with a clear error', async () => {
+    const env = await createHookTestEnv({
+      agent: {
+        model: scriptedModel([toolCall('Write', { file_path: 'a.txt', content: 'x' }), 'done']),
+        workspaceRoots: [workspace],
+        advanced: { permission: async () => 'ask' as const },
+      },
+    });
+    const session = await env.createSession();
+    const reply = session.send('write it').then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    );
+    for (let i = 0; (await session.pendingPermissions()).length === 0; i++) {
+      if (i > 500) throw new Error('the ask never came');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await env.teardown();
+    expect(await reply).toBe(
+      `The client of session ${session.id} was closed while its send call was in flight`,
+    );
+  });
+
   it('refuses a restart it cannot do, a server with an address, and a duration that does not parse', async () => {
     const error = await rejection(
       createHookTestEnv({ agent: agentOptions(), server: 'dev', address: '127.0.0.1:1' }),
