@@ -141,6 +141,11 @@ export interface SerializedError {
  */
 export const MAX_ERROR_TEXT_CHARS = 32_768;
 
+/** The message of a thrown value: an Error's `message`, anything else as a string. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** `text` cut to {@link MAX_ERROR_TEXT_CHARS} with a marker saying how long it was. */
 export function clipErrorText(text: string): string {
   if (text.length <= MAX_ERROR_TEXT_CHARS) return text;

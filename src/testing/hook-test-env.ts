@@ -9,26 +9,20 @@
 import { randomUUID } from 'node:crypto';
 import type { DataConverter, Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, messageOf } from '../common/errors.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
 import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
-import { Worker } from '@temporalio/worker';
 import { connectClient, type AgentClient } from '../client.js';
-import {
-  decodePayload,
-  timelineFromHistory,
-  type HistoryTimeline,
-} from '../cli/history-timeline.js';
-import { describeNondeterminism } from '../cli/nondeterminism.js';
+import { timelineFromHistory, type HistoryTimeline } from '../cli/history-timeline.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../session.js';
 import { startAgentWorker } from '../worker.js';
 import { RestartableWorker, WorkerKillSwitch } from './worker-kill.js';
-import { workflowBundle } from '../workflow-code.js';
+import { replaySessionHistories, type SessionHistory } from './replay.js';
 import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -187,13 +181,6 @@ export interface HookTestEnv {
    * @throws {Error} when the session was not created by this env, or after teardown.
    */
   recordGolden(session: SessionRef, file?: string): Promise<GoldenSession>;
-}
-
-/** A history to replay, with the session it belongs to. */
-export interface SessionHistory {
-  sessionId: string;
-  workflowId: string;
-  history: History;
 }
 
 const DEFAULT_STEP_TIMEOUT_MS = 30_000;
@@ -502,105 +489,6 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       });
     },
   };
-}
-
-/**
- * Replay session histories against the current workflow code (one replay worker for all).
- * `HookTestEnv.teardown()` runs this on every session it created; it is exported to replay
- * histories kept elsewhere (exported files, another env).
- *
- * @throws {Error} listing each session whose replay failed: for nondeterminism, the history
- *   event id it stopped at and what that event recorded, in hook terms when it is a hook
- *   dispatch (`PreToolUse dispatch #2, tool Bash`) or a tool execution.
- */
-export async function replaySessionHistories(
-  histories: readonly SessionHistory[],
-  options: { dataConverter?: DataConverter } = {},
-): Promise<void> {
-  if (histories.length === 0) return;
-  const byWorkflowId = new Map(histories.map((h) => [h.workflowId, h]));
-  const failures: string[] = [];
-  const results = Worker.runReplayHistories(
-    {
-      workflowBundle: await workflowBundle(),
-      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
-    },
-    histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
-  );
-  for await (const result of results) {
-    if (!result.error) continue;
-    const entry = byWorkflowId.get(result.workflowId);
-    failures.push(describeReplayFailure(entry, result.workflowId, result.error));
-  }
-  if (failures.length > 0) {
-    throw new Error(
-      `${failures.length} session(s) did not replay against the current workflow code:\n` +
-        failures.join('\n'),
-    );
-  }
-}
-
-function describeReplayFailure(
-  entry: SessionHistory | undefined,
-  workflowId: string,
-  error: unknown,
-): string {
-  const who = entry
-    ? `session ${entry.sessionId} (workflow ${workflowId})`
-    : `workflow ${workflowId}`;
-  const isNondeterminism = error instanceof Error && error.name === 'DeterminismViolationError';
-  const report = describeNondeterminism(messageOf(error), entry?.history);
-  const kind = isNondeterminism ? 'nondeterministic replay' : 'replay failed';
-  const where =
-    report.eventId !== undefined
-      ? ` at history event ${report.eventId}${describeEvent(entry?.history, report.eventId)}`
-      : '';
-  return `- ${who}: ${kind}${where}: ${report.message}`;
-}
-
-/** What the history recorded at `eventId`, in hook terms when it can say. */
-function describeEvent(history: History | undefined, eventId: number): string {
-  const events = history?.events ?? [];
-  const index = events.findIndex((e) => Number(String(e.eventId)) === eventId);
-  const event = events[index];
-  if (!event) return '';
-  const scheduled = event.activityTaskScheduledEventAttributes;
-  if (!scheduled) {
-    const type = Object.keys(event).find(
-      (k) => k.endsWith('EventAttributes') && event[k as keyof typeof event],
-    );
-    return type ? ` (recorded ${type.replace(/EventAttributes$/, '')})` : '';
-  }
-  const activity = scheduled.activityType?.name ?? 'unknown';
-  const input = decodePayload(scheduled.input?.payloads?.[0]);
-  if (isRecord(input) && typeof input.event === 'string' && 'dispatchId' in input) {
-    const seq = events
-      .slice(0, index)
-      .filter((e) =>
-        isHookDispatchInput(
-          decodePayload(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]),
-        ),
-      ).length;
-    const payload = isRecord(input.payload) ? input.payload : {};
-    const tool = typeof payload.toolName === 'string' ? `, tool ${payload.toolName}` : '';
-    return ` (recorded: the ${input.event} hook dispatch #${seq}${tool}, as activity '${activity}')`;
-  }
-  if (isRecord(input) && typeof input.toolName === 'string') {
-    return ` (recorded: the execution of tool ${input.toolName}, as activity '${activity}')`;
-  }
-  return ` (recorded: activity '${activity}' scheduled)`;
-}
-
-function isHookDispatchInput(value: unknown): boolean {
-  return isRecord(value) && typeof value.event === 'string' && 'dispatchId' in value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

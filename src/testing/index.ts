@@ -15,12 +15,11 @@ export {
 } from './scripted-model.js';
 export {
   createHookTestEnv,
-  replaySessionHistories,
   type HookTestEnv,
   type HookTestEnvOptions,
-  type SessionHistory,
   type SessionRef,
 } from './hook-test-env.js';
+export { replaySessionHistories, type SessionHistory } from './replay.js';
 export {
   assertDecision,
   assertDispatched,
