@@ -58,7 +58,11 @@ export interface AgentClient {
   session(sessionId: string): Promise<Session>;
   /** Sessions of this namespace, newest first. */
   listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
-  /** Close the connection (sessions stay as they are). */
+  /**
+   * Close the connection (sessions stay as they are on the server). A `send()`, `close()`,
+   * `abort()` or approval of this client's sessions still in flight ends with an
+   * `EngineError` ("The client of session … was closed while its … call was in flight").
+   */
   close(): Promise<void>;
 }
 
