@@ -7,6 +7,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { Connection } from '@temporalio/client';
 import {
   InternalConnectionOptionsSymbol,
@@ -101,6 +102,8 @@ export async function startTimeSkippingServer(
       );
     }
     try {
+      // gRPC keeps retrying a refused port until its connect timeout: wait for the port first.
+      await portOpen(port);
       // The SDK's own switch for the test service, as its TestWorkflowEnvironment sets it.
       const withTestService: InternalConnectionOptions = {
         address,
@@ -126,7 +129,7 @@ export async function startTimeSkippingServer(
             `${lastError instanceof Error ? lastError.message : String(lastError)}):\n${output}`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
   const testService = connection.testService!;
@@ -151,4 +154,19 @@ export async function startTimeSkippingServer(
       return stopping;
     },
   };
+}
+
+/** Resolves once something accepts TCP connections on 127.0.0.1:`port`; rejects otherwise. */
+function portOpen(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (error) => {
+      socket.destroy();
+      reject(error);
+    });
+  });
 }
