@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { EngineError } from '../common/errors.js';
@@ -14,6 +13,7 @@ import {
   ensureTemporalCli,
   type EnsureTemporalCliOptions,
 } from './temporal-cli.js';
+import { spawnServer, waitUntilReady } from './server-process.js';
 
 /**
  * Dynamic config the embedded server runs with, and why:
@@ -60,9 +60,6 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
-const running = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
 /**
  * Start `temporal server start-dev` on loopback and wait until it is healthy.
  *
@@ -100,38 +97,12 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--dynamic-config-value', `${key}=${value}`);
   }
 
-  const child = spawn(temporalPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  superviseChild(child);
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<number | null>((resolveExit) => {
-    child.once('exit', (code) => resolveExit(code));
-  });
-
+  const server = spawnServer(temporalPath, args);
   const address = `127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
-
-  const timeoutMs = options.startTimeoutMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    if (child.exitCode !== null) {
-      throw new EngineError(
-        'TEMPORAL_SERVER_START_FAILED',
-        `temporal server start-dev exited with code ${child.exitCode} before it was healthy:\n${output}`,
-      );
-    }
-    try {
+  await waitUntilReady(
+    server,
+    port,
+    async () => {
       const connection = await Connection.connect({ address, connectTimeout: 1000 });
       try {
         await connection.healthService.check({});
@@ -139,27 +110,16 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       } finally {
         await connection.close();
       }
-      break;
-    } catch (error) {
-      lastError = error;
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new EngineError(
-        'TEMPORAL_SERVER_START_FAILED',
-        `temporal server start-dev on ${address} was not healthy within ${timeoutMs} ms ` +
-          `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}):\n${output}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    },
+    { name: 'temporal server start-dev', timeoutMs: options.startTimeoutMs ?? 30_000 },
+  );
 
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
-    pid: child.pid ?? -1,
+    pid: server.child.pid ?? -1,
     cliOrigin: origin,
-    stop,
+    stop: server.stop,
   };
 }
 
@@ -175,32 +135,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolvePort(port));
     });
   });
-}
-
-/**
- * Kill `child` (a server this process started) when this process exits, however it exits,
- * unless it exited first.
- */
-export function superviseChild(child: ChildProcess): void {
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  installExitHook();
-}
-
-/** Kill every server this process started when the process exits, however it exits. */
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  const killAll = () => {
-    for (const child of running) child.kill('SIGKILL');
-  };
-  process.once('exit', killAll);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      killAll();
-      process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
-    });
-  }
 }
 
 /**

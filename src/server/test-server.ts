@@ -6,8 +6,6 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
-import { connect } from 'node:net';
 import { Connection } from '@temporalio/client';
 import {
   InternalConnectionOptionsSymbol,
@@ -15,7 +13,8 @@ import {
 } from '@temporalio/client/lib/connection.js';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time.js';
 import { EngineError } from '../common/errors.js';
-import { freePort, superviseChild } from './dev-server.js';
+import { freePort } from './dev-server.js';
+import { spawnServer, waitUntilReady } from './server-process.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
 
 /** Options of {@link startTimeSkippingServer}. */
@@ -73,37 +72,11 @@ export async function startTimeSkippingServer(
   }
   const port = await freePort();
   const address = `127.0.0.1:${port}`;
-  const child = spawn(path, [String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  superviseChild(child);
-  let output = '';
-  const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const kill = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
-  };
-
-  const timeoutMs = options.startTimeoutMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
-  let connection: Connection | undefined;
-  let lastError: unknown;
-  while (!connection) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new EngineError(
-        'TEMPORAL_SERVER_START_FAILED',
-        `temporal-test-server (${path}) exited (${child.exitCode ?? child.signalCode}) before it answered:\n${output}`,
-      );
-    }
-    try {
-      // gRPC keeps retrying a refused port until its connect timeout: wait for the port first.
-      await portOpen(port);
+  const server = spawnServer(path, [String(port)]);
+  const connection = await waitUntilReady(
+    server,
+    port,
+    async () => {
       // The SDK's own switch for the test service, as its TestWorkflowEnvironment sets it.
       const withTestService: InternalConnectionOptions = {
         address,
@@ -114,30 +87,19 @@ export async function startTimeSkippingServer(
       try {
         if (!attempt.testService) throw new Error('the connection has no test service');
         await attempt.testService.getCurrentTime({});
-        connection = attempt;
+        return attempt;
       } catch (error) {
         await attempt.close();
         throw error;
       }
-    } catch (error) {
-      lastError = error;
-      if (Date.now() > deadline) {
-        await kill();
-        throw new EngineError(
-          'TEMPORAL_SERVER_START_FAILED',
-          `temporal-test-server on ${address} did not answer within ${timeoutMs} ms (last error: ` +
-            `${lastError instanceof Error ? lastError.message : String(lastError)}):\n${output}`,
-        );
-      }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+    },
+    { name: `temporal-test-server (${path})`, timeoutMs: options.startTimeoutMs ?? 30_000 },
+  );
   const testService = connection.testService!;
-  const open = connection;
   let stopping: Promise<void> | undefined;
   return {
     address,
-    pid: child.pid ?? -1,
+    pid: server.child.pid ?? -1,
     origin: found.testServerPath ? found.origin : `TEMPORAL_TEST_SERVER_PATH=${path}`,
     async sleep(ms) {
       await testService.unlockTimeSkippingWithSleep({ duration: msToTs(ms) });
@@ -148,25 +110,10 @@ export async function startTimeSkippingServer(
     },
     stop() {
       stopping ??= (async () => {
-        await open.close().catch(() => undefined);
-        await kill();
+        await connection.close().catch(() => undefined);
+        await server.stop();
       })();
       return stopping;
     },
   };
-}
-
-/** Resolves once something accepts TCP connections on 127.0.0.1:`port`; rejects otherwise. */
-function portOpen(port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve();
-    });
-    socket.once('error', (error) => {
-      socket.destroy();
-      reject(error);
-    });
-  });
 }
