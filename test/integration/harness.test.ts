@@ -22,6 +22,7 @@ import {
   type HookTestEnv,
 } from '../../src/testing/index.js';
 import type { Session } from '../../src/session.js';
+import { waitFor } from '../helpers.js';
 
 const DANGEROUS = [/rm\s+-rf/, /mkfs/, /dd\s+if=/];
 
@@ -326,10 +327,7 @@ describe('HookTestEnv servers', () => {
       () => 'resolved',
       (error: Error) => error.message,
     );
-    for (let i = 0; (await session.pendingPermissions()).length === 0; i++) {
-      if (i > 500) throw new Error('the ask never came');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 20_000, 'the ask');
     await env.teardown();
     expect(await reply).toBe(
       `The client of session ${session.id} was closed while its send call was in flight`,
