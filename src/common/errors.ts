@@ -6,6 +6,7 @@
  * @module
  */
 import type { HookEvent } from './hook-events.js';
+import { cutPrefix } from './text.js';
 
 /** Stable error codes. Match on `error.code`, never on messages. */
 export type ErrorCode =
@@ -146,10 +147,13 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `text` cut to {@link MAX_ERROR_TEXT_CHARS} with a marker saying how long it was. */
+/**
+ * `text` cut to {@link MAX_ERROR_TEXT_CHARS} UTF-16 code units (never inside a character)
+ * with a marker saying how long it was.
+ */
 export function clipErrorText(text: string): string {
   if (text.length <= MAX_ERROR_TEXT_CHARS) return text;
-  return `${text.slice(0, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
+  return `${cutPrefix(text, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
 }
 
 export function serializeError(error: unknown): SerializedError {
