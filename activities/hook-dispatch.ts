@@ -10,7 +10,9 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import {
   HookTimeoutError,
+  describeHookFailure,
   deserializeError,
+  hookErrorRecord,
   serializeError,
   type SerializedError,
 } from '../src/common/errors.js';
@@ -62,16 +64,18 @@ export function createHookActivities(deps: HookActivityDeps) {
     // A worker that has other callbacks than the session expects (none at all, or session
     // hooks of another process) refuses, rather than silently running a different set.
     if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
+      const error: SerializedError = {
+        name: 'HookError',
+        code: 'HOOK_CALLBACKS_MISSING',
+        message:
+          `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
+          `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
+          `created the session, and every worker of a task queue must run the same agent definition.`,
+      };
+      logFailure(ctx, input, error);
       return {
         status: 'error',
-        error: {
-          name: 'HookError',
-          code: 'HOOK_CALLBACKS_MISSING',
-          message:
-            `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
-            `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
-            `created the session, and every worker of a task queue must run the same agent definition.`,
-        },
+        error,
         callbackIndex: 0,
         callbackCount: callbacks.length,
         durationMs: elapsed(),
@@ -129,18 +133,31 @@ export function createHookActivities(deps: HookActivityDeps) {
             callbackCount,
             durationMs: elapsed(),
           };
-        case 'threw':
+        case 'threw': {
+          const error = describeThrown(result.error, input.event, result.index);
+          logFailure(ctx, input, error, result.index);
           return {
             status: 'error',
-            error: describeThrown(result.error, input.event, result.index),
+            error,
             callbackIndex: result.index,
             callbackCount,
             durationMs: elapsed(),
           };
+        }
         case 'deadline': {
-          controller.abort(new HookTimeoutError(input.event, input.budgetMs));
+          const timeout = new HookTimeoutError(input.event, input.budgetMs);
+          // The callback running at the deadline: `index` stops there once it is aborted.
+          const callbackIndex = Math.min(index, callbacks.length - 1);
+          controller.abort(timeout);
+          logFailure(ctx, input, serializeError(timeout), callbackIndex);
           const handle = await cleanupHandle(input.dispatchId, () => settled, running);
-          return { status: 'timeout', callbackCount, durationMs: elapsed(), ...handle };
+          return {
+            status: 'timeout',
+            callbackCount,
+            durationMs: elapsed(),
+            callbackIndex,
+            ...handle,
+          };
         }
         case 'cancelled': {
           controller.abort(await abortReasonFor(ctx));
@@ -254,6 +271,27 @@ async function abortReasonFor(ctx: Context): Promise<unknown> {
   } catch {
     return reason;
   }
+}
+
+/**
+ * One WARN line on the worker per failed dispatch, through Temporal's logger (the Runtime's
+ * logger, with the activity's attributes): the outcome alone reaches only the workflow, and
+ * for tool events only the model hears of it.
+ */
+function logFailure(
+  ctx: Context,
+  input: DispatchHookInput,
+  error: SerializedError,
+  callbackIndex?: number,
+): void {
+  const { toolName, toolUseId } = input.payload;
+  const line = describeHookFailure(hookErrorRecord(input.event, error, callbackIndex), {
+    agentName: input.agentName,
+    sessionId: input.sessionId,
+    ...(typeof toolName === 'string' ? { toolName } : {}),
+    ...(typeof toolUseId === 'string' ? { toolUseId } : {}),
+  });
+  ctx.log.warn(line.message, line.meta);
 }
 
 function describeThrown(error: unknown, event: HookEvent, index: number): SerializedError {

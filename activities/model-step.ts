@@ -11,6 +11,7 @@ import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js'
 import { readConversationPages } from '../src/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/registry.js';
+import { cutPrefix } from '../src/common/text.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
 const MODEL_HEARTBEAT_MS = 250;
@@ -19,15 +20,19 @@ const MODEL_HEARTBEAT_MS = 250;
 export const MAX_MODEL_TEXT_CHARS = 524_288;
 
 /**
- * A step's output must fit Temporal's 2 MiB payload limit. Over-long text is cut (the rest
- * could never be recorded); tool calls too big to record fail the step without retries.
+ * A step's output must fit Temporal's 2 MiB payload limit. Text over
+ * {@link MAX_MODEL_TEXT_CHARS} is cut (the rest could never be recorded), never inside a
+ * character, with a marker line; tool calls too big to record fail the step without retries.
+ *
+ * @throws ApplicationFailure (`ModelError`, not retryable) when the output is still over
+ *   1500000 bytes of JSON.
  */
-function boundOutput(output: ModelStepOutput): ModelStepOutput {
+export function boundOutput(output: ModelStepOutput): ModelStepOutput {
   const bounded =
     output.text.length > MAX_MODEL_TEXT_CHARS
       ? {
           ...output,
-          text: `${output.text.slice(0, MAX_MODEL_TEXT_CHARS)}\n[... truncated: the model returned ${output.text.length} characters ...]`,
+          text: `${cutPrefix(output.text, MAX_MODEL_TEXT_CHARS)}\n[... truncated: the model returned ${output.text.length} characters ...]`,
         }
       : output;
   const bytes = Buffer.byteLength(JSON.stringify(bounded));

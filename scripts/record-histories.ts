@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { createAgent, fileStore, HookEvent, type HookMap, type Session } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
-import { scriptedModel } from '../src/testing/index.js';
+import { scriptedModel, toolCall } from '../src/testing/index.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(repoRoot, 'test', 'fixtures', 'histories');
@@ -59,6 +59,22 @@ const rolloverAgent = await createAgent({
     temporal: { address: server.address, taskQueue: 'record-histories-rollover' },
   },
 });
+// Reads README.md, then answers; its PreToolUse hook returns undefined (a malformed output).
+const toolHookAgent = (name: string, toolHookErrors: 'tool-error' | 'reject') =>
+  createAgent({
+    name,
+    model: scriptedModel((request) =>
+      request.step === 0 ? toolCall('Read', { file_path: 'README.md' }) : 'done',
+    ),
+    workspaceRoots: [repoRoot],
+    advanced: {
+      hooks: { [HookEvent.PreToolUse]: [async () => undefined as never] },
+      toolHookErrors,
+      temporal: { address: server.address, taskQueue: `record-histories-${name}` },
+    },
+  });
+const toolHookErrorAgent = await toolHookAgent('tool-hook-error', 'tool-error');
+const toolHookRejectAgent = await toolHookAgent('tool-hook-error-reject', 'reject');
 const client = new Client({ connection: await Connection.connect({ address: server.address }) });
 const save = async (name: string, session: Session, runId?: string) => {
   const history = await client.workflow.getHandle(session.workflowId, runId).fetchHistory();
@@ -119,6 +135,18 @@ try {
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('idle-timeout', s);
   }
+  if (want('tool-hook-error')) {
+    const s = await toolHookErrorAgent.createSession({ sessionId: 'fixture-tool-hook-error' });
+    await s.send('read the readme');
+    await s.close();
+    await save('tool-hook-error', s);
+  }
+  if (want('tool-hook-error-reject')) {
+    const s = await toolHookRejectAgent.createSession({ sessionId: 'fixture-tool-hook-reject' });
+    await s.send('read the readme').catch(() => undefined);
+    await s.close();
+    await save('tool-hook-error-reject', s);
+  }
   if (want('cancelled-from-outside')) {
     const s = await agent.createSession({ sessionId: 'fixture-cancelled' });
     await client.workflow.getHandle(s.workflowId).cancel();
@@ -129,5 +157,7 @@ try {
   await client.connection.close();
   await agent.shutdown();
   await rolloverAgent.shutdown();
+  await toolHookErrorAgent.shutdown();
+  await toolHookRejectAgent.shutdown();
   await server.stop();
 }

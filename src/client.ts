@@ -110,6 +110,8 @@ export function createClientOn(
       toolTimeoutMs: options.toolTimeoutMs,
       modelTimeoutMs: options.modelTimeoutMs,
       maxContextTokens: options.maxContextTokens,
+      // Only when set, so sessions keep the inputs (and histories) they had before it existed.
+      ...(options.toolHookErrors === 'reject' ? { toolHookErrors: 'reject' as const } : {}),
       ...(options.continueAsNewAfterPrompts !== undefined
         ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
         : {}),

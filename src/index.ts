@@ -41,6 +41,7 @@ export {
   ToolError,
   EngineError,
   type ErrorCode,
+  type HookErrorRecord,
 } from './common/errors.js';
 export type {
   TimelineEntry,

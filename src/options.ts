@@ -100,6 +100,25 @@ export interface AdvancedOptions {
   /** Largest tool output the model sees, bytes; more is cut with a marker. @default 65536 */
   maxToolOutputBytes?: number;
   /**
+   * What a failed tool hook does to its `send()`. A tool hook is a PreToolUse,
+   * PermissionRequest, PostToolUse or PostToolUseFailure callback; it fails when it throws,
+   * returns `undefined` or an output not of the contract's shape, times out, or its worker is
+   * lost. Either way the worker logs one WARN line (event, callback, agent, session, code,
+   * message) and the call's record carries the error (`response.toolCalls[i].hookError`).
+   * - `'tool-error'` (the seed's contract): the call ends in an error result telling the model
+   *   that the hook failed (after PostToolUseFailure, the tool's own error is kept), and the
+   *   prompt goes on: `send()` resolves.
+   * - `'reject'`: the `send()` rejects with the hook's error (the `Error` it threw, with
+   *   `event` and `callbackIndex`, or a `HookError` such as `HOOK_OUTPUT_INVALID` or
+   *   `HOOK_TIMEOUT`); the calls after it in that step do not run, and TaskCompleted does not
+   *   run. The session stays usable.
+   *
+   * Recorded in each session when it is created, so it holds on every worker.
+   * @default 'tool-error'
+   * @throws {ConfigError} at `createAgent` for any other value.
+   */
+  toolHookErrors?: 'tool-error' | 'reject';
+  /**
    * Time budget of one model step (one provider call), ms; a step that runs out is retried
    * like any transient provider failure.
    * @default 120000
@@ -190,6 +209,7 @@ export interface ResolvedAgentOptions {
   permissionTimeoutMs: number;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
+  toolHookErrors: 'tool-error' | 'reject';
   modelTimeoutMs: number;
   maxContextTokens: number;
   continueAsNewAfterPrompts: number | undefined;
@@ -362,6 +382,17 @@ const agentSchema = z.strictObject({
       permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
       toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
       maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
+      toolHookErrors: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value !== undefined && value !== 'tool-error' && value !== 'reject') {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.toolHookErrors must be 'tool-error' or 'reject', got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
       modelTimeoutMs: timeoutMs('advanced.modelTimeoutMs'),
       maxContextTokens: positiveInt('advanced.maxContextTokens'),
       continueAsNewAfterPrompts: positiveInt('advanced.continueAsNewAfterPrompts'),
@@ -478,6 +509,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
+    toolHookErrors: advanced.toolHookErrors ?? DEFAULTS.toolHookErrors,
     modelTimeoutMs: advanced.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
     maxContextTokens: advanced.maxContextTokens ?? DEFAULTS.maxContextTokens,
     continueAsNewAfterPrompts: advanced.continueAsNewAfterPrompts,

@@ -7,10 +7,12 @@
  */
 import {
   ActivityFailure,
+  type ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   TimeoutFailure,
   isCancellation,
+  log,
   uuid4,
 } from '@temporalio/workflow';
 import type {
@@ -19,7 +21,12 @@ import type {
   TimelineEntry,
   SessionWorkflowInput,
 } from '../src/common/protocol.js';
-import { clipErrorText } from '../src/common/errors.js';
+import {
+  clipErrorText,
+  describeHookFailure,
+  hookErrorRecord,
+  type SerializedError,
+} from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
@@ -110,7 +117,8 @@ async function settle(
 ): Promise<MergedHookResult> {
   if (state.pendingCleanups.size > 0) {
     entry.outcome = 'refused';
-    throw cleanupPendingFailure(state);
+    // No activity runs, so no worker logs it: the workflow does.
+    throw failed(state, entry, event, cleanupPendingFailure(state), true);
   }
   const budgetMs = budgetOf(state.input, event);
   const dispatchId = uuid4();
@@ -140,10 +148,15 @@ async function settle(
     if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
       entry.outcome = 'worker_lost';
       entry.reason = `the worker running the dispatch was lost (${error.cause.timeoutType})`;
-      throw hookFailure(
-        'HOOK_WORKER_LOST',
-        `Hook ${event} was lost with its worker: ${entry.reason}`,
-        { event },
+      // The worker that would have logged it is gone: the workflow does.
+      throw failed(
+        state,
+        entry,
+        event,
+        hookFailure('HOOK_WORKER_LOST', `Hook ${event} was lost with its worker: ${entry.reason}`, {
+          event,
+        }),
+        true,
       );
     }
     entry.outcome = 'error';
@@ -151,9 +164,14 @@ async function settle(
     entry.reason = clipErrorText(
       cause?.message ?? (error instanceof Error ? error.message : String(error)),
     );
-    throw hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
+    throw failed(
+      state,
+      entry,
       event,
-    });
+      hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
+        event,
+      }),
+    );
   }
 
   entry.durationMs = outcome.durationMs;
@@ -170,13 +188,57 @@ async function settle(
       entry.outcome = 'error';
       entry.decidedBy = outcome.callbackIndex;
       entry.reason = clipErrorText(outcome.error.message);
-      throw toFailure({ ...outcome.error, event, callbackIndex: outcome.callbackIndex });
+      throw failed(
+        state,
+        entry,
+        event,
+        toFailure({ ...outcome.error, event, callbackIndex: outcome.callbackIndex }),
+      );
     case 'timeout':
       entry.outcome = 'timeout';
       entry.reason = `Hook ${event} exceeded ${budgetMs}ms`;
       if (!outcome.settled) watchCleanup(state, entry, outcome);
-      throw hookFailure('HOOK_TIMEOUT', entry.reason, { event, timeoutMs: budgetMs });
+      throw failed(
+        state,
+        entry,
+        event,
+        hookFailure('HOOK_TIMEOUT', entry.reason, {
+          event,
+          timeoutMs: budgetMs,
+          ...(outcome.callbackIndex !== undefined ? { callbackIndex: outcome.callbackIndex } : {}),
+        }),
+      );
   }
+}
+
+/**
+ * Keep how the dispatch failed on its timeline entry, and hand the failure on. The activity
+ * logs the failures it reports (a callback threw, a malformed output, a timeout); `log`
+ * says this one ran no callback on a live worker, so the workflow logs it (on replay
+ * Temporal drops workflow logs, so it is logged once).
+ */
+function failed(
+  state: DispatchState,
+  entry: TimelineEntry,
+  event: HookEvent,
+  failure: ApplicationFailure,
+  logIt = false,
+): ApplicationFailure {
+  const detail = failure.details?.[0] as SerializedError | undefined;
+  entry.error = hookErrorRecord(
+    event,
+    detail ?? { name: failure.type ?? 'HookError', message: failure.message },
+  );
+  if (logIt) {
+    const line = describeHookFailure(entry.error, {
+      agentName: state.input.agentName,
+      sessionId: state.input.sessionId,
+      ...(entry.toolName !== undefined ? { toolName: entry.toolName } : {}),
+      ...(entry.toolUseId !== undefined ? { toolUseId: entry.toolUseId } : {}),
+    });
+    log.warn(line.message, line.meta);
+  }
+  return failure;
 }
 
 function cleanupHandleOf(error: unknown): CleanupHandle | undefined {

@@ -133,6 +133,8 @@ export async function runPrompt(
  * Run the calls of one model step in order. Every call gets exactly one result, in call
  * order, also when the prompt is aborted or interrupted, so the next request is well formed.
  * @returns whether a denial interrupted the prompt.
+ * @throws the hook's failure when a tool hook failed and `toolHookErrors` is `'reject'`
+ *   (after every call got its result: the calls after it did not run).
  */
 async function runToolCalls(
   state: PromptState,
@@ -142,6 +144,7 @@ async function runToolCalls(
 ): Promise<boolean> {
   const results: ToolResultMessagePart[] = [];
   let interrupted = false;
+  let rejectWith: ApplicationFailure | undefined;
   let executed: ToolCallOutcome | undefined;
   const push = (call: ToolCall, result: ToolResult) =>
     results.push({
@@ -152,8 +155,11 @@ async function runToolCalls(
     });
   try {
     for (const call of calls) {
-      if (interrupted) {
-        push(call, cancelledResult(call.toolName, 'an earlier call was denied with interrupt'));
+      if (interrupted || rejectWith) {
+        const why = interrupted
+          ? 'an earlier call was denied with interrupt'
+          : 'a hook of an earlier call failed';
+        push(call, cancelledResult(call.toolName, why));
         records.push({
           toolUseId: call.toolUseId,
           toolName: call.toolName,
@@ -167,6 +173,7 @@ async function runToolCalls(
       push(call, outcome.result);
       records.push(outcome.record);
       interrupted = outcome.interrupt;
+      rejectWith = outcome.rejectWith;
     }
   } finally {
     // Aborted after the current call's tool ran: the model learns what really happened.
@@ -190,6 +197,7 @@ async function runToolCalls(
     }
     state.addMessage({ role: 'tool', results });
   }
+  if (rejectWith) throw rejectWith;
   return interrupted;
 }
 

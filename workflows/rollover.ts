@@ -13,6 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { serializeError, type SerializedError } from '../src/common/errors.js';
+import { cutPrefix } from '../src/common/text.js';
 import type {
   RunArchive,
   SendResult,
@@ -57,7 +58,7 @@ export function rememberSend(
   const result = outcome.result;
   const kept =
     result && JSON.stringify(result).length > RECENT_SEND_BYTES
-      ? { ...result, text: result.text.slice(0, 4096), toolCalls: [] }
+      ? { ...result, text: cutPrefix(result.text, 4096), toolCalls: [] }
       : result;
   state.recentSends.push({
     requestId,

@@ -5,10 +5,14 @@
  *
  * @module
  */
-import { ApplicationFailure, condition, isCancellation, log, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, condition, isCancellation, uuid4 } from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import type { SerializedError } from '../src/common/errors.js';
+import {
+  hookErrorRecord,
+  type HookErrorRecord,
+  type SerializedError,
+} from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import {
   applyPermissionRequest,
@@ -31,6 +35,7 @@ import {
   executeToolActivity,
 } from './activity-options.js';
 import { dispatchEvent, type DispatchState } from './dispatch.js';
+import { toFailure } from './failures.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
 export interface PendingPermissionEntry {
@@ -49,6 +54,8 @@ export interface ToolCallOutcome {
   record: ToolCallRecord;
   /** A denial asked to stop the running prompt (`interrupt: true`). */
   interrupt: boolean;
+  /** A hook of the call failed and `toolHookErrors` is `'reject'`: the send rejects with this. */
+  rejectWith?: ApplicationFailure;
 }
 
 /** Run one tool call through the whole pipeline. Rethrows only cancellation. */
@@ -65,6 +72,7 @@ export async function runToolCall(
     result: ToolResult,
     status: ToolCallRecord['status'],
     interrupt = false,
+    hookError?: HookErrorRecord,
   ): ToolCallOutcome => ({
     result,
     record: {
@@ -74,9 +82,34 @@ export async function runToolCall(
       status,
       ...(result.display ? { display: result.display } : {}),
       ...(result.outputRef ? { outputRef: result.outputRef } : {}),
+      ...(hookError ? { hookError } : {}),
     },
     interrupt,
   });
+  // A hook failed: the record says how; the model gets `result` (by default an error result
+  // naming the hook), or, with `toolHookErrors: 'reject'`, the send rejects with the error.
+  const hookFailed = (event: HookEvent, error: unknown, result?: ToolResult): ToolCallOutcome => {
+    const outcome = end(
+      result ?? hookErrorResult(event, error),
+      'error',
+      false,
+      hookErrorRecord(
+        event,
+        detailOf(error) ?? { name: 'HookError', message: failureMessage(error) },
+      ),
+    );
+    if (state.input.toolHookErrors !== 'reject') return outcome;
+    const rejectWith =
+      error instanceof ApplicationFailure
+        ? error
+        : toFailure({
+            name: 'HookError',
+            code: 'HOOK_CALLBACK_FAILED',
+            message: failureMessage(error),
+            event,
+          });
+    return { ...outcome, rejectWith };
+  };
 
   // 1. PreToolUse
   try {
@@ -94,7 +127,7 @@ export async function runToolCall(
     }
   } catch (error) {
     if (isCancellation(error)) throw error;
-    return end(hookErrorResult(HookEvent.PreToolUse, error), 'error');
+    return hookFailed(HookEvent.PreToolUse, error);
   }
 
   // 2. What the call is: its kind and the paths it touches.
@@ -141,7 +174,7 @@ export async function runToolCall(
     }
   } catch (error) {
     if (isCancellation(error)) throw error;
-    return end(hookErrorResult(HookEvent.PermissionRequest, error), 'error');
+    return hookFailed(HookEvent.PermissionRequest, error);
   }
 
   // 4. The policy decides; `ask` waits durably for a person.
@@ -204,7 +237,7 @@ export async function runToolCall(
       if (merged) result = applyPostToolUse(result, merged);
     } catch (error) {
       if (isCancellation(error)) throw error;
-      return end(hookErrorResult(HookEvent.PostToolUse, error), 'error');
+      return hookFailed(HookEvent.PostToolUse, error);
     }
     return end(result, result.status === 'success' ? 'success' : 'error');
   }
@@ -226,11 +259,9 @@ export async function runToolCall(
     if (merged) result = applyPostToolUseFailure(result, merged);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    // The seed: a PostToolUseFailure hook that throws is logged, and the tool error kept.
-    log.warn('PostToolUseFailure hook failed; keeping the original tool error', {
-      toolName,
-      error: failureMessage(error),
-    });
+    // The seed: a PostToolUseFailure hook that throws is logged (the worker logs every failed
+    // dispatch), and the tool error kept.
+    return hookFailed(HookEvent.PostToolUseFailure, error, result);
   }
   return end(result, 'error');
 }
@@ -319,11 +350,17 @@ function deniedResult(toolName: string, message: string): ToolResult {
   };
 }
 
+/** The serialized error a failed dispatch raised, when it raised one of ours. */
+function detailOf(error: unknown): SerializedError | undefined {
+  if (!(error instanceof ApplicationFailure)) return undefined;
+  const detail = error.details?.[0] as SerializedError | undefined;
+  return detail && typeof detail.name === 'string' && typeof detail.message === 'string'
+    ? detail
+    : undefined;
+}
+
 function hookErrorResult(event: HookEvent, error: unknown): ToolResult {
-  const detail =
-    error instanceof ApplicationFailure
-      ? (error.details?.[0] as SerializedError | undefined)
-      : undefined;
+  const detail = detailOf(error);
   const message = `${event} hook failed: ${detail?.message ?? failureMessage(error)}`;
   return {
     status: 'error',

@@ -10,6 +10,8 @@
  */
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import type { History, Payload } from '@temporalio/common/lib/proto-utils.js';
+import { hookErrorRecord, type HookErrorRecord } from '../common/errors.js';
+import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
 import type { HookOutput } from '../common/types.js';
 import type {
@@ -61,6 +63,11 @@ export interface HistoryDispatch {
   decidedBy?: number;
   /** Why: the deciding callback's reason, the error message, the budget that ran out, ... */
   reason?: string;
+  /**
+   * How it failed, when the activity reported it (`error`: a callback threw or returned a
+   * malformed output; `timeout`): event, callback, code, name and message.
+   */
+  error?: HookErrorRecord;
   /**
    * How long it took, ms: the activity's own measure when it reported one, else the time
    * between the scheduled and the closing event. Absent while running.
@@ -381,10 +388,24 @@ function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | 
       dispatch.decision = 'error';
       if (typeof outcome.callbackIndex === 'number') dispatch.decidedBy = outcome.callbackIndex;
       dispatch.reason = outcome.error?.message ?? 'a callback failed';
+      if (
+        isHookEvent(dispatch.event) &&
+        typeof outcome.error?.name === 'string' &&
+        typeof outcome.error.message === 'string'
+      ) {
+        dispatch.error = hookErrorRecord(dispatch.event, outcome.error, outcome.callbackIndex);
+      }
       return;
     case 'timeout':
       dispatch.decision = 'timeout';
       dispatch.reason = `Hook ${dispatch.event} exceeded ${dispatch.budgetMs}ms`;
+      if (isHookEvent(dispatch.event)) {
+        dispatch.error = hookErrorRecord(
+          dispatch.event,
+          { name: 'HookTimeoutError', code: 'HOOK_TIMEOUT', message: dispatch.reason },
+          typeof outcome.callbackIndex === 'number' ? outcome.callbackIndex : undefined,
+        );
+      }
       return;
     default:
       dispatch.decision = 'error';

@@ -58,10 +58,14 @@ export function truncate(text: string, max: number): string {
   return chars.length <= max ? chars.join('') : `${chars.slice(0, max - 1).join('')}…`;
 }
 
-/** The reason cell of a dispatch: its reason, and what became of a lingering callback. */
+/**
+ * The reason cell of a dispatch: its reason (after the error's code, for a callback that
+ * failed), and what became of a lingering callback.
+ */
 function reasonOf(dispatch: HistoryDispatch): string {
   const parts: string[] = [];
-  if (dispatch.reason) parts.push(dispatch.reason);
+  const code = dispatch.decision === 'error' ? dispatch.error?.code : undefined;
+  if (dispatch.reason) parts.push(code ? `${code}: ${dispatch.reason}` : dispatch.reason);
   if (dispatch.decidedBy !== undefined && dispatch.callbackCount > 1) {
     parts.push(`by callback #${dispatch.decidedBy + 1}`);
   }

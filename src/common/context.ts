@@ -12,9 +12,9 @@
  * 4. When turns left, the first remaining user message is shown to the model with a note in
  *    front: `[Context compacted: N earlier messages are not shown; ...]`.
  * 5. When the newest turn alone is over the budget, each text of it longer than its share
- *    (budget × 4 characters / messages in the turn) is cut to that share with a marker; a
- *    marker line the text already ended with (a tool output's `full output: sha256:...`)
- *    is kept after it. Tool-call inputs longer than the share are shown as the head of their
+ *    (budget × 4 characters / messages in the turn) is cut to that share (UTF-16 units, never
+ *    inside a character: see `cutPrefix`) with a marker; a marker line the text already
+ *    ended with (a tool output's `full output: sha256:...`) is kept after it. Tool-call inputs longer than the share are shown as the head of their
  *    JSON (`{ "_cut": ... }`), and images as a short text. A turn of very many steps can
  *    still exceed the budget: steps are never dropped from the newest turn.
  *
@@ -23,6 +23,7 @@
  * @module
  */
 import type { ConversationMessage } from './conversation.js';
+import { cutPrefix } from './text.js';
 import type { Prompt } from './types.js';
 
 /** Estimated tokens of one message: JSON characters / 4, rounded up. */
@@ -120,7 +121,7 @@ function clip(text: string, max: number): string {
   if (text.length <= max) return text;
   // A marker naming where the whole value is kept survives the cut.
   const marker = TRAILING_MARKER.exec(text)?.[0] ?? '';
-  return `${text.slice(0, max)}\n[... cut to fit the context budget: ${text.length} characters in all ...]${marker}`;
+  return `${cutPrefix(text, max)}\n[... cut to fit the context budget: ${text.length} characters in all ...]${marker}`;
 }
 
 function clipMessage(message: ConversationMessage, max: number): ConversationMessage {

@@ -37,6 +37,8 @@ export const DEFAULTS = {
   permissionTimeoutMs: 86_400_000,
   /** Largest tool output the model sees, bytes; more is cut with a marker. */
   maxToolOutputBytes: 65_536,
+  /** What a failed tool hook does: an error result for that call (the seed's contract). */
+  toolHookErrors: 'tool-error',
   /** Most tokens of conversation the model gets per step (JSON characters / 4). */
   maxContextTokens: 100_000,
   /** Payloads over this many bytes go to the payload store; history keeps a reference. */

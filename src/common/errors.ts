@@ -6,6 +6,7 @@
  * @module
  */
 import type { HookEvent } from './hook-events.js';
+import { cutPrefix } from './text.js';
 
 /** Stable error codes. Match on `error.code`, never on messages. */
 export type ErrorCode =
@@ -134,7 +135,85 @@ export interface SerializedError {
   stack?: string;
 }
 
-/** Turn any thrown value into a {@link SerializedError}. */
+/**
+ * A hook dispatch that failed, as the timeline entry, a tool call's record
+ * (`response.toolCalls[i].hookError`) and `durable-agent inspect` show it.
+ */
+export interface HookErrorRecord {
+  /** The event whose dispatch failed. */
+  event: HookEvent;
+  /**
+   * 0-based position of the callback that threw, returned a malformed output or was running
+   * at the deadline; absent when no callback was at fault (a lost worker, a fail-closed
+   * refusal, a worker with other callbacks).
+   */
+  callbackIndex?: number;
+  /**
+   * What went wrong: `HOOK_OUTPUT_INVALID` (the callback returned `undefined` or an output
+   * not of the contract's shape), `HOOK_CALLBACK_FAILED` (it threw an error with no string
+   * `code` of its own), the thrown error's own `code`, `HOOK_TIMEOUT`, `HOOK_WORKER_LOST`,
+   * `HOOK_CLEANUP_PENDING` or `HOOK_CALLBACKS_MISSING`.
+   */
+  code: string;
+  /** The error's name: `HookError`, `HookTimeoutError`, or that of the error thrown. */
+  name: string;
+  /** The error's message, cut at {@link MAX_ERROR_TEXT_CHARS}. */
+  message: string;
+}
+
+/** The {@link HookErrorRecord} of a dispatch of `event` that failed with `error`. */
+export function hookErrorRecord(
+  event: HookEvent,
+  error: SerializedError,
+  callbackIndex: number | undefined = error.callbackIndex,
+): HookErrorRecord {
+  const code = error.code ?? 'HOOK_CALLBACK_FAILED';
+  // A worker with other callbacks ran none of them: no callback is at fault.
+  const index = code === 'HOOK_CALLBACKS_MISSING' ? undefined : callbackIndex;
+  return {
+    event,
+    ...(index !== undefined ? { callbackIndex: index } : {}),
+    code,
+    name: error.name,
+    message: clipErrorText(error.message),
+  };
+}
+
+/**
+ * The one log line of a failed hook dispatch (the worker logs it at WARN through Temporal's
+ * logger): event, callback, agent, session, code and message on one line, and the same as
+ * fields in `meta`.
+ *
+ * @param record How the dispatch failed.
+ * @param where The agent and session (and, for tool events, the tool call) it belongs to.
+ */
+export function describeHookFailure(
+  record: HookErrorRecord,
+  where: { agentName: string; sessionId: string; toolName?: string; toolUseId?: string },
+): { message: string; meta: Record<string, unknown> } {
+  const callback =
+    record.callbackIndex !== undefined ? ` callback #${record.callbackIndex + 1}` : '';
+  const tool = where.toolName !== undefined ? ` (tool ${where.toolName})` : '';
+  // One line, whatever the message holds; the whole (cut) message is in `meta`.
+  const text = cutPrefix(record.message.replace(/\s*\n\s*/g, ' '), 1000);
+  return {
+    message:
+      `Hook ${record.event}${callback}${tool} failed in session '${where.sessionId}' of agent ` +
+      `'${where.agentName}': ${record.code}: ${text}`,
+    meta: {
+      event: record.event,
+      ...(record.callbackIndex !== undefined ? { callbackIndex: record.callbackIndex } : {}),
+      agentName: where.agentName,
+      sessionId: where.sessionId,
+      ...(where.toolName !== undefined ? { toolName: where.toolName } : {}),
+      ...(where.toolUseId !== undefined ? { toolUseId: where.toolUseId } : {}),
+      code: record.code,
+      errorName: record.name,
+      errorMessage: record.message,
+    },
+  };
+}
+
 /**
  * Longest error message or stack kept, characters: a failure's message is not a payload, so
  * the payload store cannot take it, and Temporal refuses a failure over 2 MiB.
@@ -146,12 +225,16 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** `text` cut to {@link MAX_ERROR_TEXT_CHARS} with a marker saying how long it was. */
+/**
+ * `text` cut to {@link MAX_ERROR_TEXT_CHARS} UTF-16 code units (never inside a character)
+ * with a marker saying how long it was.
+ */
 export function clipErrorText(text: string): string {
   if (text.length <= MAX_ERROR_TEXT_CHARS) return text;
-  return `${text.slice(0, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
+  return `${cutPrefix(text, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
 }
 
+/** Turn any thrown value into a {@link SerializedError}, its texts cut at {@link MAX_ERROR_TEXT_CHARS}. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const e = error as Error & Partial<SerializedError>;

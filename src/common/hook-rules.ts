@@ -9,6 +9,7 @@
 import { HookError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import { isPlainObject, whyNotJson, type JsonObject, type JsonValue } from './json.js';
+import { cutPrefix } from './text.js';
 import type { HookOutput, ImagePart, Prompt, TextPart, ToolResult } from './types.js';
 
 const ACTIONS = ['continue', 'skip', 'abort'] as const;
@@ -267,7 +268,8 @@ function describe(value: unknown): string {
   if (value === undefined) return 'undefined (did the callback forget to return?)';
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `'${value.length > 40 ? value.slice(0, 40) + '…' : value}'`;
+  if (typeof value === 'string')
+    return `'${value.length > 40 ? cutPrefix(value, 40) + '…' : value}'`;
   if (typeof value === 'object') return `a ${value.constructor?.name ?? 'non-plain'} object`;
   return `${typeof value} ${String(value)}`;
 }
@@ -275,8 +277,12 @@ function describe(value: unknown): string {
 /** Longest text field a hook payload carries, characters (payloads must stay under 2 MiB). */
 export const MAX_HOOK_TEXT_CHARS = 262_144;
 
-/** `text`, cut to `maxChars` with a marker saying how long it was. */
+/**
+ * `text`, cut to at most `maxChars` UTF-16 code units (never inside a character) with a
+ * marker saying how long it was and how much is shown.
+ */
 export function clipText(text: string, maxChars = MAX_HOOK_TEXT_CHARS): string {
   if (text.length <= maxChars) return text;
-  return `${text.slice(0, maxChars)}\n[... truncated: ${text.length} characters in all, first ${maxChars} shown ...]`;
+  const shown = cutPrefix(text, maxChars);
+  return `${shown}\n[... truncated: ${text.length} characters in all, first ${shown.length} shown ...]`;
 }

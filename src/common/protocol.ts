@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { SerializedError } from './errors.js';
+import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
@@ -77,6 +77,11 @@ export interface SessionWorkflowInput {
   maxContextTokens?: number;
   /** Continue as new after this many prompts in one run (besides Temporal's suggestion). */
   continueAsNewAfterPrompts?: number;
+  /**
+   * `'reject'`: a failed tool hook makes the `send()` reject with its error. Absent: the call
+   * ends in an error result and the prompt goes on (as in sessions started before it existed).
+   */
+  toolHookErrors?: 'reject';
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
 }
@@ -160,6 +165,14 @@ export interface ToolCallRecord {
   display?: ToolDisplay;
   /** Where the full output is kept when the model got a cut one (`session.readPayload`). */
   outputRef?: string;
+  /**
+   * A hook of this call (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure)
+   * failed: it threw, returned `undefined` or a malformed output, timed out, or its worker
+   * was lost. The call then ended in an error result telling the model so (`status` is
+   * `error`), except after PostToolUseFailure, where the tool's own error is kept. With
+   * `advanced.toolHookErrors: 'reject'` the `send()` rejects with the hook's error instead.
+   */
+  hookError?: HookErrorRecord;
 }
 
 /** The `send` update's answer. */
@@ -207,6 +220,8 @@ export interface TimelineEntry {
   /** 0-based position of the callback that decided (skip/abort) or failed. */
   decidedBy?: number;
   reason?: string;
+  /** How the dispatch failed (outcomes `error`, `timeout`, `worker_lost` and `refused`). */
+  error?: HookErrorRecord;
   /** Wall time of the dispatch as the activity measured it (or the workflow, when lost), ms. */
   durationMs: number;
   /** Workflow time the dispatch started, ms since epoch. */
@@ -274,7 +289,13 @@ export type HookDispatchOutcome =
       callbackCount: number;
       durationMs: number;
     }
-  | ({ status: 'timeout'; callbackCount: number; durationMs: number } & CleanupHandle);
+  | ({
+      status: 'timeout';
+      callbackCount: number;
+      durationMs: number;
+      /** 0-based position of the callback running at the deadline (absent in old histories). */
+      callbackIndex?: number;
+    } & CleanupHandle);
 
 /** Where to wait for a callback that outlived its dispatch. */
 export interface CleanupHandle {

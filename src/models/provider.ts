@@ -38,6 +38,7 @@ import type { ConversationMessage, ToolCall } from '../common/conversation.js';
 import { ConfigError, ModelError } from '../common/errors.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { ModelStepOutput } from '../common/protocol.js';
+import { cutPrefix } from '../common/text.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { AgentModel, ModelStepRequest } from './model.js';
 
@@ -355,10 +356,10 @@ function describe(error: unknown): string {
     : error.message;
 }
 
-/** `text`, cut to 300 characters. */
+/** `text`, cut to 300 characters (never inside one). */
 function snippet(text: string): string {
   const trimmed = text.trim();
-  return trimmed.length > 300 ? `${trimmed.slice(0, 300)}…` : trimmed;
+  return trimmed.length > 300 ? `${cutPrefix(trimmed, 300)}…` : trimmed;
 }
 
 function toFinishReason(

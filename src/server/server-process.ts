@@ -8,6 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { EngineError } from '../common/errors.js';
+import { cutSuffix } from '../common/text.js';
 
 /** A server process this process started. */
 export interface ServerProcess {
@@ -28,7 +29,7 @@ export function spawnServer(path: string, args: readonly string[]): ServerProces
   installExitHook();
   let output = '';
   const collect = (chunk: Buffer) => {
-    output = (output + chunk.toString()).slice(-4000);
+    output = cutSuffix(output + chunk.toString(), 4000);
   };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { utf8PrefixLength } from '../common/text.js';
 
 /** What {@link capOutput} returns. */
 export interface CappedOutput {
@@ -31,18 +32,6 @@ export function truncationMarker(
         ? `; first ${keptBytes} bytes kept: ${ref}`
         : `; full output: ${ref}`;
   return `\n[... output truncated: ${totalBytes} bytes total, first ${shownBytes} shown${where} ...]`;
-}
-
-/**
- * The longest prefix of `bytes` no longer than `limit` that ends on a UTF-8 character
- * boundary, as a byte length.
- */
-export function utf8PrefixLength(bytes: Uint8Array, limit: number): number {
-  if (limit >= bytes.length) return bytes.length;
-  let end = Math.max(0, Math.floor(limit));
-  // A continuation byte (10xxxxxx) at the cut means a character straddles it.
-  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
-  return end;
 }
 
 /**

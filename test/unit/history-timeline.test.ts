@@ -349,6 +349,40 @@ describe('histories edited to show the other outcomes', () => {
     expect(dispatch).toMatchObject({ decision: 'error', decidedBy: 1, reason: 'boom' });
   });
 
+  it('a callback error reported by the dispatch carries its error record: event, callback, code, name, message', () => {
+    const dispatch = withFirstPromptClosedBy((scheduledEventId, startedEventId) => ({
+      eventType: 'EVENT_TYPE_ACTIVITY_TASK_COMPLETED',
+      attributes: {
+        activityTaskCompletedEventAttributes: {
+          result: {
+            payloads: [
+              jsonPayload({
+                status: 'error',
+                error: {
+                  name: 'HookError',
+                  code: 'HOOK_OUTPUT_INVALID',
+                  message: 'Hook UserPromptSubmit callback #1 returned a malformed output',
+                },
+                callbackIndex: 0,
+                callbackCount: 1,
+                durationMs: 2,
+              }),
+            ],
+          },
+          scheduledEventId,
+          startedEventId,
+        },
+      },
+    }));
+    expect(dispatch.error).toEqual({
+      event: 'UserPromptSubmit',
+      callbackIndex: 0,
+      code: 'HOOK_OUTPUT_INVALID',
+      name: 'HookError',
+      message: 'Hook UserPromptSubmit callback #1 returned a malformed output',
+    });
+  });
+
   it('a tool event shows payload.toolName and toolUseId', () => {
     const json = readJson('prompts-and-close.json');
     const scheduled = dispatchScheduledEvents(json)[1]!;
@@ -439,7 +473,10 @@ describe('renderTimeline', () => {
     expect(lines[header + 2]).toMatch(
       /^-- +SessionEnd marker +reason=other +recorded .* \(event 17\)$/,
     );
-    expect(lines[header + 3]).toMatch(/^1 +SessionEnd +1 +error +flush failed +1\.8 ms$/);
+    // A callback that failed: its error's code before the message (a plain Error has none).
+    expect(lines[header + 3]).toMatch(
+      /^1 +SessionEnd +1 +error +HOOK_CALLBACK_FAILED: flush failed +1\.8 ms$/,
+    );
     expect(lines.at(-1)).toMatch(/^status: COMPLETED at \S+ \(end reason other, 0 prompts\)$/);
     // Aligned: every row's DECISION cell starts in the same column.
     const column = lines[header]!.indexOf('DECISION');

@@ -1,4 +1,4 @@
-import { CancelledFailure } from '@temporalio/common';
+import { CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createHookActivities } from '../../activities/hook-dispatch.js';
@@ -91,6 +91,8 @@ function obedientCallback() {
   };
   return { callback, started: started.promise };
 }
+
+const cont: HookCallback = async () => ({ action: 'continue' });
 
 /** Resolves to what `promise` rejected with; fails when it fulfils. */
 async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
@@ -437,6 +439,107 @@ describe('dispatchHook', () => {
       });
       expect(signal.aborted).toBe(true);
       expect(registry.pendingCleanups.size).toBe(0);
+    });
+  });
+
+  describe('the worker log', () => {
+    /** A logger keeping every line, as the activity context hands them on. */
+    function capture() {
+      const lines: Array<{ level: string; message: string; meta: Record<string, unknown> }> = [];
+      const keep =
+        (level: string) =>
+        (message: string, meta: Record<string, unknown> = {}) =>
+          lines.push({ level, message, meta });
+      const logger: Logger = {
+        log: (level, message, meta) => keep(level)(message, meta),
+        trace: keep('TRACE'),
+        debug: keep('DEBUG'),
+        info: keep('INFO'),
+        warn: keep('WARN'),
+        error: keep('ERROR'),
+      };
+      return { lines, env: new MockActivityEnvironment({}, { logger }) };
+    }
+
+    const failing: Array<[string, HookCallback, string, RegExp]> = [
+      [
+        'throws',
+        async () => {
+          throw new Error('audit log down');
+        },
+        'HOOK_CALLBACK_FAILED',
+        /audit log down/,
+      ],
+      [
+        'returns undefined',
+        async () => undefined as unknown as HookOutput,
+        'HOOK_OUTPUT_INVALID',
+        /returned a malformed output: .*got undefined/,
+      ],
+      [
+        "returns { action: 'block' }",
+        async () => ({ action: 'block' }) as unknown as HookOutput,
+        'HOOK_OUTPUT_INVALID',
+        /action/,
+      ],
+    ];
+    it.each(failing)(
+      'a callback that %s: one WARN line naming event, callback, agent, session, code and message',
+      async (_, bad, code, message) => {
+        const { dispatchHook } = setup({ [HookEvent.PostToolUse]: [cont, bad] });
+        const { lines, env } = capture();
+        const outcome = await runIn(
+          env,
+          dispatchHook,
+          dispatchInput(HookEvent.PostToolUse, { callbackCount: 2, sessionId: 'session-9' }),
+        );
+        expect(outcome.status).toBe('error');
+        const warnings = lines.filter((l) => l.level === 'WARN');
+        expect(warnings).toHaveLength(1);
+        const line = warnings[0]!;
+        expect(line.message).toMatch(
+          new RegExp(
+            `^Hook PostToolUse callback #2 \\(tool Read\\) failed in session 'session-9' of agent 'default': ${code}: `,
+          ),
+        );
+        expect(line.message).toMatch(message);
+        expect(line.message).not.toContain('\n');
+        expect(line.meta).toMatchObject({
+          event: 'PostToolUse',
+          callbackIndex: 1,
+          agentName: 'default',
+          sessionId: 'session-9',
+          toolName: 'Read',
+          toolUseId: 'tool-1',
+          code,
+          errorMessage: expect.stringMatching(message),
+        });
+      },
+    );
+
+    it('a dispatch that times out: one WARN line with HOOK_TIMEOUT and the callback that was running', async () => {
+      const obedient = obedientCallback();
+      const { dispatchHook } = setup({ [HookEvent.PreToolUse]: [cont, obedient.callback] });
+      const { lines, env } = capture();
+      const outcome = await runIn(
+        env,
+        dispatchHook,
+        dispatchInput(HookEvent.PreToolUse, { callbackCount: 2, budgetMs: 30 }),
+      );
+      expect(outcome).toMatchObject({ status: 'timeout', callbackIndex: 1 });
+      const warnings = lines.filter((l) => l.level === 'WARN');
+      expect(warnings.map((l) => l.message)).toEqual([
+        "Hook PreToolUse callback #2 (tool Read) failed in session 'session-1' of agent 'default': HOOK_TIMEOUT: Hook PreToolUse exceeded 30ms",
+      ]);
+      expect(warnings[0]!.meta).toMatchObject({ code: 'HOOK_TIMEOUT', callbackIndex: 1 });
+    });
+
+    it('a dispatch whose callbacks all return logs nothing', async () => {
+      const { dispatchHook } = setup({ [HookEvent.PreToolUse]: [cont] });
+      const { lines, env } = capture();
+      const outcome = await runIn(env, dispatchHook, dispatchInput(HookEvent.PreToolUse));
+      expect(outcome.status).toBe('completed');
+      expect(lines.filter((l) => l.level === 'WARN' || l.level === 'ERROR')).toEqual([]);
     });
   });
 });

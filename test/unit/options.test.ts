@@ -100,6 +100,20 @@ describe('resolveAgentOptions', () => {
     const error = thrownBy(() => resolveAgentOptions({ model: '' }));
     expectConfigError(error, 'model', "got ''");
   });
+
+  it("defaults toolHookErrors to 'tool-error' and accepts 'reject'", () => {
+    expect(resolveAgentOptions({ model }).toolHookErrors).toBe('tool-error');
+    expect(resolveAgentOptions(agentWith({ toolHookErrors: 'reject' })).toolHookErrors).toBe(
+      'reject',
+    );
+  });
+
+  it('rejects another toolHookErrors value with a ConfigError naming the option and value', () => {
+    const error = thrownBy(() =>
+      resolveAgentOptions(agentWith({ toolHookErrors: 'throw' as 'reject' })),
+    );
+    expectConfigError(error, 'advanced.toolHookErrors', "got 'throw'");
+  });
 });
 
 describe('createAgent', () => {

@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ToolResult } from '../../common/types.js';
-import { truncationMarker, utf8PrefixLength } from '../output.js';
+import { cutPrefix, utf8PrefixLength } from '../../common/text.js';
+import { truncationMarker } from '../output.js';
 import { defineTool } from '../tool.js';
 import { normalizeRoots } from '../workspace.js';
 
@@ -29,6 +30,9 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Room kept under the output cap for the truncation marker and the exit line, bytes. */
 const NOTE_RESERVE_BYTES = 300;
+
+/** Bytes kept past the keep limit, so kept output can end on a whole UTF-8 character. */
+const UTF8_LOOKAHEAD_BYTES = 3;
 
 /** Most output kept for `saveFullOutput` when the context gives no limit, bytes. */
 const DEFAULT_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
@@ -106,9 +110,21 @@ interface Collected {
   totalBytes: number;
 }
 
+/**
+ * Output that went past the keep limit is cut back to it, on a character boundary, so the
+ * kept bytes (the saved full output, and the head the model sees) decode to whole characters.
+ */
+function endOnCharacter(collected: Collected, keepBytes: number): void {
+  if (collected.totalBytes <= collected.keptBytes) return;
+  const all = Buffer.concat(collected.chunks, collected.keptBytes);
+  const kept = all.subarray(0, utf8PrefixLength(all, keepBytes));
+  collected.chunks = [kept];
+  collected.keptBytes = kept.length;
+}
+
 function summaryOf(command: string): string {
   const firstLine = command.split('\n', 1)[0] ?? '';
-  return firstLine.length > 80 ? `${firstLine.slice(0, 77)}...` : firstLine;
+  return firstLine.length > 80 ? `${cutPrefix(firstLine, 77)}...` : firstLine;
 }
 
 /**
@@ -164,8 +180,11 @@ export const Bash = defineTool({
     const collect = (chunk: Buffer): void => {
       collected.totalBytes += chunk.length;
       // Keep one byte past the cap so we know it was passed (or, when full outputs are
-      // saved, up to their limit); drain the rest unseen.
-      const room = (Number.isFinite(maxBytes) ? keepBytes : Infinity) - collected.keptBytes;
+      // saved, up to their limit), and a few more to end on a whole character; drain the
+      // rest unseen.
+      const room =
+        (Number.isFinite(maxBytes) ? keepBytes + UTF8_LOOKAHEAD_BYTES : Infinity) -
+        collected.keptBytes;
       if (room <= 0) return;
       const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
       collected.chunks.push(kept);
@@ -257,6 +276,7 @@ export const Bash = defineTool({
     }
 
     stopWatchdog(watchdog);
+    endOnCharacter(collected, keepBytes);
     let ref: string | undefined;
     if (collected.totalBytes > maxBytes && context.saveFullOutput) {
       const all = Buffer.concat(collected.chunks, collected.keptBytes);

@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
+import { cutPrefix } from '../../common/text.js';
 import { defineTool } from '../tool.js';
 import { workspacePath } from '../workspace.js';
 import { findWorkspaceFiles, patternError, resolveSearchDir, whyPatternLeaves } from './glob.js';
@@ -122,7 +123,7 @@ export const Grep = defineTool({
           break search;
         }
         const shown =
-          line.length > GREP_MAX_LINE_CHARS ? `${line.slice(0, GREP_MAX_LINE_CHARS)}...` : line;
+          line.length > GREP_MAX_LINE_CHARS ? `${cutPrefix(line, GREP_MAX_LINE_CHARS)}...` : line;
         matches.push(`${file}:${i + 1}:${shown}`);
       }
     }

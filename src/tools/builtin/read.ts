@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { z } from 'zod';
-import { utf8PrefixLength } from '../output.js';
+import { utf8PrefixLength } from '../../common/text.js';
 import { defineTool } from '../tool.js';
 import { resolveInWorkspace, workspacePath } from '../workspace.js';
 
