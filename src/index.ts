@@ -47,6 +47,7 @@ export type {
   DispatchOutcomeKind,
   SessionDescription,
   CloseResult,
+  SessionTermination,
   SendStatus,
   ToolCallRecord,
 } from './common/protocol.js';
