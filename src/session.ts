@@ -134,8 +134,10 @@ export class Session {
    * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
    *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
    *   session stays usable.
-   * @throws {SessionClosedError} after `close()`.
+   * @throws {SessionClosedError} after `close()` (or an idle timeout, a cancellation; after
+   *   a termination its message says `was terminated` and gives the reason).
    * @throws {SessionNotFoundError} when the session does not exist.
+   * @throws {EngineError} when this handle's client was closed while the call was in flight.
    */
   async send(prompt: Prompt, options: SendOptions = {}): Promise<SendResponse> {
     const requestId = options.requestId ?? randomUUID();
@@ -412,7 +414,10 @@ export class Session {
     );
   }
 
-  /** The session's state: status, task queue, SessionEnd marker, pending cleanups. */
+  /**
+   * The session's state: status, task queue, SessionEnd marker, pending cleanups; for a
+   * session terminated from outside, `status: 'closed'` with `terminated: { reason, at }`.
+   */
   async describe(): Promise<SessionDescription> {
     const execution = await this.#describeExecution();
     if (execution.status.name !== 'RUNNING') {
