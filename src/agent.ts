@@ -5,10 +5,10 @@
  *
  * @module
  */
-import { ConfigError } from './common/errors.js';
+import { ConfigError, EngineError, SessionClosedError } from './common/errors.js';
 import type { CloseResult } from './common/protocol.js';
 import type { Prompt } from './common/types.js';
-import { connectClient, type AgentClient, type SessionSummary } from './client.js';
+import { clientCallsOf, connectClient, type AgentClient, type SessionSummary } from './client.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
 import type { DevServer } from './server/dev-server.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from './options.js';
@@ -30,20 +30,52 @@ export interface Agent {
   /**
    * Send a prompt to the agent's default session (created on first use).
    * @see Session.send for what it throws.
+   * @throws {SessionClosedError} after `close()` closed the default session.
+   * @throws {EngineError} `ENGINE_ERROR` after `shutdown()`, or after `close()` of an agent
+   *   that had no default session.
    */
   send(prompt: Prompt, options?: SendOptions): Promise<SendResponse>;
-  /** @see AgentClient.createSession */
+  /**
+   * @see AgentClient.createSession
+   * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
+   */
   createSession(options?: SessionOptions): Promise<Session>;
-  /** @see AgentClient.session */
+  /**
+   * @see AgentClient.session
+   * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
+   */
   session(sessionId: string): Promise<Session>;
-  /** @see AgentClient.listSessions */
+  /**
+   * @see AgentClient.listSessions
+   * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
+   */
   listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
   /**
-   * Close the default session (SessionEnd runs once) if `send()` opened one, then stop the
-   * worker, the client and the embedded server. Other sessions stay open and durable.
+   * Close the agent: close the default session if `send()` opened one (as
+   * {@link Session.close}: SessionEnd runs once), then stop the worker, the client and the
+   * embedded server. Other sessions stay open and durable.
+   *
+   * Only a close that closed stops anything. A refused close (the default session's
+   * `close()` rejected: `HOOK_CLEANUP_PENDING` while a cancelled callback cleans up, or
+   * SessionEnd threw or timed out) leaves the agent running and the session open: `send()`
+   * works, and calling `close()` again closes the session (without calling SessionEnd again
+   * when it already ran and failed) and then stops the agent.
+   *
+   * @returns the default session's {@link CloseResult}; `undefined` when `send()` never
+   *   opened a default session (the agent stops all the same, and no session is touched).
+   *   `close()` again, or concurrently with a close in flight, shares that outcome: it
+   *   resolves with `closedNow: false, sessionEndRan: false` (or `undefined`) once the agent
+   *   has stopped, or rejects with the same error.
+   * @throws {HookError} what the default session's `close()` threw; nothing was stopped.
+   * @throws {EngineError} `ENGINE_ERROR` after `shutdown()` when a default session is open:
+   *   it can no longer be reached from this agent (close it with `session(id).close()` from
+   *   another client).
    */
   close(): Promise<CloseResult | undefined>;
-  /** Stop the worker, client and embedded server without closing any session. */
+  /**
+   * Stop the worker, client and embedded server without closing any session. Idempotent;
+   * `close()` after it closes nothing.
+   */
   shutdown(): Promise<void>;
 }
 
@@ -70,9 +102,16 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
   return assemble(endpoint, worker, client);
 }
 
+/** How long a close that closed the default session waits for its other calls to end, ms. */
+const CLOSE_CALLS_GRACE_MS = 5_000;
+
 function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: AgentClient): Agent {
   let defaultSession: Promise<Session> | undefined;
   let stopped: Promise<void> | undefined;
+  /** The close in flight, which concurrent `close()` calls share. */
+  let closing: Promise<CloseResult | undefined> | undefined;
+  /** Set once a close closed (or found closed) the default session, or found none. */
+  let closed: { result: CloseResult | undefined; sessionId: string | undefined } | undefined;
   const shutdown = () => {
     stopped ??= (async () => {
       await client.close().catch(() => undefined);
@@ -81,6 +120,31 @@ function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: Agent
     })();
     return stopped;
   };
+  const running = (what: string): void => {
+    if (!stopped) return;
+    if (closed?.sessionId !== undefined && what === 'send') {
+      throw new SessionClosedError(closed.sessionId);
+    }
+    throw new EngineError(
+      'ENGINE_ERROR',
+      `agent.${what}(): the agent was ${closed ? 'closed' : 'shut down'}; create a new agent`,
+    );
+  };
+  const sessionOrNone = async (): Promise<Session | undefined> =>
+    defaultSession?.catch(() => undefined);
+  const closeOnce = async (): Promise<CloseResult | undefined> => {
+    const session = await sessionOrNone();
+    // Rejects (nothing stopped) when the session refuses to close.
+    const result = session ? await session.close() : undefined;
+    closed = { result, sessionId: session?.id };
+    // The session's send()s were answered as it closed: let their replies arrive before
+    // the client goes.
+    if (session) await clientCallsOf(client)?.quiet(session.workflowId, CLOSE_CALLS_GRACE_MS);
+    await shutdown();
+    return result;
+  };
+  const alreadyClosed = (result: CloseResult | undefined): CloseResult | undefined =>
+    result && { ...result, closedNow: false, sessionEndRan: false };
   return {
     address: endpoint.address,
     uiUrl: endpoint.server?.uiUrl,
@@ -88,19 +152,45 @@ function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: Agent
     worker,
     client,
     async send(prompt, sendOptions) {
+      running('send');
       defaultSession ??= client.createSession();
       defaultSession.catch(() => (defaultSession = undefined));
       return (await defaultSession).send(prompt, sendOptions);
     },
-    createSession: (sessionOptions) => client.createSession(sessionOptions),
-    session: (sessionId) => client.session(sessionId),
-    listSessions: (listOptions) => client.listSessions(listOptions),
+    createSession: async (sessionOptions) => {
+      running('createSession');
+      return client.createSession(sessionOptions);
+    },
+    session: async (sessionId) => {
+      running('session');
+      return client.session(sessionId);
+    },
+    listSessions: async (listOptions) => {
+      running('listSessions');
+      return client.listSessions(listOptions);
+    },
     async close() {
-      try {
-        if (!defaultSession) return undefined;
-        return await (await defaultSession).close();
-      } finally {
+      if (closing) return alreadyClosed(await closing);
+      if (closed) {
         await shutdown();
+        return alreadyClosed(closed.result);
+      }
+      if (stopped) {
+        // shutdown() came first: the default session, if any, stays open on the server.
+        const session = await sessionOrNone();
+        if (!session) return undefined;
+        throw new EngineError(
+          'ENGINE_ERROR',
+          `agent.close(): the agent was shut down before its default session '${session.id}' ` +
+            `was closed; close it from another client: session('${session.id}').close()`,
+        );
+      }
+      const attempt = closeOnce();
+      closing = attempt;
+      try {
+        return await attempt;
+      } finally {
+        closing = undefined;
       }
     },
     shutdown,

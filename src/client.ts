@@ -11,7 +11,14 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { ConfigError, SessionClosedError, deserializeError } from './common/errors.js';
+import {
+  ConfigError,
+  EngineError,
+  HookError,
+  SessionClosedError,
+  deserializeError,
+} from './common/errors.js';
+import { HookEvent } from './common/hook-events.js';
 import {
   SESSION_WORKFLOW,
   Updates,
@@ -27,6 +34,7 @@ import {
 } from './options.js';
 import type { AgentRegistry } from './registry.js';
 import { dataConverterOf } from './payloads/data-converter.js';
+import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 
 /** One row of {@link AgentClient.listSessions}. */
@@ -45,10 +53,16 @@ export interface AgentClient {
   readonly temporal: Client;
   /**
    * Start a session (or attach to the running one with the same `sessionId`) and wait until
-   * SessionStart has run.
+   * SessionStart has run. A session that never opened (its SessionStart aborted, threw,
+   * timed out or lost its worker) can be created again with the same `sessionId`:
+   * SessionStart then runs again, in a new run of the session's workflow.
    * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
-   * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed.
-   * @throws {SessionClosedError} when a session with this id existed and was closed.
+   * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
+   *   is the abort's reason, or `SessionStart failed: ...` with the error underneath as
+   *   `cause` (e.g. a `HookError` `HOOK_WORKER_LOST` when the worker running the callback
+   *   died, `HOOK_TIMEOUT`, or what the callback threw).
+   * @throws {SessionClosedError} when a session with this id was opened and is closed
+   *   (closed, idle-timed out, cancelled or terminated).
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
@@ -62,6 +76,8 @@ export interface AgentClient {
    * Close the connection (sessions stay as they are on the server). A `send()`, `close()`,
    * `abort()` or approval of this client's sessions still in flight ends with an
    * `EngineError` ("The client of session … was closed while its … call was in flight").
+   * Each call runs under an abort signal of its own, so a client makes any number of calls
+   * without piling up listeners.
    */
   close(): Promise<void>;
 }
@@ -72,13 +88,14 @@ export function createClientOn(
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): AgentClient {
+  const calls = new ClientCalls();
   const client = new Client({
     connection,
     namespace: options.temporal.namespace,
     dataConverter: dataConverterOf(options),
+    // Tells a send whether the workflow accepted it, so the next one may go (call order).
+    interceptors: { workflow: [calls.interceptor()] },
   });
-
-  const closing = new AbortController();
 
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
@@ -123,18 +140,29 @@ export function createClientOn(
         : {}),
     };
     const workflowId = sessionWorkflowId(sessionId);
-    try {
-      await client.workflow.start(SESSION_WORKFLOW, {
+    const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+      client.workflow.start(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
         // A second start of the same session attaches instead of forking.
         workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdReusePolicy: reuse,
         memo: { sessionId, agentName: options.name },
       });
+    try {
+      try {
+        await start('REJECT_DUPLICATE');
+      } catch (error) {
+        // A closed session of this id: refused, unless it never opened (its SessionStart
+        // failed). Then the id is free again, and a new run starts the session afresh.
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        if (!(await neverOpened(workflowId))) throw new SessionClosedError(sessionId);
+        await start('ALLOW_DUPLICATE');
+      }
     } catch (error) {
       registry?.removeSessionHooks(sessionId);
+      if (error instanceof SessionClosedError) throw error;
       if (error instanceof WorkflowExecutionAlreadyStartedError)
         throw new SessionClosedError(sessionId);
       throw toSdkError(error, sessionId);
@@ -143,11 +171,11 @@ export function createClientOn(
     // `firstExecutionRunId`, which updates cannot use. Follow the workflow id instead.
     const live = client.workflow.getHandle(workflowId);
     try {
-      await live.executeUpdate(Updates.ready, { args: [] });
+      await calls.run(connection, () => live.executeUpdate(Updates.ready, { args: [] }));
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         registry?.removeSessionHooks(sessionId);
-        throw toSdkError(error, sessionId);
+        throw startFailure(toSdkError(error, sessionId));
       }
       // The workflow may have completed with its start error before the update landed.
       const running = await live.describe().then(
@@ -158,10 +186,23 @@ export function createClientOn(
         ? undefined
         : ((await live.result().catch(() => undefined)) as SessionWorkflowResult | undefined);
       registry?.removeSessionHooks(sessionId);
-      if (result?.startError) throw deserializeError(result.startError);
+      if (result?.startError) throw startFailure(deserializeError(result.startError));
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, options.payloadStore, closing.signal);
+    return new Session(sessionId, live, options.payloadStore, calls);
+  }
+
+  /** Whether the newest run of `workflowId` is closed and ended with a start error. */
+  async function neverOpened(workflowId: string): Promise<boolean> {
+    const handle = client.workflow.getHandle(workflowId);
+    const status = await handle.describe().then(
+      (d) => d.status.name,
+      () => undefined,
+    );
+    if (status !== 'COMPLETED') return false;
+    const result = (await handle.result().catch(() => undefined)) as
+      SessionWorkflowResult | undefined;
+    return result?.startError !== undefined;
   }
 
   async function session(sessionId: string): Promise<Session> {
@@ -171,14 +212,14 @@ export function createClientOn(
     } catch (error) {
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, handle, options.payloadStore, closing.signal);
+    return new Session(sessionId, handle, options.payloadStore, calls);
   }
 
   async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
     return listSessionSummaries(client, listOptions.limit ?? 100);
   }
 
-  return {
+  const agentClient: AgentClient = {
     temporal: client,
     createSession,
     session,
@@ -186,10 +227,37 @@ export function createClientOn(
     close: async () => {
       // Calls still in flight (a send waiting on a person, a retry) end first, with an
       // error, rather than retrying on a closed channel.
-      closing.abort();
+      calls.close(new EngineError('ENGINE_ERROR', 'The client was closed'));
       await connection.close();
     },
   };
+  callsOfClient.set(agentClient, calls);
+  return agentClient;
+}
+
+const callsOfClient = new WeakMap<AgentClient, ClientCalls>();
+
+/**
+ * The in-flight call book-keeping of a client made by {@link createClientOn}.
+ * @internal for the agent (a close waits for its session's calls) and tests.
+ */
+export function clientCallsOf(client: AgentClient): ClientCalls | undefined {
+  return callsOfClient.get(client);
+}
+
+/**
+ * The documented error of a session that did not start: SESSION_START_FAILED as it is (an
+ * abort's reason), anything else (a lost worker, a timeout, a thrown error) as its cause.
+ */
+function startFailure(error: Error): Error {
+  if (error instanceof HookError && error.code === 'SESSION_START_FAILED') return error;
+  return new HookError('SESSION_START_FAILED', `SessionStart failed: ${error.message}`, {
+    event: HookEvent.SessionStart,
+    ...(typeof (error as HookError).callbackIndex === 'number'
+      ? { callbackIndex: (error as HookError).callbackIndex }
+      : {}),
+    cause: error,
+  });
 }
 
 /** Connect a client to `address`. */

@@ -48,6 +48,7 @@ export type {
   DispatchOutcomeKind,
   SessionDescription,
   CloseResult,
+  SessionTermination,
   SendStatus,
   ToolCallRecord,
 } from './common/protocol.js';

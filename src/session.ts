@@ -9,6 +9,7 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
@@ -31,6 +32,7 @@ import {
   type SendResult,
   type SendStatus,
   type SessionDescription,
+  type SessionTermination as Termination,
   type SessionWorkflowResult,
   type RunArchive,
   type RunArchiveBody,
@@ -45,6 +47,7 @@ import { queryWithDeadline } from './query.js';
 import { readConversation } from './conversation-reader.js';
 import type { PayloadStore } from './payloads/store.js';
 import { localAbortReason, rememberAbortReason } from './registry.js';
+import type { ClientCalls } from './client-calls.js';
 
 /** Options of {@link Session.send}. */
 export interface SendOptions {
@@ -97,19 +100,19 @@ export class Session {
   readonly id: string;
   readonly #handle: WorkflowHandle;
   readonly #payloadStore: PayloadStore | undefined;
-  readonly #clientClosing: AbortSignal | undefined;
+  readonly #calls: ClientCalls | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
   constructor(
     id: string,
     handle: WorkflowHandle,
     payloadStore?: PayloadStore,
-    clientClosing?: AbortSignal,
+    calls?: ClientCalls,
   ) {
     this.id = id;
     this.#handle = handle;
     this.#payloadStore = payloadStore;
-    this.#clientClosing = clientClosing;
+    this.#calls = calls;
   }
 
   /** The workflow id backing this session. */
@@ -119,7 +122,11 @@ export class Session {
 
   /**
    * Send a prompt: UserPromptSubmit, the agent loop, then TaskCompleted. Prompts of one
-   * session run one at a time, in the order they arrive.
+   * session run one at a time. The sends one client makes to one session (through this
+   * handle or any other of the same client) run in the order `send()` was called, awaited
+   * or not: each is issued once the workflow has accepted the one before it, so they queue
+   * in the workflow, where abort and close reach them. Sends from different clients run in
+   * the order the workflow accepts them.
    *
    * @returns the response; a prompt aborted while it runs (or waits) resolves with status
    *   `aborted`. A `signal` already aborted when `send()` is called rejects at once with its
@@ -127,8 +134,10 @@ export class Session {
    * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
    *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
    *   session stays usable.
-   * @throws {SessionClosedError} after `close()`.
+   * @throws {SessionClosedError} after `close()` (or an idle timeout, a cancellation; after
+   *   a termination its message says `was terminated` and gives the reason).
    * @throws {SessionNotFoundError} when the session does not exist.
+   * @throws {EngineError} when this handle's client was closed while the call was in flight.
    */
   async send(prompt: Prompt, options: SendOptions = {}): Promise<SendResponse> {
     const requestId = options.requestId ?? randomUUID();
@@ -136,12 +145,20 @@ export class Session {
     checkPromptSize(prompt);
     // §4.3: a signal already aborted fails at once with the caller's own reason; nothing runs.
     if (signal?.aborted) throw signal.reason;
+    // Call order: wait until this client's earlier sends to the session were accepted.
+    const handOn = this.#calls
+      ? await this.#calls.sendTurn(this.workflowId, signal)
+      : () => undefined;
     // The signal aborts this request only, whether it runs or still waits in the queue.
-    const onAbort = () => void this.#abortRequest(signal?.reason, requestId).catch(() => undefined);
+    let issued = false;
+    const onAbort = () => {
+      if (issued) void this.#abortRequest(signal?.reason, requestId).catch(() => undefined);
+    };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const request: SendRequest = { requestId, prompt };
-      // Aborted while the run was continuing as new: the send was never accepted, nothing ran.
+      // Aborted before the workflow accepted it (while waiting for its turn, or while the run
+      // was continuing as new): nothing ran.
       const abortedBeforeStart = (): SendResult | undefined => {
         if (!signal?.aborted) return undefined;
         const abortId = randomUUID();
@@ -154,14 +171,17 @@ export class Session {
           abort: { abortId, reason: serializeError(signal.reason) },
         };
       };
-      const result = await this.#update<SendResult>(
-        Updates.send,
-        [request],
-        requestId,
-        abortedBeforeStart,
-      );
+      const early = abortedBeforeStart();
+      if (early) return new SendResponse(early);
+      issued = true;
+      const result = await this.#update<SendResult>(Updates.send, [request], {
+        updateId: requestId,
+        whileRollingOver: abortedBeforeStart,
+        onAccepted: handOn,
+      });
       return new SendResponse(result);
     } finally {
+      handOn();
       signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -188,25 +208,55 @@ export class Session {
       reason: serializeError(given),
       ...(requestId !== undefined ? { requestId } : {}),
     };
-    const { aborted } = await this.#update<{ aborted: boolean }>(Updates.abort, [request], abortId);
+    const { aborted } = await this.#update<{ aborted: boolean }>(Updates.abort, [request], {
+      updateId: abortId,
+    });
     return aborted;
   }
 
   /**
-   * Close the session: SessionEnd runs once with `reason: 'other'`.
+   * Close the session: stop the running prompt (its `send()` resolves `aborted`), refuse the
+   * queued ones (`SessionClosedError`), then run SessionEnd once with `reason: 'other'`.
+   * A refused close leaves the session open and usable.
    *
-   * @returns whether this call closed it (false when it was already closed: nothing ran).
-   * @throws {HookError} when SessionEnd failed or timed out; calling `close()` again closes
-   *   the session without calling SessionEnd again. `HOOK_CLEANUP_PENDING` while a cancelled
-   *   callback has not settled.
+   * @returns `{ closedNow: true, sessionEndRan }` when this call closed it; `closedNow: false`
+   *   when it was already closed (nothing ran): after an earlier `close()`, an idle timeout
+   *   or a cancellation, and for a `close()` that overlapped the one that closed it. A
+   *   session terminated from outside (`temporal workflow terminate`) answers
+   *   `{ closedNow: false, sessionEndRan: false, terminated: { reason, at } }`: termination
+   *   runs no SessionEnd.
+   * @throws {HookError} when SessionEnd failed or timed out (concurrent calls share that
+   *   rejection); calling `close()` again closes the session without calling SessionEnd
+   *   again. `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
    */
   async close(): Promise<CloseResult> {
     try {
       return await this.#update<CloseResult>(Updates.close, []);
     } catch (error) {
-      if (error instanceof SessionClosedError) return { closedNow: false, sessionEndRan: false };
-      throw error;
+      if (!(error instanceof SessionClosedError)) throw error;
+      const terminated = await this.#termination();
+      return { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
     }
+  }
+
+  /** How the session was terminated, when it was (its newest run ended as TERMINATED). */
+  async #termination(): Promise<Termination | undefined> {
+    const client = this.#handle.client;
+    const description = await this.#handle.describe().catch(() => undefined);
+    if (description?.status.name !== 'TERMINATED') return undefined;
+    const history = await client.workflowService
+      .getWorkflowExecutionHistory({
+        namespace: client.options.namespace,
+        execution: { workflowId: this.#handle.workflowId, runId: description.runId },
+        historyEventFilterType: CLOSE_EVENT_ONLY,
+      })
+      .catch(() => undefined);
+    const event = history?.history?.events?.at(-1);
+    const attributes = event?.workflowExecutionTerminatedEventAttributes;
+    return {
+      reason: attributes?.reason ?? '',
+      at: description.closeTime ?? new Date(0),
+    };
   }
 
   /**
@@ -255,11 +305,9 @@ export class Session {
       },
     };
     // The same answer retried runs once; a different answer to the same request is refused.
-    await this.#update(
-      Updates.decidePermission,
-      [request],
-      `decide-${requestId}-${answerKey(request.answer)}`,
-    );
+    await this.#update(Updates.decidePermission, [request], {
+      updateId: `decide-${requestId}-${answerKey(request.answer)}`,
+    });
   }
 
   /**
@@ -279,11 +327,9 @@ export class Session {
         ...(options.interrupt ? { interrupt: true } : {}),
       },
     };
-    await this.#update(
-      Updates.decidePermission,
-      [request],
-      `decide-${requestId}-${answerKey(request.answer)}`,
-    );
+    await this.#update(Updates.decidePermission, [request], {
+      updateId: `decide-${requestId}-${answerKey(request.answer)}`,
+    });
   }
 
   /**
@@ -368,7 +414,10 @@ export class Session {
     );
   }
 
-  /** The session's state: status, task queue, SessionEnd marker, pending cleanups. */
+  /**
+   * The session's state: status, task queue, SessionEnd marker, pending cleanups; for a
+   * session terminated from outside, `status: 'closed'` with `terminated: { reason, at }`.
+   */
   async describe(): Promise<SessionDescription> {
     const execution = await this.#describeExecution();
     if (execution.status.name !== 'RUNNING') {
@@ -377,6 +426,8 @@ export class Session {
       };
       const result = (await this.#handle.result().catch(() => undefined)) as
         SessionWorkflowResult | undefined;
+      const terminated =
+        execution.status.name === 'TERMINATED' ? await this.#termination() : undefined;
       return {
         sessionId: this.id,
         status: 'closed',
@@ -385,6 +436,7 @@ export class Session {
         pendingCleanups: 0,
         promptsHandled: result?.promptsHandled ?? 0,
         busy: false,
+        ...(terminated ? { terminated } : {}),
       };
     }
     return queryWithDeadline<SessionDescription>(this.#handle, Queries.describe);
@@ -398,26 +450,52 @@ export class Session {
     }
   }
 
+  /**
+   * Run an Update, retrying what is safe to retry (the update id dedupes).
+   * `whileRollingOver` answers instead when the run refuses it while continuing as new;
+   * `onAccepted` is called once the workflow accepted it (then the result is awaited).
+   */
   async #update<T>(
     name: string,
     args: unknown[],
-    updateId: string = randomUUID(),
-    whileRollingOver: () => T | undefined = () => undefined,
+    options: {
+      updateId?: string;
+      whileRollingOver?: () => T | undefined;
+      onAccepted?: () => void;
+    } = {},
   ): Promise<T> {
+    const { updateId = randomUUID(), whileRollingOver = () => undefined, onAccepted } = options;
+    const handle = this.#handle;
+    const updateArgs = args as [unknown, ...unknown[]];
+    const calls = this.#calls;
+    const call = async (): Promise<T> => {
+      if (!onAccepted || !calls) {
+        return handle.executeUpdate<T, typeof updateArgs>(name, { args: updateArgs, updateId });
+      }
+      calls.watchStart(updateId);
+      try {
+        const update = await handle.startUpdate<T, typeof updateArgs>(name, {
+          args: updateArgs,
+          updateId,
+          waitForStage: WorkflowUpdateStage.ACCEPTED,
+        });
+        // Accepted and still running: it holds its place in the workflow's queue. One
+        // answered at once may have been refused (a run rolling over): it is retried below
+        // before the next one may go.
+        if (calls.takeStart(updateId) === 'running') onAccepted();
+        return await update.result();
+      } finally {
+        calls.takeStart(updateId);
+      }
+    };
     try {
       for (let attempt = 1; ; attempt++) {
         try {
-          const call = () =>
-            this.#handle.executeUpdate<T, [unknown, ...unknown[]]>(name, {
-              args: args as [unknown, ...unknown[]],
-              updateId,
-            });
-          const closing = this.#clientClosing;
-          return await (closing
-            ? this.#handle.client.connection.withAbortSignal(closing, call)
+          return await (calls
+            ? calls.run(handle.client.connection, call, handle.workflowId)
             : call());
         } catch (error) {
-          if (this.#clientClosing?.aborted) {
+          if (this.#calls?.closed) {
             throw new EngineError(
               'ENGINE_ERROR',
               `The client of session ${this.id} was closed while its ${name} call was in flight`,
@@ -443,7 +521,7 @@ export class Session {
     } catch (error) {
       const converted = this.#toSdkError(error);
       if (converted instanceof EngineError && isCompletedError(error)) {
-        throw new SessionClosedError(this.id);
+        throw await this.#closedError();
       }
       if (converted instanceof SessionNotFoundError) {
         // The workflow may have completed (closed) rather than never existed.
@@ -451,10 +529,21 @@ export class Session {
           (d) => d.status.name !== 'RUNNING',
           () => false,
         );
-        if (closed) throw new SessionClosedError(this.id);
+        if (closed) throw await this.#closedError();
       }
       throw converted;
     }
+  }
+
+  /** The error of a call that reached a closed session; it names a termination. */
+  async #closedError(): Promise<SessionClosedError> {
+    const terminated = await this.#termination();
+    if (!terminated) return new SessionClosedError(this.id);
+    const because = terminated.reason ? `: ${terminated.reason}` : '';
+    return new SessionClosedError(
+      this.id,
+      `Session '${this.id}' was terminated${because} (SessionEnd did not run)`,
+    );
   }
 
   /** Whether `error` says the run completed while the session still runs (continued as new). */
@@ -528,6 +617,8 @@ function abortError(): Error {
 
 /** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
 const ACTIVITY_TASK_QUEUE = 2;
+/** `HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT` of Temporal's API: only the run's last event. */
+const CLOSE_EVENT_ONLY = 2;
 
 /** Largest prompt `send()` takes, bytes of JSON (Temporal rejects payloads over 2 MiB). */
 export const MAX_PROMPT_BYTES = 1_048_576;

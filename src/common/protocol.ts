@@ -199,12 +199,38 @@ export interface AbortRequest extends AbortRecord {
   requestId?: string;
 }
 
-/** The `close` update's answer. */
+/**
+ * What `close()` came to (the `close` update's answer, and what `Session.close()` and
+ * `Agent.close()` resolve with).
+ */
 export interface CloseResult {
-  /** False when the session was already closed: nothing was called. */
+  /**
+   * True when this call closed the session. False when it was already closed and nothing
+   * was called: by an earlier `close()` (or one that overlapped this call and closed it),
+   * an idle timeout, a cancellation from outside, or a termination (see `terminated`).
+   */
   closedNow: boolean;
-  /** Whether SessionEnd's callbacks ran during this call. */
+  /**
+   * Whether SessionEnd's callbacks ran during this call. False when the session has no
+   * SessionEnd callbacks, when an earlier `close()` already called them (one that failed:
+   * this call closed without calling them again), and whenever `closedNow` is false.
+   */
   sessionEndRan: boolean;
+  /**
+   * Set when the session was terminated from outside (`temporal workflow terminate`, the
+   * Web UI, `WorkflowHandle.terminate()`). Termination stops the workflow at once: SessionEnd
+   * did not run on it (`describe().sessionEndMarker` says whether an earlier close had
+   * scheduled it). Never set by the workflow itself.
+   */
+  terminated?: SessionTermination;
+}
+
+/** How a session was terminated from outside. */
+export interface SessionTermination {
+  /** The reason given to the termination (`''` when none was). */
+  reason: string;
+  /** When the session's workflow was terminated. */
+  at: Date;
 }
 
 /** A dispatch's outcome on the timeline. */
@@ -249,6 +275,8 @@ export interface SessionDescription {
   pendingCleanups: number;
   promptsHandled: number;
   busy: boolean;
+  /** Set (with `status: 'closed'`) when the session was terminated from outside. */
+  terminated?: SessionTermination;
 }
 
 /** What the workflow returns when it completes. */
