@@ -40,8 +40,11 @@ export {
   ModelError,
   ToolError,
   EngineError,
+  TemporalConnectionError,
   type ErrorCode,
+  type ModelErrorDetails,
 } from './common/errors.js';
+export { LOG_LEVELS, LOG_LEVEL_VARIABLE, type AgentLogger, type AgentLogLevel } from './logging.js';
 export type {
   TimelineEntry,
   DispatchOutcomeKind,
