@@ -74,14 +74,17 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
       });
       return boundOutput(output);
     } catch (error) {
-      // Our own errors (a script that ran out, a 401) are not worth retrying; anything
-      // else (a 429, a reset connection) goes through the activity's retry policy.
+      // Our own errors (a script that ran out, a 401) are not worth retrying unless they
+      // say so (a 503, a reset connection); anything else goes through the retry policy.
+      // Ours carry their serialized form, so the caller of `send()` gets the same class
+      // with its details (statusCode, retryable, provider, model), also once the
+      // retries of a retryable one ran out.
       const retryable = (error as { retryable?: boolean }).retryable;
-      if (error instanceof AgentSdkError && retryable !== true) {
+      if (error instanceof AgentSdkError) {
         throw ApplicationFailure.create({
           type: error.name,
           message: error.message,
-          nonRetryable: true,
+          nonRetryable: retryable !== true,
           details: [serializeError(error)],
         });
       }

@@ -10,6 +10,7 @@ import type { CloseResult } from './common/protocol.js';
 import type { Prompt } from './common/types.js';
 import { clientCallsOf, connectClient, type AgentClient, type SessionSummary } from './client.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
+import { resolveModel } from './models/resolve.js';
 import type { DevServer } from './server/dev-server.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from './options.js';
 import type { Session, SendOptions, SendResponse } from './session.js';
@@ -83,16 +84,22 @@ export interface Agent {
  * Create an agent: validate the options, reach (or start) Temporal, start a worker and a
  * client in this process.
  *
- * @throws {ConfigError} for bad options (e.g. `hookTimeoutMs: 0`), before anything starts.
+ * @throws {ConfigError} for bad options (e.g. `hookTimeoutMs: 0`), or a model id whose
+ *   provider needs an API key that neither `apiKey` nor its environment variable gives
+ *   (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), before anything starts.
  * @throws {EngineError} when the embedded server cannot be provisioned or started.
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at the
+ *   configured address, `NAMESPACE_NOT_FOUND` when its server has no such namespace.
  */
 export async function createAgent(options: AgentOptions): Promise<Agent> {
   const resolved = resolveAgentOptions(options);
+  // Before any server starts: a model id without its API key is a ConfigError now.
+  const model = resolveModel(resolved);
   const endpoint = await resolveEndpoint(resolved);
   let worker: AgentWorker | undefined;
   let client: AgentClient | undefined;
   try {
-    worker = await startAgentWorker(resolved, endpoint.address);
+    worker = await startAgentWorker(resolved, endpoint.address, { model });
     client = await connectClient(endpoint.address, resolved, worker.registry);
   } catch (error) {
     await worker?.shutdown();
@@ -199,8 +206,10 @@ function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: Agent
 
 /**
  * Run only the worker half of an agent definition: one of a fleet on the same task queue.
- * Needs `advanced.temporal.address` or `TEMPORAL_ADDRESS`.
- * @throws {ConfigError} for bad options or no Temporal address.
+ * Needs `advanced.temporal.address` or `TEMPORAL_ADDRESS`, and the model's API key (as
+ * `createAgent` does).
+ * @throws {ConfigError} for bad options, no Temporal address, or a missing API key.
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
  */
 export async function createAgentWorker(options: AgentOptions): Promise<AgentWorker> {
   const resolved = resolveAgentOptions(options);
@@ -213,7 +222,9 @@ export async function createAgentWorker(options: AgentOptions): Promise<AgentWor
 /**
  * Run only the client half: start and drive sessions without running hooks (they run on
  * the workers). The definition must match the workers' (same hooks per event, same name).
+ * It never runs the model, so a model id needs no API key here.
  * @throws {ConfigError} for bad options or no Temporal address.
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
  */
 export async function createAgentClient(options: AgentOptions): Promise<AgentClient> {
   const resolved = resolveAgentOptions(options);

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   Client,
-  Connection,
+  type Connection,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
@@ -36,6 +36,7 @@ import type { AgentRegistry } from './registry.js';
 import { dataConverterOf } from './payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
+import { connectTemporalClient } from './connection.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
@@ -260,13 +261,18 @@ function startFailure(error: Error): Error {
   });
 }
 
-/** Connect a client to `address`. */
+/**
+ * Connect a client to `address` and check that its namespace exists.
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing usable answers at
+ *   `address` (at once for a refused port or an unknown host, else after the connect
+ *   deadline), `NAMESPACE_NOT_FOUND` when the server lacks `options.temporal.namespace`.
+ */
 export async function connectClient(
   address: string,
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): Promise<AgentClient> {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTemporalClient(address, options.temporal.namespace);
   return createClientOn(connection, options, registry);
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import type { ResolvedAgentOptions } from './options.js';
+import { shows } from './logging.js';
 import { startDevServer, type DevServer } from './server/dev-server.js';
 
 /** A Temporal frontend to talk to, and the embedded server when we started one. */
@@ -17,13 +18,21 @@ export interface TemporalEndpoint {
 
 /**
  * Resolve the endpoint, starting an embedded dev server when no address is configured.
+ * The server's provisioning notes go to `options.logger` (stderr by default) at WARN.
  * @throws {EngineError} when the embedded server cannot be provisioned or started.
  */
 export async function resolveEndpoint(options: ResolvedAgentOptions): Promise<TemporalEndpoint> {
   const { address, namespace, embedded } = options.temporal;
   if (address) return { address, namespace, server: undefined };
+  const { logger, logLevel } = options;
   const server = await startDevServer({
     namespace,
+    // Provisioning notes (a download, a build that takes minutes) explain a wait: WARN.
+    ...(!shows('WARN', logLevel)
+      ? { log: () => undefined }
+      : logger
+        ? { log: (line: string) => logger.warn(line, { component: 'embedded-server' }) }
+        : {}),
     ...(embedded?.dbFilename ? { dbFilename: embedded.dbFilename } : {}),
     ...(embedded?.ui ? { ui: true } : {}),
     ...(embedded?.cacheDir ? { cacheDir: embedded.cacheDir } : {}),

@@ -40,9 +40,12 @@ export {
   ModelError,
   ToolError,
   EngineError,
+  TemporalConnectionError,
   type ErrorCode,
   type HookErrorRecord,
+  type ModelErrorDetails,
 } from './common/errors.js';
+export { LOG_LEVELS, LOG_LEVEL_VARIABLE, type AgentLogger, type AgentLogLevel } from './logging.js';
 export type {
   TimelineEntry,
   DispatchOutcomeKind,

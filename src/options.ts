@@ -19,6 +19,14 @@ import {
 import { builtinTools } from './tools/builtin/index.js';
 import { fileStore, isPayloadStore, type PayloadStore } from './payloads/store.js';
 import type { ToolDefinition } from './tools/tool.js';
+import {
+  LOG_LEVELS,
+  isAgentLogger,
+  parseLogLevel,
+  resolveLogLevel,
+  type AgentLogLevel,
+  type AgentLogger,
+} from './logging.js';
 
 /** Where Temporal is and how the agent uses it. */
 export interface TemporalOptions {
@@ -150,17 +158,54 @@ export interface AdvancedOptions {
    * @default 262144
    */
   offloadPayloadBytes?: number;
+  /**
+   * Where the worker's log lines go: Temporal's worker, activity and workflow lines (a
+   * failed model step, a failed SessionEnd), and what activities log through
+   * `Context.current().log`. Any object with `debug`, `info`, `warn` and `error` methods
+   * taking `(message, meta)`: `console`, winston, or a Temporal `Logger` as is (for pino,
+   * wrap it: `warn: (m, meta) => pino.warn(meta, m)`). Each entry is one call: `message`
+   * one line with the error's name and message, `meta` plain data (`sessionId`,
+   * `activityType`, `attempt`, ...), a `stack` key only at `DEBUG`/`TRACE`.
+   *
+   * The Temporal runtime is one per process: when the application installed its own
+   * first (`Runtime.install`), Temporal's lines go to that runtime's logger instead.
+   *
+   * @default one line per entry on stderr: `[durable-agent-sdk WARN] message (k=v, ...)`
+   */
+  logger?: AgentLogger;
+  /**
+   * Least severe level logged: `'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR'`. Stacks and
+   * Temporal's full metadata appear at `DEBUG` and `TRACE` only. The Temporal core's own
+   * lines are filtered at the level of the first worker started in the process.
+   *
+   * @default `DURABLE_AGENT_LOG_LEVEL` (any case), else `'WARN'`
+   * @throws {ConfigError} at `createAgent` for another value, or a bad `DURABLE_AGENT_LOG_LEVEL`.
+   */
+  logLevel?: AgentLogLevel;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
 }
 
 /** Options of `createAgent`. */
 export interface AgentOptions {
-  /** A model id such as `'gpt-4o'` (needs `apiKey`), or a model object such as `scriptedModel([...])`. */
+  /**
+   * A model id such as `'gpt-4o'` (OpenAI), `'claude-sonnet-4-5'` (Anthropic), or any id
+   * with `baseUrl` (an OpenAI-compatible server); or a model object such as
+   * `scriptedModel([...])`.
+   */
   model: string | AgentModel;
-  /** The provider's API key, for model ids. */
+  /**
+   * The provider's API key, for model ids. `createAgent` and `createAgentWorker` need one
+   * for OpenAI and Anthropic ids (a `ConfigError` at once otherwise); `createAgentClient`
+   * never runs the model and needs none.
+   * @default `OPENAI_API_KEY` (OpenAI, OpenAI-compatible) or `ANTHROPIC_API_KEY`
+   *   (Anthropic); with `baseUrl` and neither, no key (local servers usually need none).
+   */
   apiKey?: string;
-  /** Base URL of an OpenAI-compatible endpoint, for model ids. */
+  /**
+   * Base URL of an OpenAI-compatible endpoint, for model ids, up to the version segment
+   * (e.g. `http://127.0.0.1:11434/v1`). A key is optional there.
+   */
   baseUrl?: string;
   /**
    * Name of the agent definition; workers and clients of one agent must agree on it.
@@ -215,6 +260,9 @@ export interface ResolvedAgentOptions {
   continueAsNewAfterPrompts: number | undefined;
   payloadStore: PayloadStore;
   offloadPayloadBytes: number;
+  /** `advanced.logger`; undefined: stderr. */
+  logger: AgentLogger | undefined;
+  logLevel: AgentLogLevel;
   temporal: Required<Pick<TemporalOptions, 'namespace' | 'taskQueue'>> &
     Required<
       Pick<
@@ -311,7 +359,26 @@ const agentSchema = z.strictObject({
       });
     }
   }),
-  apiKey: optionalString('apiKey'),
+  apiKey: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (typeof value !== 'string') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `apiKey must be a string, got ${describeValue(value)}`,
+        });
+      } else if (value.trim() === '') {
+        // Typically `apiKey: process.env.OPENAI_API_KEY!` with the variable set but empty.
+        ctx.addIssue({
+          code: 'custom',
+          message:
+            "apiKey is empty: pass the provider's key (is the variable you read it from set?), " +
+            'or leave apiKey out to read OPENAI_API_KEY or ANTHROPIC_API_KEY',
+        });
+      }
+    })
+    .optional(),
   baseUrl: optionalString('baseUrl'),
   name: optionalString('name'),
   tools: z
@@ -424,6 +491,28 @@ const agentSchema = z.strictObject({
           }
         })
         .optional(),
+      logger: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value !== undefined && !isAgentLogger(value)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.logger must have debug, info, warn and error methods (e.g. console), got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
+      logLevel: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value !== undefined && parseLogLevel(value) === undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.logLevel must be one of ${LOG_LEVELS.map((l) => `'${l}'`).join(', ')}, got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
       temporal: z
         .strictObject({
           address: optionalString('advanced.temporal.address'),
@@ -515,6 +604,8 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     continueAsNewAfterPrompts: advanced.continueAsNewAfterPrompts,
     payloadStore: advanced.payloadStore ?? fileStore(resolvePath(DEFAULTS.payloadDir)),
     offloadPayloadBytes: advanced.offloadPayloadBytes ?? DEFAULTS.offloadPayloadBytes,
+    logger: advanced.logger,
+    logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: {
       address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
       namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,

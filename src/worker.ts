@@ -6,12 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  DefaultLogger,
   NativeConnection,
   Runtime,
   Worker,
   type ActivityInterceptorsFactory,
-  type LogLevel,
 } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { BudgetClock } from '../activities/budget-clock.js';
@@ -23,6 +21,15 @@ import { AgentRegistry } from './registry.js';
 import { normalizeRoots } from './tools/workspace.js';
 import { workflowBundle } from './workflow-code.js';
 import { dataConverterOf } from './payloads/data-converter.js';
+import {
+  AGENT_CONNECTION_HINTS,
+  checkNamespace,
+  isNamespaceNotFound,
+  namespaceNotFound,
+  temporalUnreachable,
+  transportReason,
+} from './connection.js';
+import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from './logging.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
 export interface AgentWorker {
@@ -42,8 +49,13 @@ export interface AgentWorker {
 }
 
 /**
- * Start a worker for one agent definition on `options.temporal.taskQueue`.
- * @throws when the server is unreachable or the workflow code fails to bundle.
+ * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
+ * lines (and its activities' `Context.current().log`) go to `options.logger` at
+ * `options.logLevel` (see `src/logging.ts`).
+ * @throws {ConfigError} for a model id without its API key (see `resolveModel`).
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at
+ *   `address`, `NAMESPACE_NOT_FOUND` when the server lacks the namespace.
+ * @throws when the workflow code fails to bundle.
  */
 export async function startAgentWorker(
   options: ResolvedAgentOptions,
@@ -60,7 +72,7 @@ export async function startAgentWorker(
     shutdownForceTimeMs?: number;
   } = {},
 ): Promise<AgentWorker> {
-  installQuietRuntime();
+  const routing = installQuietRuntime(options.logLevel);
   const registry = extra.registry ?? new AgentRegistry();
   registry.register({
     name: options.name,
@@ -73,7 +85,18 @@ export async function startAgentWorker(
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
-  const connection = await NativeConnection.connect({ address });
+  const removeSink = routing?.addSink({
+    taskQueues: [taskQueue, cleanupQueue],
+    logger: options.logger,
+    level: options.logLevel,
+  });
+  let connection: NativeConnection;
+  try {
+    connection = await connectWorker(address, namespace);
+  } catch (error) {
+    removeSink?.();
+    throw error;
+  }
   const activities = createActivities({
     registry,
     cleanupQueue,
@@ -97,18 +120,30 @@ export async function startAgentWorker(
       : {}),
     dataConverter: dataConverterOf(options),
   } as const;
-  const main = await Worker.create({
-    ...common,
-    taskQueue,
-    stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
-    workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
-    activities,
-  });
-  const cleanup = await Worker.create({
-    ...common,
-    taskQueue: cleanupQueue,
-    activities: { awaitHookSettled: activities.awaitHookSettled },
-  });
+  let main: Worker;
+  let cleanup: Worker;
+  try {
+    main = await Worker.create({
+      ...common,
+      taskQueue,
+      stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
+      workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
+      activities,
+    });
+    cleanup = await Worker.create({
+      ...common,
+      taskQueue: cleanupQueue,
+      activities: { awaitHookSettled: activities.awaitHookSettled },
+    });
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    removeSink?.();
+    // The namespace went away between the check and now: the same clear error.
+    if (isNamespaceNotFound(error)) {
+      throw namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
+    }
+    throw error;
+  }
   const done = Promise.all([main.run(), cleanup.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
   return {
@@ -121,73 +156,76 @@ export async function startAgentWorker(
         for (const w of [main, cleanup]) if (w.getState() === 'RUNNING') w.shutdown();
         await done.catch(() => undefined);
         await connection.close();
+        removeSink?.();
       })();
       return stopping;
     },
   };
 }
 
-let runtimeInstalled = false;
-
-/** Lines of the Temporal runtime that say nothing a user of this SDK can act on. */
-const QUIET_LOG_LINES = [
-  // The cleanup worker runs activities only, on purpose.
-  'No workflows registered',
-  // The time-skipping test server does not advertise this capability; no hook reads
-  // heartbeat details of a failed activity.
-  'the server did not advertise the activity_failure_include_heartbeat capability',
-  // The hook test env's killWorkerAt: the dropped result of a worker it killed.
-  'This worker was killed by the test',
-];
-
-function safeJson(value: unknown): string {
+/**
+ * The worker's native connection, its errors mapped: a refused port or unknown host is
+ * `TEMPORAL_UNREACHABLE` (the core's `tonic::transport::Error` stays the cause), a missing
+ * namespace `NAMESPACE_NOT_FOUND`, checked here before `Worker.create` would fail on it.
+ */
+async function connectWorker(address: string, namespace: string): Promise<NativeConnection> {
+  let connection: NativeConnection;
   try {
-    // Errors carry their words in non-enumerable fields.
-    return (
-      JSON.stringify(value, (_key, v: unknown) =>
-        v instanceof Error ? `${v.name}: ${v.message}` : v,
-      ) ?? ''
+    connection = await NativeConnection.connect({ address });
+  } catch (error) {
+    throw temporalUnreachable(
+      address,
+      namespace,
+      transportReason(error),
+      AGENT_CONNECTION_HINTS,
+      error,
     );
-  } catch {
-    return '';
   }
+  try {
+    await checkNamespace(connection.workflowService, address, namespace, AGENT_CONNECTION_HINTS);
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
+  return connection;
+}
+
+let runtimeLogger: RoutingLogger | undefined;
+
+/**
+ * The level of the core's dependencies (gRPC, HTTP/2 framing): as asked at WARN, ERROR and
+ * TRACE, else WARN, so DEBUG shows Temporal's detail rather than every HTTP/2 frame.
+ */
+function transportLevel(level: AgentLogLevel): AgentLogLevel {
+  return level === 'DEBUG' || level === 'INFO' ? 'WARN' : level;
 }
 
 /**
- * Temporal's default logger prints every worker state change at INFO. Install a runtime
- * logging at `DURABLE_AGENT_LOG_LEVEL` (default WARN), the core's own lines forwarded to it,
- * unless the application installed its own runtime first (then `Runtime.install` throws
- * and theirs stays).
+ * Install, once per process, a Temporal runtime whose logger is a {@link RoutingLogger}:
+ * every worker's, activity's and workflow's line (and the core's own, forwarded) goes to
+ * the sink of its worker, one line each, at the worker's level. The core's own lines are
+ * filtered at the level of the first call in the process (`level`, default
+ * `DURABLE_AGENT_LOG_LEVEL`, else WARN). When the application installed a runtime first,
+ * `Runtime.install` throws and theirs stays: Temporal's lines then go to its logger, and
+ * this returns undefined.
+ *
+ * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is set to something that is not a level.
  */
-export function installQuietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const level = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'WARN') as LogLevel;
+export function installQuietRuntime(level?: AgentLogLevel): RoutingLogger | undefined {
+  if (runtimeLogger) return runtimeLogger;
+  const threshold = level ?? resolveLogLevel(undefined);
+  const logger = new RoutingLogger(threshold);
   try {
     Runtime.install({
-      logger: new DefaultLogger(level, (entry) => {
-        const text = `${entry.message} ${safeJson(entry.meta)}`;
-        if (QUIET_LOG_LINES.some((line) => text.includes(line))) return;
-        const meta = entry.meta && Object.keys(entry.meta).length > 0 ? entry.meta : '';
-        console.error(`[temporal ${entry.level}] ${entry.message}`, meta);
-        if (text.includes('ACTIVITY_UNKNOWN')) {
-          console.error(ACTIVITY_UNKNOWN_HINT);
-        }
-      }),
-      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
+      logger,
+      telemetryOptions: {
+        logging: { filter: { core: threshold, other: transportLevel(threshold) }, forward: {} },
+      },
     });
   } catch {
     // A runtime exists already: keep the application's.
+    return undefined;
   }
+  runtimeLogger = logger;
+  return logger;
 }
-
-/**
- * Temporal's time-skipping test server refuses a workflow's request to cancel an activity
- * whose completion it has just buffered (`ACTIVITY_UNKNOWN`) and then never hands the run
- * another workflow task, so the session stops there. A real server accepts the request.
- */
-const ACTIVITY_UNKNOWN_HINT =
-  '[durable-agent-sdk] The server refused to cancel an activity that had just completed ' +
-  "(ACTIVITY_UNKNOWN). Temporal's time-skipping test server does this when an abort races a " +
-  "hook or tool finishing, and the session then stops. Run such a test with server: 'dev' " +
-  '(createHookTestEnv), or deliver the abort with env.abortAt(), which waits for it to land.';

@@ -9,10 +9,16 @@ import { listSessionSummaries, type SessionSummary } from '../client.js';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils.js';
-import type { LogLevel } from '@temporalio/worker';
-import { AgentSdkError, SessionClosedError, SessionNotFoundError } from '../common/errors.js';
+import {
+  AgentSdkError,
+  SessionClosedError,
+  SessionNotFoundError,
+  TemporalConnectionError,
+} from '../common/errors.js';
+import { connectTemporalClient, type ConnectionHints } from '../connection.js';
+import { RoutingLogger, resolveLogLevel } from '../logging.js';
 import type { JsonObject } from '../common/json.js';
 import { sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
@@ -57,18 +63,33 @@ export async function runCommand(args: CommandArgs, io: CliOutput): Promise<numb
   }
 }
 
-/** Connect with a short timeout, run `body`, close the connection. */
+/** How the CLI's messages say where the address and namespace come from. */
+const CLI_CONNECTION_HINTS: ConnectionHints = {
+  address: '--address HOST:PORT (or TEMPORAL_ADDRESS)',
+  namespace: '--namespace NAME (or TEMPORAL_NAMESPACE)',
+};
+
+/** Connect with a short timeout (and check the namespace), run `body`, close the connection. */
 async function withClient<T>(args: CommandArgs, body: (client: Client) => Promise<T>): Promise<T> {
   let connection: Connection;
   try {
-    connection = await Connection.connect({
-      address: args.address,
-      connectTimeout: CONNECT_TIMEOUT_MS,
+    connection = await connectTemporalClient(args.address, args.namespace, {
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      hints: CLI_CONNECTION_HINTS,
     });
   } catch (error) {
+    if (error instanceof TemporalConnectionError && error.code === 'NAMESPACE_NOT_FOUND') {
+      throw new CliError(
+        `namespace '${args.namespace}' not found at ${args.address}: pass ` +
+          `${CLI_CONNECTION_HINTS.namespace}, or create it with \`temporal operator namespace ` +
+          `create --namespace ${args.namespace} --address ${args.address}\``,
+        { cause: error },
+      );
+    }
+    const reason = error instanceof TemporalConnectionError ? error.reason : oneLine(error);
     throw new CliError(
-      `cannot reach Temporal at ${args.address} within ${CONNECT_TIMEOUT_MS / 1000} s ` +
-        `(${oneLine(error)}); pass --address HOST:PORT or set TEMPORAL_ADDRESS`,
+      `cannot reach Temporal at ${args.address}: ${reason}; check that a server runs there ` +
+        `and pass ${CLI_CONNECTION_HINTS.address}`,
       { cause: error },
     );
   }
@@ -518,15 +539,19 @@ function isNamespaceError(error: unknown): boolean {
 
 let runtimeInstalled = false;
 
-/** Replay runs a worker: keep Temporal's own logging to errors unless asked for more. */
+/**
+ * Replay runs a worker: Temporal's own lines at ERROR, one line each, unless
+ * `DURABLE_AGENT_LOG_LEVEL` asks for more.
+ * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is not a level.
+ */
 async function installReplayRuntime(): Promise<void> {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  const level = (process.env.DURABLE_AGENT_LOG_LEVEL ?? 'ERROR') as LogLevel;
+  const { Runtime } = await import('@temporalio/worker');
+  const level = resolveLogLevel(undefined, process.env, 'ERROR');
   try {
     Runtime.install({
-      logger: new DefaultLogger(level),
+      logger: new RoutingLogger(level),
       telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
     });
   } catch {

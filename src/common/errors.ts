@@ -30,6 +30,8 @@ export type ErrorCode =
   | 'TEMPORAL_SERVER_START_FAILED'
   | 'TEMPORAL_TEST_SERVER_UNAVAILABLE'
   | 'ENGINE_ERROR'
+  | 'TEMPORAL_UNREACHABLE'
+  | 'NAMESPACE_NOT_FOUND'
   | 'PAYLOAD_NOT_FOUND'
   | 'PAYLOAD_CORRUPT'
   | 'SESSION_ROLLING_OVER';
@@ -102,10 +104,64 @@ export class SessionClosedError extends AgentSdkError {
   }
 }
 
-/** A model provider failed (after retries, where retrying made sense). */
+/** What a {@link ModelError} may say about the failed model call, besides its message. */
+export interface ModelErrorDetails {
+  /** Whether another attempt of the step may succeed. */
+  retryable?: boolean;
+  /** HTTP status of the provider's answer, when there was one, e.g. `401`, `503`. */
+  statusCode?: number;
+  /** Which API answered, e.g. `openai`, `anthropic`, `openai-compatible`. */
+  provider?: string;
+  /** The provider's model id, e.g. `gpt-4o`. */
+  model?: string;
+  cause?: unknown;
+}
+
+/**
+ * A model step failed (after retries, where retrying made sense).
+ *
+ * `retryable`, `statusCode`, `provider` and `model` are set when the model said (a
+ * {@link ProviderError} does), and survive the trip from the worker's model step to the
+ * caller of `send()`: a 401 reaches `send()` as an error with `statusCode: 401` and
+ * `retryable: false`; a 503 that kept failing until the retries ran out, with
+ * `statusCode: 503` and `retryable: true`. A field the model did not give is undefined.
+ */
 export class ModelError extends AgentSdkError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('MODEL_ERROR', message, options);
+  /** Whether another attempt of the step may succeed; undefined when the model did not say. */
+  readonly retryable?: boolean;
+  /** HTTP status of the provider's answer; undefined when there was none. */
+  readonly statusCode?: number;
+  /** Which API answered, e.g. `openai-compatible`; undefined when unknown. */
+  readonly provider?: string;
+  /** The provider's model id; undefined when unknown. */
+  readonly model?: string;
+  constructor(message: string, details: ModelErrorDetails = {}) {
+    super('MODEL_ERROR', message, { cause: details.cause });
+    this.retryable = details.retryable;
+    this.statusCode = details.statusCode;
+    this.provider = details.provider;
+    this.model = details.model;
+  }
+}
+
+/**
+ * A model provider's failure, classified (see `providerModel`).
+ *
+ * `retryable: true` for failures that may pass on a later attempt: HTTP 408, 409, 429 and
+ * 5xx, a refused, reset or timed-out connection, and the step's own timeout. The
+ * `modelStep` activity lets Temporal's retry policy retry those. `retryable: false` for
+ * failures another attempt would repeat: other 4xx (400 bad request, 401 bad key, 403,
+ * 404 unknown model), a missing API key, a request the SDK rejects before sending.
+ *
+ * The message names the provider, the model, the status and the provider's own message,
+ * e.g. `openai gpt-4o: 401 Unauthorized: Incorrect API key provided`. The original
+ * error is the `cause` (in the worker's process only: it does not cross to the caller).
+ */
+export class ProviderError extends ModelError {
+  /** Whether another attempt of the step may succeed. */
+  declare readonly retryable: boolean;
+  constructor(message: string, details: ModelErrorDetails & { retryable: boolean }) {
+    super(message, details);
   }
 }
 
@@ -123,6 +179,38 @@ export class EngineError extends AgentSdkError {
   }
 }
 
+/**
+ * The Temporal server could not be reached, or the namespace does not exist on it. Thrown
+ * by `createAgent`, `createAgentWorker` and `createAgentClient` (and reported by the CLI)
+ * instead of the transport's own error, which stays the `cause`.
+ *
+ * - `TEMPORAL_UNREACHABLE`: nothing answered at `address` (connection refused, unknown
+ *   host, no answer, or something that is not a Temporal frontend).
+ * - `NAMESPACE_NOT_FOUND`: the server answered, but has no namespace `namespace`.
+ */
+export class TemporalConnectionError extends EngineError {
+  declare readonly code: 'TEMPORAL_UNREACHABLE' | 'NAMESPACE_NOT_FOUND';
+  /** The `host:port` tried. */
+  readonly address: string;
+  /** The namespace asked for. */
+  readonly namespace: string;
+  /**
+   * What went wrong, in a few words, e.g. `connection refused (nothing listens on that
+   * port)` or `the namespace does not exist`.
+   */
+  readonly reason: string;
+  constructor(
+    code: 'TEMPORAL_UNREACHABLE' | 'NAMESPACE_NOT_FOUND',
+    message: string,
+    details: { address: string; namespace: string; reason: string; cause?: unknown },
+  ) {
+    super(code, message, { cause: details.cause });
+    this.address = details.address;
+    this.namespace = details.namespace;
+    this.reason = details.reason;
+  }
+}
+
 /** An error as it crosses a process or workflow boundary. */
 export interface SerializedError {
   name: string;
@@ -132,6 +220,11 @@ export interface SerializedError {
   callbackIndex?: number;
   timeoutMs?: number;
   sessionId?: string;
+  /** Of a `MODEL_ERROR`: see {@link ModelErrorDetails}. */
+  retryable?: boolean;
+  statusCode?: number;
+  provider?: string;
+  model?: string;
   stack?: string;
 }
 
@@ -244,6 +337,12 @@ export function serializeError(error: unknown): SerializedError {
     if (typeof e.callbackIndex === 'number') out.callbackIndex = e.callbackIndex;
     if (typeof e.timeoutMs === 'number') out.timeoutMs = e.timeoutMs;
     if (typeof e.sessionId === 'string') out.sessionId = e.sessionId;
+    if (e.code === 'MODEL_ERROR') {
+      if (typeof e.retryable === 'boolean') out.retryable = e.retryable;
+      if (typeof e.statusCode === 'number') out.statusCode = e.statusCode;
+      if (typeof e.provider === 'string') out.provider = clipErrorText(e.provider);
+      if (typeof e.model === 'string') out.model = clipErrorText(e.model);
+    }
     if (e.stack) out.stack = clipErrorText(e.stack);
     return out;
   }
@@ -295,11 +394,22 @@ export function deserializeError(s: SerializedError): Error {
     case 'TEMPORAL_SERVER_START_FAILED':
     case 'TEMPORAL_TEST_SERVER_UNAVAILABLE':
     case 'ENGINE_ERROR':
+    case 'TEMPORAL_UNREACHABLE':
+    case 'NAMESPACE_NOT_FOUND':
       error = new EngineError(s.code, s.message);
       break;
-    case 'MODEL_ERROR':
-      error = new ModelError(s.message);
+    case 'MODEL_ERROR': {
+      const details: ModelErrorDetails = {};
+      if (typeof s.retryable === 'boolean') details.retryable = s.retryable;
+      if (typeof s.statusCode === 'number') details.statusCode = s.statusCode;
+      if (typeof s.provider === 'string') details.provider = s.provider;
+      if (typeof s.model === 'string') details.model = s.model;
+      error =
+        s.name === 'ProviderError' && typeof s.retryable === 'boolean'
+          ? new ProviderError(s.message, { ...details, retryable: s.retryable })
+          : new ModelError(s.message, details);
       break;
+    }
     case 'TOOL_ERROR':
       error = new ToolError(s.message);
       break;

@@ -5,8 +5,9 @@
  * One `step()` is one model request: the session workflow runs the agent loop, executes
  * the tools and retries failed steps (through the `modelStep` activity's retry policy), so
  * this module never retries by itself and never executes a tool. It only classifies
- * failures, as a {@link ProviderError} whose `retryable` tells the activity whether
- * trying again can help.
+ * failures, as a {@link ProviderError} (defined in `common/errors`, so it crosses to the
+ * caller of `send()` intact) whose `retryable` tells the activity whether trying again
+ * can help.
  *
  * Node only (it makes HTTP requests); never import it from workflow code.
  *
@@ -35,12 +36,14 @@ import {
 } from 'ai';
 import { z } from 'zod';
 import type { ConversationMessage, ToolCall } from '../common/conversation.js';
-import { ConfigError, ModelError } from '../common/errors.js';
+import { ConfigError, ProviderError, type ModelErrorDetails } from '../common/errors.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { ModelStepOutput } from '../common/protocol.js';
 import { cutPrefix } from '../common/text.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { AgentModel, ModelStepRequest } from './model.js';
+
+export { ProviderError };
 
 /** Which API a {@link providerModel} talks to. */
 export type ModelProvider = 'openai' | 'anthropic' | 'openai-compatible';
@@ -56,7 +59,8 @@ export interface ProviderModelOptions {
    * @default the `OPENAI_API_KEY` environment variable (OpenAI and OpenAI-compatible) or
    *   `ANTHROPIC_API_KEY` (Anthropic), read at each step. An OpenAI-compatible server
    *   with neither gets an empty key (local servers usually need none); OpenAI and
-   *   Anthropic without a key fail the step with a non-retryable {@link ProviderError}.
+   *   Anthropic without a key fail the step with a non-retryable {@link ProviderError}
+   *   (`createAgent` with a model id checks this up front: see {@link apiKeyVariable}).
    *   Note that the default sends `OPENAI_API_KEY` to `baseUrl` too: pass `apiKey`
    *   when `baseUrl` is not a server you trust with it.
    */
@@ -88,34 +92,6 @@ export interface ProviderModelOptions {
 export const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
 
 /**
- * A model provider's failure, classified.
- *
- * `retryable: true` for failures that may pass on a later attempt: HTTP 408, 409, 429 and
- * 5xx, a refused, reset or timed-out connection, and the step's own timeout. The
- * `modelStep` activity lets Temporal's retry policy retry those. `retryable: false` for
- * failures another attempt would repeat: other 4xx (400 bad request, 401 bad key, 403,
- * 404 unknown model), a missing API key, a request the SDK rejects before sending.
- *
- * The message names the provider, the model, the status and the provider's own message,
- * e.g. `openai gpt-4o: 401 Unauthorized: Incorrect API key provided`. The original
- * error is the `cause`.
- */
-export class ProviderError extends ModelError {
-  /** Whether another attempt of the step may succeed. */
-  readonly retryable: boolean;
-  /** HTTP status of the provider's answer, when there was one. */
-  readonly statusCode?: number;
-  constructor(
-    message: string,
-    details: { retryable: boolean; statusCode?: number; cause?: unknown },
-  ) {
-    super(message, { cause: details.cause });
-    this.retryable = details.retryable;
-    if (details.statusCode !== undefined) this.statusCode = details.statusCode;
-  }
-}
-
-/**
  * A model behind a hosted API: OpenAI (chat completions API), Anthropic (messages API),
  * or any OpenAI-compatible chat completions server (`baseUrl`).
  *
@@ -128,7 +104,8 @@ export class ProviderError extends ModelError {
  *
  * `step()` rejects with:
  * - a {@link ProviderError} (a `ModelError`, code `MODEL_ERROR`) for a provider or
- *   network failure, `retryable` as classified there;
+ *   network failure, `retryable` as classified there, `provider` and `model` set, and
+ *   `statusCode` when the provider answered with an HTTP error;
  * - the abort reason of `request.signal` itself when it aborts (inside the `modelStep`
  *   activity, Temporal's `CancelledFailure`, so the activity ends as cancelled); an
  *   abort reason that is not an `Error` becomes a `DOMException` named `AbortError`.
@@ -157,14 +134,9 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
   if (baseUrl !== undefined && !/^https?:\/\//i.test(baseUrl)) {
     throw new ConfigError(`providerModel: \`baseUrl\` must be an http(s) URL, got '${baseUrl}'`);
   }
-  const provider: ModelProvider =
-    options.provider ??
-    (baseUrl !== undefined
-      ? 'openai-compatible'
-      : modelId.startsWith('claude')
-        ? 'anthropic'
-        : 'openai');
+  const provider = providerOf(modelId, options);
   const label = `${provider} ${modelId}`;
+  const source = { provider, model: modelId };
 
   function languageModel(): LanguageModel {
     if (provider === 'anthropic') {
@@ -185,7 +157,7 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
   function missingKey(variable: string): ProviderError {
     return new ProviderError(
       `${label}: no API key: pass \`apiKey\` to providerModel() or set ${variable}`,
-      { retryable: false },
+      { retryable: false, ...source },
     );
   }
 
@@ -211,7 +183,7 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
               `${label}: the model called tool '${call.toolName}' with arguments that are not a JSON object: ${snippet(
                 typeof call.input === 'string' ? call.input : JSON.stringify(call.input),
               )}`,
-              { retryable: true },
+              { retryable: true, ...source },
             );
           }
           return {
@@ -232,10 +204,11 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
         if (timeoutSignal.aborted) {
           throw new ProviderError(`${label}: no answer within ${timeoutMs}ms (timeoutMs)`, {
             retryable: true,
+            ...source,
             cause: error,
           });
         }
-        throw classifyError(label, error);
+        throw classifyError(label, source, error);
       }
     },
   };
@@ -273,8 +246,36 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'UND_ERR_BODY_TIMEOUT',
 ]);
 
+/**
+ * Which API a model id goes to: `options.provider`; else `openai-compatible` with a
+ * `baseUrl`; else `anthropic` for ids starting with `claude`; else `openai`.
+ */
+export function providerOf(
+  model: string,
+  options: { baseUrl?: string | undefined; provider?: ModelProvider | undefined } = {},
+): ModelProvider {
+  if (options.provider) return options.provider;
+  if (options.baseUrl !== undefined) return 'openai-compatible';
+  return model.startsWith('claude') ? 'anthropic' : 'openai';
+}
+
+/**
+ * The environment variable a provider's API key comes from when `apiKey` is not given:
+ * `ANTHROPIC_API_KEY` for Anthropic, `OPENAI_API_KEY` for OpenAI and OpenAI-compatible
+ * servers. `required` is false for OpenAI-compatible servers (local ones usually need no
+ * key: without one, requests carry an empty key).
+ */
+export function apiKeyVariable(provider: ModelProvider): { variable: string; required: boolean } {
+  if (provider === 'anthropic') return { variable: 'ANTHROPIC_API_KEY', required: true };
+  return { variable: 'OPENAI_API_KEY', required: provider === 'openai' };
+}
+
 /** Turn whatever `generateText` threw into a {@link ProviderError}. */
-function classifyError(label: string, error: unknown): ProviderError {
+function classifyError(
+  label: string,
+  source: Pick<ModelErrorDetails, 'provider' | 'model'>,
+  error: unknown,
+): ProviderError {
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;
     if (status !== undefined && (status < 200 || status >= 300)) {
@@ -287,6 +288,7 @@ function classifyError(label: string, error: unknown): ProviderError {
       return new ProviderError(message, {
         retryable: RETRYABLE_STATUSES.has(status) || status >= 500,
         statusCode: status,
+        ...source,
         cause: error,
       });
     }
@@ -294,6 +296,7 @@ function classifyError(label: string, error: unknown): ProviderError {
     if (status === undefined && (error.isRetryable || networkCode !== undefined)) {
       return new ProviderError(`${label}: cannot reach ${error.url}: ${describe(error)}`, {
         retryable: true,
+        ...source,
         cause: error,
       });
     }
@@ -303,6 +306,7 @@ function classifyError(label: string, error: unknown): ProviderError {
       {
         retryable: error.isRetryable,
         ...(status === undefined ? {} : { statusCode: status }),
+        ...source,
         cause: error,
       },
     );
@@ -316,16 +320,25 @@ function classifyError(label: string, error: unknown): ProviderError {
     UnsupportedFunctionalityError.isInstance(error)
   ) {
     // Rejected before or after the request, the same way every time.
-    return new ProviderError(`${label}: ${describe(error)}`, { retryable: false, cause: error });
+    return new ProviderError(`${label}: ${describe(error)}`, {
+      retryable: false,
+      ...source,
+      cause: error,
+    });
   }
   if (findNetworkCode(error) !== undefined) {
     return new ProviderError(`${label}: network failure: ${describe(error)}`, {
       retryable: true,
+      ...source,
       cause: error,
     });
   }
   // Unknown: let the activity's retry policy (bounded) have a go.
-  return new ProviderError(`${label}: ${describe(error)}`, { retryable: true, cause: error });
+  return new ProviderError(`${label}: ${describe(error)}`, {
+    retryable: true,
+    ...source,
+    cause: error,
+  });
 }
 
 /** The first retryable network error code on `error` or its chain of causes. */
