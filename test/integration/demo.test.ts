@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { temporalAddress } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 const main = fileURLToPath(new URL('../../src/demo/main.ts', import.meta.url));
 
@@ -14,6 +15,8 @@ describe('the demo', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', main], {
       env: {
         ...process.env,
+        // The demo keeps its workspace for people to look at; here it goes where it is removed.
+        TMPDIR: tempDir('demo-tmp'),
         TEMPORAL_ADDRESS: temporalAddress(),
         OPENAI_API_KEY: '',
         OPENAI_BASE_URL: '',

@@ -1,6 +1,5 @@
 /** Regression: toolTimeoutMs for Bash and custom tools; abort in the middle of a multi-call step. */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -13,9 +12,10 @@ import {
 } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 import { isAlive } from '../../unit/tools/fixtures.js';
+import { tempDir } from '../../temp-dirs.js';
 
 const TOOL_TIMEOUT_MS = 1500;
-const workspace = mkdtempSync(join(tmpdir(), 'edge-to-'));
+const workspace = tempDir('edge-to');
 const scripts = new Map<string, ScriptedTurn[]>();
 const model = scriptedModel((request) => {
   const last = request.messages.filter((m) => m.role === 'user').at(-1);
