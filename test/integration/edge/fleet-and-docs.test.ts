@@ -15,12 +15,36 @@ import {
 } from '../../../src/index.js';
 import { MAX_PROMPT_BYTES } from '../../../src/session.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import proto from '@temporalio/proto';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
+
+const { temporal } = proto;
+
+/** Wait until a worker polls the activities of `taskQueue` (as the server sees it). */
+async function waitForPoller(taskQueue: string): Promise<void> {
+  const client = await rawClient();
+  try {
+    await waitFor(
+      async () => {
+        const { pollers } = await client.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: taskQueue },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        });
+        return (pollers?.length ?? 0) > 0;
+      },
+      15_000,
+      `a worker polling ${taskQueue}`,
+    );
+  } finally {
+    await client.connection.close();
+  }
+}
 
 const outcomeOf = (promise: Promise<{ text(): string }>) =>
   promise.then(
@@ -69,6 +93,9 @@ describe('two workers on one task queue', () => {
     const otherQueue = `${taskQueue}-other`;
     const c = await createAgent(options('C', otherQueue));
     agents.push(c);
+    // createAgent resolves before its worker's first poll reaches the server; handoff
+    // refuses a queue nobody polls yet.
+    await waitForPoller(otherQueue);
     await session.handoff({ taskQueue: otherQueue });
     for (let i = 0; i < 2; i++) outcomes.push(await outcomeOf(session.send(`c${i}`)));
 

@@ -2,6 +2,7 @@
  * Adversarial: SessionEnd on every ending path, session ids, attach, per-event rules,
  * odd callback behaviour. Each test asserts what the contract says; a failure is a defect.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -279,13 +280,18 @@ describe('per-event rules', () => {
 });
 
 describe('session ids and attach', () => {
+  // Unique per run (a closed session's id cannot be used again on the shared server).
+  const unique = (base: string, length = base.length + 9) =>
+    `${base.slice(0, length - 9)}-${randomUUID().slice(0, 8)}`;
   it.each([
-    ['spaces, slashes, unicode', 'a b/c?#%&😀\tz'],
-    ['a newline', 'line1\nline2'],
-    ['200 chars (the longest allowed)', 'k'.repeat(200)],
+    ['spaces, slashes, unicode', () => unique('a b/c?#%&😀\tz')],
+    ['a newline', () => unique('line1\nline2')],
+    ['200 chars (the longest allowed)', () => unique('k'.repeat(200), 200)],
   ])(
     'sessionId with %s: the session works and can be attached to by its id',
-    async (_l, sessionId) => {
+    async (label, makeId) => {
+      const sessionId = makeId();
+      if (label.startsWith('200')) expect(sessionId).toHaveLength(200);
       const session = await agent.createSession({ sessionId });
       expect(session.id).toBe(sessionId);
       expect((await session.send('hi')).text()).toBe('echo:hi');
