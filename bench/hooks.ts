@@ -4,12 +4,15 @@
  * 1. hook dispatch vs a bare no-op activity, through identical workflow plumbing;
  * 2. an event with no callbacks: no activity, no added time;
  * 3. abort latency, from abort() in this process to the abortSignal in a worker process;
- * 4. budget precision: how late HOOK_TIMEOUT fires after the budget.
+ * 4. budget precision: how late HOOK_TIMEOUT fires after the budget;
+ * 5. model abort latency: from abort() to the provider's HTTP request closing.
  *
  *   npm run bench            (BENCH_N=300 by default)
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -47,6 +50,7 @@ try {
     ]),
   );
   await budgetPrecision();
+  await modelAbortLatency();
 } finally {
   await server.stop();
 }
@@ -300,6 +304,68 @@ async function budgetPrecision(): Promise<void> {
         fmt(percentile(atCaller, 50)),
         fmt(percentile(atCaller, 99)),
         '',
+      ],
+    ],
+  );
+}
+
+/**
+ * abort() during a model step, to the moment the provider's HTTP request closes. The model
+ * step heartbeats every 250 ms and cancellation arrives with a heartbeat response, so this
+ * is bounded by about a third of a second (README, Models).
+ */
+async function modelAbortLatency(): Promise<void> {
+  let requested: () => void = () => undefined;
+  let closed: (at: number) => void = () => undefined;
+  // An OpenAI-compatible provider that never answers: a request stays open until cut.
+  const provider = createServer((req, res) => {
+    req.resume();
+    res.on('close', () => closed(now()));
+    requested();
+  });
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', () => resolve()));
+  const port = (provider.address() as AddressInfo).port;
+  const agent = await createAgent({
+    model: 'bench-model',
+    apiKey: 'bench',
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    advanced: { temporal: { address: server.address, taskQueue: `bench-${randomUUID()}` } },
+  });
+  const session = await agent.createSession();
+  const latencies: number[] = [];
+  const rounds = Math.max(30, Math.floor(N / 5));
+  try {
+    for (let i = 0; i < rounds + 5; i++) {
+      const open = new Promise<void>((resolve) => (requested = resolve));
+      const cut = new Promise<number>((resolve) => (closed = resolve));
+      const pending = session.send('wait');
+      await open;
+      // At a random phase of the step's heartbeat rhythm.
+      await new Promise((r) => setTimeout(r, 20 + Math.random() * 250));
+      const t0 = now();
+      await session.abort(new Error('bench abort'));
+      const t1 = await cut;
+      const response = await pending;
+      if (response.status !== 'aborted')
+        throw new Error(`expected aborted, got ${response.status}`);
+      if (i >= 5) latencies.push(t1 - t0);
+    }
+    await session.close();
+  } finally {
+    await agent.shutdown();
+    provider.closeAllConnections();
+    provider.close();
+  }
+  printTable(
+    `Model abort latency: abort() here to the provider's HTTP request closing (ms; ${rounds} aborts)`,
+    ['model step heartbeat', 'p50', 'p99', 'max', 'target p99'],
+    [
+      [
+        '250 ms',
+        fmt(percentile(latencies, 50)),
+        fmt(percentile(latencies, 99)),
+        fmt(Math.max(...latencies)),
+        '<= 350',
       ],
     ],
   );

@@ -1,8 +1,13 @@
 /**
  * One Temporal dev server and one workflow bundle for the whole test run. With
  * TEMPORAL_ADDRESS set, that server is used instead of starting one.
+ *
+ * The run gets a temporary folder of its own (TMPDIR, so `os.tmpdir()` of every test process
+ * and of the processes they start): at the end, any `durable-agent-*` folder still in it is
+ * one a test left behind, and the run fails naming it (test/temp-dirs.ts makes folders that
+ * clean up after themselves). The run's folder is removed either way.
  */
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +19,8 @@ import { workflowsPath } from '../src/workflow-code.js';
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default async function setup() {
+  const runTmp = mkdtempSync(join(tmpdir(), 'durable-agent-test-run-'));
+  process.env.TMPDIR = runTmp;
   const cacheDir = join(repoRoot, '.temporal');
   process.env.DURABLE_AGENT_CACHE_DIR = cacheDir;
   const binaries = await ensureTemporalCli({ cacheDir });
@@ -36,6 +43,17 @@ export default async function setup() {
   return async () => {
     await server?.stop();
     rmSync(tmp, { recursive: true, force: true });
+    const left = readdirSync(runTmp).filter((name) => name.startsWith('durable-agent-'));
+    rmSync(runTmp, { recursive: true, force: true });
+    if (left.length > 0) {
+      // Vitest reports an error thrown here but still exits 0: fail the run explicitly.
+      process.exitCode = 1;
+      throw new Error(
+        `The tests left ${left.length} temporary folder(s) behind (removed now); make the ` +
+          `tests that create them remove them (tempDir() of test/temp-dirs.ts does):\n` +
+          left.map((name) => `  ${name}`).join('\n'),
+      );
+    }
   };
 }
 

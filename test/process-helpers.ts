@@ -1,11 +1,11 @@
 /** Real worker and client processes for crash and cross-process tests. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CrashAgentEnv } from './fixtures/crash-agent.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from './helpers.js';
+import { tempDir } from './temp-dirs.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -32,9 +32,9 @@ async function killProcess(child: ChildProcess): Promise<void> {
   started.delete(child);
 }
 
-/** A fresh environment: its own task queue, effects file and gate file. */
+/** A fresh environment: its own task queue, effects file and gate file (removed after the file's tests). */
 export function crashEnv(overrides: Partial<CrashAgentEnv> = {}): CrashAgentEnv {
-  const dir = mkdtempSync(join(tmpdir(), 'durable-agent-crash-'));
+  const dir = tempDir('crash');
   const effectsFile = join(dir, 'effects.log');
   writeFileSync(effectsFile, '');
   return {

@@ -3,8 +3,7 @@
  * and durable approvals, abort, and multi-call steps. Real files in a temporary workspace,
  * real child processes for Bash.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -20,9 +19,10 @@ import {
 } from '../../src/index.js';
 import { scriptedModel, toolCall, toolCalls, type ScriptedTurn } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
-const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-ws-'));
-const outside = mkdtempSync(join(tmpdir(), 'durable-agent-outside-'));
+const workspace = tempDir('ws');
+const outside = tempDir('outside');
 
 // Each prompt names its script; step n of the send gets turn n.
 const scripts = new Map<string, ScriptedTurn[]>();

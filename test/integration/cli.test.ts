@@ -5,8 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -15,11 +14,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const fixture = (name: string) => join(repoRoot, 'test', 'fixtures', 'histories', name);
-const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-cli-ws-'));
-const scratch = mkdtempSync(join(tmpdir(), 'durable-agent-cli-'));
+const workspace = tempDir('cli-ws');
+const scratch = tempDir('cli');
 
 interface CliRun {
   code: number | null;

@@ -162,15 +162,18 @@ describe('fail-closed across processes', () => {
     await session.close();
   });
 
-  it('holds with two workers on one task queue, whichever runs the next dispatch, and lifts when the callback settles', async () => {
+  it('holds with two workers on one task queue: neither runs a dispatch while the callback held by one cleans up; once it settles, the other runs the next', async () => {
     const env = crashEnv({ hookTimeoutMs: 300 });
-    await startWorkerProcess(env, 'A');
-    await startWorkerProcess(env, 'B');
+    // A alone polls, so A runs the callback that gets stuck.
+    const a = await startWorkerProcess(env, 'A');
     const client = await clientFor(env);
     const session = await client.createSession();
     expect(await session.send('block a while').catch((e: unknown) => e)).toMatchObject({
       code: 'HOOK_TIMEOUT',
     });
+    expect(count(env, 'A UserPromptSubmit:start block a while')).toBe(1);
+    // B joins the queue: the hold lives in the workflow, so no worker runs the next dispatch.
+    await startWorkerProcess(env, 'B');
     for (let i = 0; i < 4; i++) {
       expect(await session.send(`refused ${i}`).catch((e: unknown) => e)).toMatchObject({
         code: 'HOOK_CLEANUP_PENDING',
@@ -183,10 +186,18 @@ describe('fail-closed across processes', () => {
       10_000,
       'the callback to settle',
     );
+    expect(count(env, 'A UserPromptSubmit:end block a while')).toBe(1);
     expect((await session.timeline()).find((e) => e.outcome === 'timeout')).toMatchObject({
       cleanup: 'settled',
     });
+    // A leaves the queue (a graceful stop): the next dispatch can only run on B, which held
+    // nothing and now runs it.
+    const exited = new Promise((resolve) => a.child.once('exit', resolve));
+    a.child.kill('SIGTERM');
+    await exited;
     expect((await session.send('open')).text()).toBe('echo:open');
+    expect(count(env, 'B UserPromptSubmit:start open')).toBe(1);
+    expect(count(env, 'A UserPromptSubmit:start open')).toBe(0);
     await session.close();
   });
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { temporalAddress } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const main = 'src/demo/main.ts';
@@ -25,6 +26,8 @@ async function runDemo(...args: string[]): Promise<Run> {
     cwd: repo,
     env: {
       ...process.env,
+      // A kept workspace (--keep) goes where it is removed after this file's tests.
+      TMPDIR: tempDir('demo-tmp'),
       TEMPORAL_ADDRESS: temporalAddress(),
       OPENAI_API_KEY: '',
       OPENAI_BASE_URL: '',

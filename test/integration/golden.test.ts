@@ -3,8 +3,7 @@
  * run on the recorded inputs, changed decisions reported side by side; the same as a CLI gate.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,9 +18,10 @@ import {
   type GoldenSession,
   type HookTestEnv,
 } from '../../src/testing/index.js';
+import { tempDir } from '../temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), 'golden-'));
+const dir = tempDir('golden');
 
 const blockRmRf: HookCallback = async (input) =>
   input.toolName === 'Bash' && /rm\s+-rf/.test(String(input.toolInput?.command ?? ''))

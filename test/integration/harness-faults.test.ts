@@ -4,7 +4,7 @@
  * overrun), and sessions that continue as new (timeline and replay across runs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HookEvent, type HookCallback } from '../../src/index.js';
+import { HookEvent, type AgentOptions, type HookCallback } from '../../src/index.js';
 import {
   assertDecision,
   assertDispatched,
@@ -20,6 +20,7 @@ import {
   type HookTestEnv,
 } from '../../src/testing/index.js';
 import { waitFor } from '../helpers.js';
+import { withOtherWorkflowCode } from '../replay-helpers.js';
 
 expect.extend(hookMatchers);
 declare module 'vitest' {
@@ -44,32 +45,35 @@ const audit: HookCallback = async () => {
   return { action: 'continue' };
 };
 
-let env: HookTestEnv;
-beforeAll(async () => {
-  env = await createHookTestEnv({
-    agent: {
-      model: scriptedModel((request) => {
-        const last = request.messages.at(-1);
-        if (last?.role === 'tool') return 'done';
-        const prompt = typeof request.prompt === 'string' ? request.prompt : '';
-        return prompt.includes('deploy') ? toolCall('Deploy', { env: 'prod' }) : 'ok';
-      }),
-      tools: [deploy],
-      advanced: {
-        permission: 'bypass-permissions',
-        // Longer than an abort takes to land under load (abortAt), and skipped at once by
-        // exceedBudgetAt on the time-skipping server.
-        hookTimeoutMs: 10_000,
-        continueAsNewAfterPrompts: 2,
-        hooks: {
-          [HookEvent.SessionStart]: [allow],
-          [HookEvent.UserPromptSubmit]: [tag, audit],
-          [HookEvent.PreToolUse]: [pinStaging],
-          [HookEvent.SessionEnd]: [allow],
-        },
+/** The agent of this file's envs. */
+function agent(): AgentOptions {
+  return {
+    model: scriptedModel((request) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return 'done';
+      const prompt = typeof request.prompt === 'string' ? request.prompt : '';
+      return prompt.includes('deploy') ? toolCall('Deploy', { env: 'prod' }) : 'ok';
+    }),
+    tools: [deploy],
+    advanced: {
+      permission: 'bypass-permissions',
+      // Longer than an abort takes to land under load (abortAt), and skipped at once by
+      // exceedBudgetAt on the time-skipping server.
+      hookTimeoutMs: 10_000,
+      continueAsNewAfterPrompts: 2,
+      hooks: {
+        [HookEvent.SessionStart]: [allow],
+        [HookEvent.UserPromptSubmit]: [tag, audit],
+        [HookEvent.PreToolUse]: [pinStaging],
+        [HookEvent.SessionEnd]: [allow],
       },
     },
-  });
+  };
+}
+
+let env: HookTestEnv;
+beforeAll(async () => {
+  env = await createHookTestEnv({ agent: agent() });
 });
 afterAll(async () => {
   await env?.teardown();
@@ -214,7 +218,7 @@ describe('killWorkerAt', () => {
 });
 
 describe('sessions that continue as new', () => {
-  it('timeline and assertions span every run; teardown replays each run', async () => {
+  it('timeline and assertions span every run', async () => {
     const session = await env.createSession();
     for (const prompt of ['a', 'b', 'c', 'd', 'e']) await session.send(prompt);
     await session.close();
@@ -225,5 +229,30 @@ describe('sessions that continue as new', () => {
     const timeline = await env.timeline(session);
     expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
     expect(audited).toBeGreaterThan(0);
+  });
+
+  it('teardown replays each run: against workflow code that does not match them, it fails once per run', async () => {
+    const own = await createHookTestEnv({ agent: agent() });
+    const session = await own.createSession();
+    for (const prompt of ['a', 'b', 'c', 'd', 'e']) await session.send(prompt);
+    await session.close();
+    const runs = await own.histories(session);
+    expect(runs.length).toBeGreaterThanOrEqual(3);
+    const error = await withOtherWorkflowCode(() =>
+      own.teardown().then(
+        () => new Error('teardown resolved'),
+        (e: unknown) => e as Error,
+      ),
+    );
+    expect(error.message).toContain(
+      `${runs.length} session(s) did not replay against the current workflow code`,
+    );
+    const lines = error.message
+      .split('\n')
+      .filter((line) =>
+        line.startsWith(`- session ${session.id} (workflow ${session.workflowId})`),
+      );
+    expect(lines).toHaveLength(runs.length);
+    for (const line of lines) expect(line).toContain('nondeterministic replay');
   });
 });

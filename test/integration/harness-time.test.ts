@@ -3,7 +3,7 @@
  * ten-minute hook budget, a ten-minute tool budget, a one-day permission deadline and a
  * one-day idle timeout pass at once with `env.sleep()`, on the production code paths.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import {
 } from '../../src/testing/index.js';
 import type { Session } from '../../src/session.js';
 import { waitFor } from '../helpers.js';
+import { isAlive } from '../unit/tools/fixtures.js';
 
 const TEN_MINUTES = 600_000;
 const ONE_DAY = 86_400_000;
@@ -40,7 +41,7 @@ const hangOnRequest: HookCallback = async (input) => {
 };
 
 beforeAll(async () => {
-  workspace = mkdtempSync(join(tmpdir(), 'hook-time-'));
+  workspace = mkdtempSync(join(tmpdir(), 'durable-agent-hook-time-'));
   env = await createHookTestEnv({
     agent: {
       model: scriptedModel((request) => {
@@ -138,13 +139,25 @@ describe('createHookTestEnv on the time-skipping server', () => {
 
   it("ends a tool that runs past its ten-minute budget (Bash's process group is killed)", async () => {
     const session = await env.createSession();
-    const started = join(workspace, 'started');
-    const reply = session.send(`run touch ${started} && sleep 600 && touch finished`);
-    await waitFor(() => existsSync(started), 20_000, 'the command to start');
+    const pidFile = join(workspace, 'pids.txt');
+    // Two children in the command's group, then bash itself; the file appears whole.
+    const reply = session.send(
+      'run sleep 600 & echo $! > pids.tmp; sleep 600 & echo $! >> pids.tmp; echo $$ >> pids.tmp; ' +
+        'mv pids.tmp pids.txt; wait; touch finished',
+    );
+    await waitFor(() => existsSync(pidFile), 20_000, 'the command to start');
+    const pids = readFileSync(pidFile, 'utf8').trim().split('\n').map(Number);
+    expect(pids).toHaveLength(3);
+    expect(pids.every((pid) => isAlive(pid))).toBe(true);
     await env.sleep('10 minutes');
     const response = await reply;
     expect(response.toolCalls[0]?.status).toBe('error');
     expect(await modelSawOf(session)).toMatch(/timed out|exceeded/);
+    await waitFor(
+      () => pids.every((pid) => !isAlive(pid)),
+      10_000,
+      'the Bash process group (bash and both children) to die',
+    );
     expect(existsSync(join(workspace, 'finished'))).toBe(false);
     await session.close();
   });

@@ -23,6 +23,7 @@ import {
 } from '../../src/testing/index.js';
 import type { Session } from '../../src/session.js';
 import { waitFor } from '../helpers.js';
+import { withOtherWorkflowCode } from '../replay-helpers.js';
 
 const DANGEROUS = [/rm\s+-rf/, /mkfs/, /dd\s+if=/];
 
@@ -57,7 +58,7 @@ function agentOptions(): AgentOptions {
 }
 
 beforeAll(() => {
-  workspace = mkdtempSync(join(tmpdir(), 'hook-harness-'));
+  workspace = mkdtempSync(join(tmpdir(), 'durable-agent-hook-harness-'));
 });
 afterAll(() => {
   rmSync(workspace, { recursive: true, force: true });
@@ -263,7 +264,8 @@ describe('createHookTestEnv: the dangerous-command block', () => {
 });
 
 describe('HookTestEnv teardown', () => {
-  it('replays every session clean (open and closed) on a running server, then refuses to be used', async () => {
+  /** A running-server env with one closed and one open session. */
+  async function envWithTwoSessions() {
     const env = await createHookTestEnv({
       agent: agentOptions(),
       address: process.env.TEMPORAL_ADDRESS,
@@ -273,7 +275,27 @@ describe('HookTestEnv teardown', () => {
     await closed.close();
     const open = await env.createSession();
     expect(env.sessions.map((s) => s.id)).toEqual([closed.id, open.id]);
+    return { env, closed, open };
+  }
 
+  it('replays every session, open and closed: against workflow code that does not match them, it fails naming each', async () => {
+    const { env, closed, open } = await envWithTwoSessions();
+    const error = await withOtherWorkflowCode(() => rejection(env.teardown()));
+    expect(error.message).toContain('HookTestEnv teardown failed:');
+    expect(error.message).toContain(
+      '2 session(s) did not replay against the current workflow code',
+    );
+    for (const session of [closed, open]) {
+      expect(error.message).toContain(
+        `- session ${session.id} (workflow ${session.workflowId}): nondeterministic replay`,
+      );
+    }
+    // It stopped everything all the same.
+    await expect(env.createSession()).rejects.toThrow('HookTestEnv used after teardown');
+  });
+
+  it('resolves when every session replays clean on a running server, then refuses to be used', async () => {
+    const { env, closed } = await envWithTwoSessions();
     const teardown = env.teardown();
     expect(env.teardown()).toBe(teardown);
     await teardown;

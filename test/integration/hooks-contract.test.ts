@@ -241,28 +241,38 @@ describe('several callbacks of one event', () => {
 });
 
 describe('budgets and timeouts', () => {
-  it('shares one budget between the callbacks of an event: 40 ms + 40 ms against 60 ms times out', async () => {
+  it('shares one budget between the callbacks of an event: 1 s + 2.5 s against 3 s times out in the second', async () => {
+    // Each callback alone fits the budget; together they do not. The outcome does not depend
+    // on the machine's speed: the first callback's timer is set before the budget's and
+    // expires 2 s earlier, and the second callback's timer is set only after the first one
+    // fired, so it always expires after the budget.
     const signals: AbortSignal[] = [];
-    const sleepy: HookCallback = async (input) => {
-      signals.push(input.abortSignal!);
-      await new Promise((resolve) => setTimeout(resolve, 40));
-      return { action: 'continue' };
-    };
+    const sleepy =
+      (ms: number): HookCallback =>
+      async (input) => {
+        signals.push(input.abortSignal!);
+        await new Promise((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          input.abortSignal!.addEventListener('abort', () => (clearTimeout(timer), resolve(0)));
+        });
+        return { action: 'continue' };
+      };
     const session = await agent.createSession({
-      hookTimeoutMs: 60,
-      hooks: { [HookEvent.UserPromptSubmit]: [sleepy, sleepy] },
+      hookTimeoutMs: 3_000,
+      hooks: { [HookEvent.UserPromptSubmit]: [sleepy(1_000), sleepy(2_500)] },
     });
     const error = await session.send('x').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HookTimeoutError);
     expect(error).toMatchObject({
       code: 'HOOK_TIMEOUT',
       event: 'UserPromptSubmit',
-      message: 'Hook UserPromptSubmit exceeded 60ms',
+      message: 'Hook UserPromptSubmit exceeded 3000ms',
     });
+    // The second callback ran, and the budget's end reached it through its signal.
     expect(signals).toHaveLength(2);
     expect(signals[1]!.aborted).toBe(true);
     expect(signals[1]!.reason).toBeInstanceOf(HookTimeoutError);
-    // The second callback settled right after its signal: no cleanup holds the session.
+    // The second callback settled right at its signal: no cleanup holds the session.
     await waitFor(
       async () => (await session.describe()).pendingCleanups === 0,
       10_000,

@@ -2,9 +2,6 @@
  * Long sessions on a real server: continue-as-new with the hooks state carried, a worker
  * killed mid-session, payloads past Temporal's limits, and the model's context budget.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -22,9 +19,10 @@ import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
 import { count, crashEnv, killAll, openGate, startWorkerProcess } from '../process-helpers.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 const { temporal } = proto;
-const payloadDir = mkdtempSync(join(tmpdir(), 'durable-agent-payloads-'));
+const payloadDir = tempDir('payloads');
 
 /** Run ids of a session's workflow, oldest first (one per continue-as-new). */
 async function runsOf(session: Session): Promise<string[]> {
@@ -109,7 +107,7 @@ describe('a 1,000-turn session with a worker killed at turn 500', () => {
 });
 
 describe('continue-as-new in one process', () => {
-  const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-long-ws-'));
+  const workspace = tempDir('long-ws');
   const ran: string[] = [];
   const bigTool = defineTool({
     name: 'Big',

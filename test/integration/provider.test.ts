@@ -2,13 +2,13 @@
  * The real provider path end to end: a session whose model is a model id with a baseUrl,
  * against an OpenAI-compatible HTTP server on loopback.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, ModelError, type Agent } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function agentFor(fake: FakeOpenAI, apiKey = 'sk-test') {
-  const workspace = mkdtempSync(join(tmpdir(), 'durable-agent-provider-'));
+  const workspace = tempDir('provider');
   writeFileSync(join(workspace, 'README.md'), '# hello from the workspace\n');
   const audit: string[] = [];
   const created = await createAgent({

@@ -2,18 +2,17 @@
  * Restart the Temporal server itself (dev server with a SQLite file): the session, its
  * hooks' history and its SessionStart marker survive, and the session goes on.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { freePort, startDevServer } from '../../src/server/dev-server.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { uniqueTaskQueue } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 describe('a restart of the Temporal server', () => {
   it('keeps the session: SessionStart ran once, the next prompt and close() work after it', async () => {
-    const dbFilename = join(mkdtempSync(join(tmpdir(), 'durable-agent-db-')), 'temporal.sqlite');
+    const dbFilename = join(tempDir('db'), 'temporal.sqlite');
     const port = await freePort();
     let server = await startDevServer({ port, dbFilename });
     let starts = 0;

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -11,8 +10,9 @@ import {
 } from '../../src/index.js';
 import { resolveAgentOptions } from '../../src/options.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { tempDir } from '../temp-dirs.js';
 
-const dir = () => mkdtempSync(join(tmpdir(), 'payload-store-'));
+const dir = () => tempDir('payload-store');
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 describe('fileStore', () => {

@@ -1,8 +1,6 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeProvisioningFailure, ensureTemporalCli } from '../../src/server/temporal-cli.js';
+import { tempDir } from '../temp-dirs.js';
 
 const saved = process.env.TEMPORAL_CLI_PATH;
 afterEach(() => {
@@ -14,7 +12,7 @@ describe('Temporal CLI provisioning', () => {
   it('names every way it tried, in order, when none works, leaving only the SDK download', async () => {
     process.env.TEMPORAL_CLI_PATH = '/no/such/temporal';
     const found = await ensureTemporalCli({
-      cacheDir: mkdtempSync(join(tmpdir(), 'cli-cache-')),
+      cacheDir: tempDir('cli-cache'),
       python: 'python-that-does-not-exist',
       go: 'go-that-does-not-exist',
     });

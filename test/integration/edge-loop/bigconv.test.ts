@@ -1,17 +1,17 @@
 /** Regression: a session keeps working with a conversation of several MB (read in pages). */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, builtinTools, type Agent } from '../../../src/index.js';
 import { scriptedModel, type ScriptedTurn } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
 const ROUNDS = 3;
 const READS_PER_ROUND = 30;
 const MAX_OUTPUT_BYTES = 65_536;
 
-const ws = mkdtempSync(join(tmpdir(), 'edge-big-'));
+const ws = tempDir('edge-big');
 // 200 KB: each Read's output is capped at maxToolOutputBytes (64 KiB).
 writeFileSync(join(ws, 'big.txt'), ('z'.repeat(99) + '\n').repeat(2000));
 const model = scriptedModel((req): ScriptedTurn => {

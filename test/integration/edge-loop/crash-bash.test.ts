@@ -1,6 +1,6 @@
 /** Regression: a worker SIGKILLed while Bash runs leaves no Bash process group behind. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,7 +54,7 @@ async function startWorker(env: object): Promise<ChildProcess> {
 
 describe('Bash and worker lifetimes', () => {
   it('kills the Bash process group when its worker is SIGKILLed mid-command; the send finishes on a new worker', async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'edge-crash-'));
+    const ws = mkdtempSync(join(tmpdir(), 'durable-agent-edge-crash-'));
     const env = { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-crash'), ws };
     const w1 = await startWorker(env);
     const client = await createAgentClient({
@@ -67,17 +67,25 @@ describe('Bash and worker lifetimes', () => {
     });
     try {
       const session = await client.createSession();
+      // Two children in the command's group, then bash itself; the file appears whole.
       const p = session.send(
-        'sleep 0.3; echo $$ > pid.txt; sleep 20; echo finished > finished.txt',
+        'sleep 60 & echo $! > pids.tmp; sleep 60 & echo $! >> pids.tmp; echo $$ >> pids.tmp; ' +
+          'mv pids.tmp pids.txt; wait; echo finished > finished.txt',
       );
-      await waitFor(() => existsSync(join(ws, 'pid.txt')), 15_000, 'bash');
-      const pid = Number(readFileSync(join(ws, 'pid.txt'), 'utf8').trim());
-      pidsToKill.push(pid);
+      await waitFor(() => existsSync(join(ws, 'pids.txt')), 15_000, 'bash');
+      const pids = readFileSync(join(ws, 'pids.txt'), 'utf8').trim().split('\n').map(Number);
+      pidsToKill.push(...pids);
+      expect(pids).toHaveLength(3);
+      expect(pids.every((pid) => isAlive(pid))).toBe(true);
       const exited = new Promise((r) => w1.once('exit', r));
       w1.kill('SIGKILL');
       await exited;
-      // The orphan watchdog kills the command's group within about a second of the death.
-      await waitFor(() => !isAlive(pid), 10_000, 'the orphaned Bash group to be killed');
+      // The orphan watchdog kills the command's whole group within about a second of the death.
+      await waitFor(
+        () => pids.every((pid) => !isAlive(pid)),
+        10_000,
+        'the orphaned Bash group (bash and both children) to be killed',
+      );
       await startWorker(env);
       const resp = await p;
       // Tools are never retried: the call ends as an error the model is told about.
@@ -87,6 +95,7 @@ describe('Bash and worker lifetimes', () => {
       expect(existsSync(join(ws, 'finished.txt'))).toBe(false);
     } finally {
       await client.close();
+      rmSync(ws, { recursive: true, force: true });
     }
   }, 120_000);
 });

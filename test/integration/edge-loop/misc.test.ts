@@ -1,6 +1,5 @@
 /** Regression: repeated approvals, a PreToolUse timeout's fail-closed window, the seed snippets. */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
@@ -13,6 +12,7 @@ import {
 } from '../../../src/index.js';
 import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
@@ -150,7 +150,7 @@ describe('PreToolUse past hookTimeoutMs', () => {
 
 describe('the seed snippets at agent level', () => {
   it('redact Read output, block a dangerous Bash, prefix an asked Write, log failures with an Error', async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'edge-seed-'));
+    const ws = tempDir('edge-seed');
     writeFileSync(join(ws, '.env'), 'SECRET_KEY=abc123\n');
     const dangerous = [/rm\s+-rf/, /mkfs/, /dd\s+if=/];
     const consoleError = vi.spyOn(console, 'error').mockImplementation(() => undefined);

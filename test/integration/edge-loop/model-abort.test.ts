@@ -1,4 +1,8 @@
-/** Regression: abort() closes the provider's HTTP request quickly (model heartbeat 250 ms). */
+/**
+ * Regression: abort() during a model step closes the provider's HTTP request. How fast it
+ * does (the model step heartbeats every 250 ms) is measured by `npm run bench`
+ * (bench/hooks.ts, "Model abort latency"), not asserted here.
+ */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,13 +10,13 @@ import { createAgent, type Agent } from '../../../src/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 
 let agent: Agent | undefined;
-let requestedAt: number | undefined;
-let closedAt: number | undefined;
+let requests = 0;
+let closed = 0;
 /** A provider that never answers: requests stay open until the client closes them. */
 const server = createServer((req, res) => {
-  requestedAt ??= Date.now();
+  requests++;
   req.resume();
-  res.on('close', () => (closedAt ??= Date.now()));
+  res.on('close', () => closed++);
 });
 afterAll(async () => {
   await agent?.shutdown();
@@ -20,8 +24,8 @@ afterAll(async () => {
   server.close();
 });
 
-describe('model abort latency', () => {
-  it('the provider HTTP request is closed within 1.5 s of abort()', async () => {
+describe('model abort', () => {
+  it("abort() during a model step closes the provider's HTTP request and resolves send() as aborted", async () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as AddressInfo).port;
     agent = await createAgent({
@@ -34,13 +38,16 @@ describe('model abort latency', () => {
     });
     const session = await agent.createSession();
     const p = session.send('hi');
-    await waitFor(() => requestedAt !== undefined, 10_000, 'the provider request');
-    const t0 = Date.now();
-    await session.abort();
+    await waitFor(() => requests === 1, 10_000, 'the provider request');
+    expect(closed).toBe(0);
+    const reason = new Error('stop the model');
+    expect(await session.abort(reason)).toBe(true);
     const resp = await p;
-    await waitFor(() => closedAt !== undefined, 10_000, 'the provider request to close');
-    await session.close();
     expect(resp.status).toBe('aborted');
-    expect(closedAt! - t0).toBeLessThan(1500);
+    expect(resp.abortReason).toBe(reason);
+    await waitFor(() => closed === 1, 10_000, 'the provider request to close');
+    // Aborted, not retried: no second request reached the provider.
+    expect(requests).toBe(1);
+    await session.close();
   }, 60_000);
 });

@@ -1,6 +1,5 @@
 /** Regression: the tool pipeline under odd results, big payloads, permission and hook edges. */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -25,8 +24,9 @@ import {
   type ScriptedTurn,
 } from '../../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
-const workspace = mkdtempSync(join(tmpdir(), 'edge-pipe-'));
+const workspace = tempDir('edge-pipe');
 writeFileSync(join(workspace, 'notes.txt'), 'hello\n');
 
 const MAX_OUTPUT_BYTES = 65_536;

@@ -1,11 +1,11 @@
 /** Regression: the provider path against the fake OpenAI server. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, ModelError, type Agent } from '../../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../../fixtures/openai-server.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;
@@ -18,7 +18,7 @@ afterEach(async () => {
 
 async function setup(script: FakeReply[]) {
   server = await startFakeOpenAI(script, { apiKey: 'sk-test' });
-  const ws = mkdtempSync(join(tmpdir(), 'edge-prov-'));
+  const ws = tempDir('edge-prov');
   writeFileSync(join(ws, 'README.md'), 'hi\n');
   agent = await createAgent({
     model: 'gpt-4o-mini',

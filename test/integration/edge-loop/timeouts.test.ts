@@ -1,6 +1,5 @@
 /** Regression: toolTimeoutMs for Bash and custom tools; abort in the middle of a multi-call step. */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -13,9 +12,10 @@ import {
 } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 import { isAlive } from '../../unit/tools/fixtures.js';
+import { tempDir } from '../../temp-dirs.js';
 
 const TOOL_TIMEOUT_MS = 1500;
-const workspace = mkdtempSync(join(tmpdir(), 'edge-to-'));
+const workspace = tempDir('edge-to');
 const scripts = new Map<string, ScriptedTurn[]>();
 const model = scriptedModel((request) => {
   const last = request.messages.filter((m) => m.role === 'user').at(-1);
@@ -72,7 +72,6 @@ const toolResults = async (session: Awaited<ReturnType<Agent['createSession']>>)
 describe('toolTimeoutMs', () => {
   it('Bash past toolTimeoutMs gets a timed-out error result and its process group is killed', async () => {
     const session = await agent.createSession();
-    const t0 = Date.now();
     const resp = await session.send(
       script('bash-to', [
         toolCall('Bash', {
@@ -81,7 +80,6 @@ describe('toolTimeoutMs', () => {
         'ok',
       ]),
     );
-    const took = Date.now() - t0;
     const res = await toolResults(session);
     await session.close();
     const pids = readFileSync(join(workspace, 'p1.txt'), 'utf8').trim().split('\n').map(Number);
@@ -90,29 +88,27 @@ describe('toolTimeoutMs', () => {
     expect(resp.status).toBe('completed');
     expect(res[0]?.status).toBe('error');
     expect(res[0]?.model).toMatch(/timed out/);
-    expect(took).toBeLessThan(TOOL_TIMEOUT_MS + 3000);
   }, 60_000);
 
-  it('a custom tool ignoring its signal: the signal aborts with a TimeoutError at the budget and the call times out', async () => {
+  it('a custom tool ignoring its signal: the signal aborts with a TimeoutError at the budget and the call times out without waiting for the tool', async () => {
     signalLog.length = 0;
     const session = await agent.createSession();
     const resp = await session.send(
-      script('stubborn', [toolCall('Stubborn', { maxMs: 10_000 }), 'ok']),
+      script('stubborn', [toolCall('Stubborn', { maxMs: 45_000 }), 'ok']),
     );
-    const ended = Date.now();
+    // The send is answered while the tool still runs (it would run 45 s).
+    const finishedWhenAnswered = signalLog[0]?.finished;
     const res = await toolResults(session);
     await session.close();
     expect(signalLog).toHaveLength(1);
     const [entry] = signalLog;
-    expect(entry?.finished).toBe(false);
+    expect(finishedWhenAnswered).toBe(false);
     expect(entry?.reasonName).toBe('TimeoutError');
+    // Not before the budget (the budget starts just before the tool does).
     expect(entry?.firedAfterMs).toBeGreaterThanOrEqual(TOOL_TIMEOUT_MS - 100);
-    expect(entry?.firedAfterMs).toBeLessThan(TOOL_TIMEOUT_MS + 1000);
     expect(resp.toolCalls.map((c) => c.status)).toEqual(['error']);
     expect(res[0]?.status).toBe('error');
     expect(res[0]?.model).toMatch(new RegExp(`timed out after ${TOOL_TIMEOUT_MS} ms`));
-    // From the tool's start to the send's end (the last model step included).
-    expect(ended - entry!.startedAt).toBeLessThan(TOOL_TIMEOUT_MS + 3000);
   }, 60_000);
 });
 

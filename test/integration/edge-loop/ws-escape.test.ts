@@ -1,15 +1,15 @@
 /** Regression: the workspace guard against a missing component followed by `..` and a symlink. */
-import { existsSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, builtinTools, type Agent } from '../../../src/index.js';
 import { resolveInWorkspace } from '../../../src/tools/workspace.js';
 import { scriptedModel, toolCall } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
-const ws = mkdtempSync(join(tmpdir(), 'edge-ws-'));
-const outside = mkdtempSync(join(tmpdir(), 'edge-out-'));
+const ws = tempDir('edge-ws');
+const outside = tempDir('edge-out');
 symlinkSync(outside, join(ws, 'link'));
 
 describe('workspace guard', () => {

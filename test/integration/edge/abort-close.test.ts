@@ -2,6 +2,7 @@
  * Adversarial: abort, close and the caller's signal racing prompts. Each test asserts what
  * the contract says should happen; a failing test is a defect.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAgent,
@@ -12,6 +13,7 @@ import {
   type HookInput,
 } from '../../../src/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers.js';
+import { waitForSendAccepted, waitForUpdates } from '../../history-helpers.js';
 
 let agent: Agent;
 /** Prompts containing `slow-model` make the model wait for its signal (or 8 s). */
@@ -49,12 +51,14 @@ describe('the caller signal of send()', () => {
     const entered = gate();
     const release = gate();
     const seen: string[] = [];
+    let signalOfA: AbortSignal | undefined;
     const session = await agent.createSession({
       hooks: {
         [HookEvent.UserPromptSubmit]: [
           async (input) => {
             seen.push(String(input.userPrompt));
             if (input.userPrompt === 'A') {
+              signalOfA = input.abortSignal;
               entered.open();
               await Promise.race([release.opened, waitAbort(input)]);
             }
@@ -66,27 +70,39 @@ describe('the caller signal of send()', () => {
     const a = session.send('A');
     await entered.opened;
     const controllerB = new AbortController();
-    const b = session.send('B', { signal: controllerB.signal });
-    await new Promise((r) => setTimeout(r, 300)); // B is queued behind A
-    controllerB.abort(new Error('caller of B gave up'));
-    await new Promise((r) => setTimeout(r, 500));
+    const requestIdB = `b-${randomUUID()}`;
+    const b = session.send('B', { signal: controllerB.signal, requestId: requestIdB });
+    await waitForSendAccepted(session.workflowId, requestIdB); // B is queued behind A
+    const reasonB = new Error('caller of B gave up');
+    controllerB.abort(reasonB);
+    await waitForUpdates(
+      session.workflowId,
+      (updates) => updates.some((u) => u.name === 'abort' && u.completed),
+      "B's abort to be recorded",
+    );
     release.open();
     const [ra, rb] = await Promise.all([a, b]);
     // Contract §8: "abort() (or the caller's signal) stops the current prompt" — B's
     // signal belongs to B; A's caller never aborted.
     expect(ra.status).toBe('completed');
+    expect(signalOfA?.aborted).toBe(false);
     expect(rb.status).toBe('aborted');
+    expect(rb.abortReason).toBe(reasonB);
+    // B never started: its UserPromptSubmit never ran.
+    expect(seen).toEqual(['A']);
     await session.close();
   }, 30_000);
 });
 
 describe('close() racing a prompt', () => {
-  it('a prompt whose hook is running when close() arrives rejects with an SDK error (SessionClosedError), not EngineError', async () => {
+  it('a prompt whose hook is running when close() arrives resolves aborted, with a SessionClosedError as its reason', async () => {
     const entered = gate();
+    let hookSignal: AbortSignal | undefined;
     const session = await agent.createSession({
       hooks: {
         [HookEvent.UserPromptSubmit]: [
           async (input) => {
+            hookSignal = input.abortSignal;
             entered.open();
             await waitAbort(input); // honours its signal
             return { action: 'continue' };
@@ -94,19 +110,16 @@ describe('close() racing a prompt', () => {
         ],
       },
     });
-    const pending = session.send('x').then(
-      (r) => ({ ok: true as const, status: r.status }),
-      (e: unknown) => ({ ok: false as const, error: e }),
-    );
+    const pending = session.send('x');
     await entered.opened;
     const closed = await session.close();
-    const outcome = await pending;
-    expect(closed).toMatchObject({ closedNow: true });
-    if (!outcome.ok) {
-      expect(outcome.error).toBeInstanceOf(SessionClosedError);
-    } else {
-      expect(outcome.status).toBe('aborted');
-    }
+    const response = await pending;
+    // README, Sessions: close() stops a running prompt; its send() resolves `aborted`, with
+    // a SessionClosedError as reason.
+    expect(closed).toEqual({ closedNow: true, sessionEndRan: false });
+    expect(response.status).toBe('aborted');
+    expect(response.abortReason).toBeInstanceOf(SessionClosedError);
+    expect(hookSignal?.aborted).toBe(true);
   }, 30_000);
 
   it('close() while a prompt hook ignores its signal: once it settles, close() still runs SessionEnd (marker must not be burned by a refused dispatch)', async () => {
@@ -145,13 +158,16 @@ describe('close() racing a prompt', () => {
   }, 30_000);
 
   it('two concurrent close(): neither resolves before SessionEnd has finished', async () => {
+    const entered = gate();
+    const release = gate();
     const ends: string[] = [];
     const session = await agent.createSession({
       hooks: {
         [HookEvent.SessionEnd]: [
           async () => {
             ends.push('start');
-            await new Promise((r) => setTimeout(r, 1_000));
+            entered.open();
+            await release.opened;
             ends.push('end');
             return { action: 'continue' };
           },
@@ -160,21 +176,35 @@ describe('close() racing a prompt', () => {
     });
     const order: string[] = [];
     const c1 = session.close().then((r) => order.push(`c1:${JSON.stringify(r)}@${ends.join(',')}`));
-    await new Promise((r) => setTimeout(r, 200));
+    await entered.opened;
     const c2 = session.close().then((r) => order.push(`c2:${JSON.stringify(r)}@${ends.join(',')}`));
+    // The second close() is in the workflow while SessionEnd still runs.
+    await waitForUpdates(
+      session.workflowId,
+      (updates) => updates.filter((u) => u.name === 'close').length === 2,
+      'both close() calls to be accepted',
+    );
+    expect(order).toEqual([]);
+    release.open();
     await Promise.all([c1, c2]);
-    // Each close() that reports success must come after SessionEnd finished.
-    for (const line of order) expect(line.endsWith('start,end')).toBe(true);
+    // Each close() resolves only after SessionEnd finished; the second shares the first's.
+    expect(order.sort()).toEqual([
+      'c1:{"closedNow":true,"sessionEndRan":true}@start,end',
+      'c2:{"closedNow":false,"sessionEndRan":false}@start,end',
+    ]);
   }, 30_000);
 
   it('two concurrent close() with a failing SessionEnd: the second must not report success', async () => {
+    const entered = gate();
+    const release = gate();
     let calls = 0;
     const session = await agent.createSession({
       hooks: {
         [HookEvent.SessionEnd]: [
           async () => {
             calls++;
-            await new Promise((r) => setTimeout(r, 800));
+            entered.open();
+            await release.opened;
             throw new Error('flush failed');
           },
         ],
@@ -184,17 +214,23 @@ describe('close() racing a prompt', () => {
       (r) => ({ ok: true, r }),
       (e: unknown) => ({ ok: false, e: (e as Error).message }),
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await entered.opened;
     const c2 = session.close().then(
       (r) => ({ ok: true, r }),
       (e: unknown) => ({ ok: false, e: (e as Error).message }),
     );
+    await waitForUpdates(
+      session.workflowId,
+      (updates) => updates.filter((u) => u.name === 'close').length === 2,
+      'both close() calls to be accepted',
+    );
+    release.open();
     const [r1, r2] = await Promise.all([c1, c2]);
-    expect(r1.ok).toBe(false);
+    expect(r1).toEqual({ ok: false, e: 'flush failed' });
     expect(calls).toBe(1);
     // A close() that overlapped a SessionEnd that then failed has not "closed without
-    // calling it again after failure": it should share the outcome (reject).
-    expect(r2.ok).toBe(false);
+    // calling it again after failure": it shares the outcome (rejects).
+    expect(r2).toEqual({ ok: false, e: 'flush failed' });
   }, 30_000);
 
   it('queued prompts get SessionClosedError when close() arrives, and close() does not hang', async () => {
@@ -214,9 +250,12 @@ describe('close() racing a prompt', () => {
     });
     const p1 = session.send('first').catch((e: unknown) => e);
     await entered.opened;
-    const p2 = session.send('second').catch((e: unknown) => e);
-    const p3 = session.send('third').catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 300));
+    const [second, third] = [`second-${randomUUID()}`, `third-${randomUUID()}`];
+    const p2 = session.send('second', { requestId: second }).catch((e: unknown) => e);
+    const p3 = session.send('third', { requestId: third }).catch((e: unknown) => e);
+    // Both are queued in the workflow behind the first.
+    await waitForSendAccepted(session.workflowId, second);
+    await waitForSendAccepted(session.workflowId, third);
     const closed = await session.close();
     const [r1, r2, r3] = await Promise.all([p1, p2, p3]);
     expect(closed).toEqual({ closedNow: true, sessionEndRan: false });

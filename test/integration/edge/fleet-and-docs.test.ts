@@ -1,49 +1,70 @@
 /**
- * Adversarial: two agents (workers) on one task queue, payload sizes that add up, abort
- * races, and the README's Quick start run verbatim.
+ * Adversarial: several workers on one task queue (session hooks, callback counts, agent
+ * names), payload sizes that add up, and abort racing the end of a prompt.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AgentSdkError } from '../../../src/index.js';
+import type { AgentSdkError, HookInput } from '../../../src/index.js';
 import {
   createAgent,
   createAgentClient,
+  createAgentWorker,
+  HookError,
   HookEvent,
   type Agent,
   type AgentModel,
 } from '../../../src/index.js';
+import { MAX_PROMPT_BYTES } from '../../../src/session.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import proto from '@temporalio/proto';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
 
+const { temporal } = proto;
+
+/** Wait until a worker polls the activities of `taskQueue` (as the server sees it). */
+async function waitForPoller(taskQueue: string): Promise<void> {
+  const client = await rawClient();
+  try {
+    await waitFor(
+      async () => {
+        const { pollers } = await client.workflowService.describeTaskQueue({
+          namespace: 'default',
+          taskQueue: { name: taskQueue },
+          taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+        });
+        return (pollers?.length ?? 0) > 0;
+      },
+      15_000,
+      `a worker polling ${taskQueue}`,
+    );
+  } finally {
+    await client.connection.close();
+  }
+}
+
+const outcomeOf = (promise: Promise<{ text(): string }>) =>
+  promise.then(
+    (r) => `ok:${r.text()}`,
+    (e: unknown) => `err:${(e as AgentSdkError).code}`,
+  );
+
 describe('two workers on one task queue', () => {
-  it('session-level hooks are not silently dropped when the session is handed off to another worker', async () => {
+  it('session-level hooks run on the worker of the process that created the session, and fail loudly (HOOK_CALLBACKS_MISSING) on another worker of the queue and after a handoff', async () => {
     const taskQueue = uniqueTaskQueue('adv-fleet');
     const agentHook = async () => ({ action: 'continue' as const });
-    const options = (tag: string) => ({
+    const options = (tag: string, queue = taskQueue) => ({
       model: scriptedModel(() => `echo:${tag}`),
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [agentHook] },
-        temporal: { address: temporalAddress(), taskQueue },
+        temporal: { address: temporalAddress(), taskQueue: queue },
       },
     });
     const a = await createAgent(options('A'));
     agents.push(a);
-    const b = await createAgent(options('B'));
-    agents.push(b);
-    // A third worker of the same agent definition on another queue, reached by handoff.
-    const otherQueue = `${taskQueue}-other`;
-    const c = await createAgent({
-      ...options('C'),
-      advanced: {
-        ...options('C').advanced,
-        temporal: { address: temporalAddress(), taskQueue: otherQueue },
-      },
-    });
-    agents.push(c);
     let sessionHookCalls = 0;
     const session = await a.createSession({
       hooks: {
@@ -56,77 +77,136 @@ describe('two workers on one task queue', () => {
       },
     });
     const outcomes: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      outcomes.push(
-        await session.send(`p${i}`).then(
-          (r) => `ok:${r.text()}`,
-          (e: unknown) => `err:${(e as AgentSdkError).code}`,
-        ),
-      );
-    }
+    // Only A's worker polls: both callbacks run, on A.
+    for (let i = 0; i < 2; i++) outcomes.push(await outcomeOf(session.send(`a${i}`)));
+    expect(outcomes).toEqual(['ok:echo:A', 'ok:echo:A']);
+    expect(sessionHookCalls).toBe(2);
+
+    // B (same agent definition, no session hooks) joins the queue and A's worker stops:
+    // the dispatches reach B, which refuses rather than running one callback of two.
+    const b = await createAgent(options('B'));
+    agents.push(b);
+    await a.worker.shutdown();
+    for (let i = 0; i < 2; i++) outcomes.push(await outcomeOf(session.send(`b${i}`)));
+
+    // Handed off to the workers of another queue: refused there too.
+    const otherQueue = `${taskQueue}-other`;
+    const c = await createAgent(options('C', otherQueue));
+    agents.push(c);
+    // createAgent resolves before its worker's first poll reaches the server; handoff
+    // refuses a queue nobody polls yet.
+    await waitForPoller(otherQueue);
     await session.handoff({ taskQueue: otherQueue });
-    for (let i = 0; i < 3; i++) {
-      outcomes.push(
-        await session.send(`h${i}`).then(
-          (r) => `ok:${r.text()}`,
-          (e: unknown) => `err:${(e as AgentSdkError).code}`,
-        ),
-      );
-    }
+    for (let i = 0; i < 2; i++) outcomes.push(await outcomeOf(session.send(`c${i}`)));
+
+    expect(outcomes.slice(2)).toEqual(Array(4).fill('err:HOOK_CALLBACKS_MISSING'));
+    expect(sessionHookCalls).toBe(2);
     const timeline = await session.timeline();
     await session.close();
-    // No dispatch quietly ran fewer callbacks than the session has.
-    for (const entry of timeline.filter(
-      (e) => e.event === 'UserPromptSubmit' && e.outcome === 'continue',
-    )) {
-      expect(entry.callbackCount).toBe(2);
+    const dispatches = timeline.filter((e) => e.event === 'UserPromptSubmit');
+    expect(dispatches.map((e) => e.outcome)).toEqual([
+      'continue',
+      'continue',
+      'error',
+      'error',
+      'error',
+      'error',
+    ]);
+    expect(dispatches.slice(0, 2).map((e) => e.callbackCount)).toEqual([2, 2]);
+    for (const refused of dispatches.slice(2)) {
+      expect(refused.reason).toMatch(
+        /This worker has 1 UserPromptSubmit callback\(s\) for session .*; the session expects 2/,
+      );
     }
-    // Every prompt that succeeded must have run the session's callback (or failed loudly).
-    const succeeded = outcomes.filter((o) => o.startsWith('ok:')).length;
-    expect(sessionHookCalls).toBe(succeeded);
   }, 60_000);
+
+  it('a worker whose agent definition has another number of callbacks for an event refuses its dispatches (HOOK_CALLBACKS_MISSING)', async () => {
+    const taskQueue = uniqueTaskQueue('adv-count');
+    let workerCalls = 0;
+    const worker = await createAgentWorker({
+      model: scriptedModel(() => 'from the worker'),
+      advanced: {
+        hooks: {
+          [HookEvent.UserPromptSubmit]: [
+            async () => {
+              workerCalls++;
+              return { action: 'continue' };
+            },
+          ],
+        },
+        temporal: { address: temporalAddress(), taskQueue },
+      },
+    });
+    const cont = async () => ({ action: 'continue' as const });
+    const client = await createAgentClient({
+      model: scriptedModel(() => 'unused'),
+      // Two callbacks where the worker has one.
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [cont, cont] },
+        temporal: { address: temporalAddress(), taskQueue },
+      },
+    });
+    try {
+      const session = await client.createSession();
+      const error = await session.send('x').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(HookError);
+      expect(error).toMatchObject({ code: 'HOOK_CALLBACKS_MISSING' });
+      expect((error as Error).message).toMatch(
+        /This worker has 1 UserPromptSubmit callback\(s\) for session .*; the session expects 2/,
+      );
+      expect(workerCalls).toBe(0);
+      await session.close();
+    } finally {
+      await client.close();
+      await worker.shutdown();
+    }
+  }, 30_000);
 });
 
 describe('payload sizes that add up', () => {
-  it('a 1.1 MB prompt with a 1.1 MB answer and a TaskCompleted hook: send() settles and the session survives', async () => {
-    const big = 'p'.repeat(1_100_000);
+  it('a prompt just under the 1 MiB limit with a 1.1 MB answer and a TaskCompleted hook: send() completes, texts are cut as documented, the session survives', async () => {
+    const prompt = 'p'.repeat(1_000_000); // 1,000,002 bytes of JSON: under MAX_PROMPT_BYTES
+    expect(JSON.stringify(prompt).length).toBeLessThan(MAX_PROMPT_BYTES);
+    const answer = 'a'.repeat(1_100_000);
     const model: AgentModel = {
       name: 'big',
       async step() {
-        return { text: 'a'.repeat(1_100_000), finishReason: 'stop' };
+        return { text: answer, finishReason: 'stop' };
       },
     };
+    const completed: HookInput[] = [];
     const agent = await createAgent({
       model,
       advanced: {
-        hooks: { [HookEvent.TaskCompleted]: [async () => ({ action: 'continue' })] },
+        hooks: {
+          [HookEvent.TaskCompleted]: [
+            async (input) => {
+              completed.push(input);
+              return { action: 'continue' };
+            },
+          ],
+        },
         temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('adv-size') },
       },
     });
     agents.push(agent);
     const session = await agent.createSession();
-    const outcome = await Promise.race([
-      session.send(big).then(
-        (r) => `ok:${r.status}`,
-        (e: unknown) => e,
-      ),
-      new Promise((r) => setTimeout(() => r('send pending after 15s'), 15_000)),
-    ]);
-    const closed = await Promise.race([
-      session.close().then(
-        (r) => r,
-        (e: unknown) => e,
-      ),
-      new Promise((r) => setTimeout(() => r('close pending after 10s'), 10_000)),
-    ]);
-    const c = await rawClient();
-    await c.workflow
-      .getHandle(session.workflowId)
-      .terminate('adversarial cleanup')
-      .catch(() => 0);
-    await c.connection.close();
-    expect(outcome).not.toBe('send pending after 15s');
-    expect(closed).toMatchObject({ closedNow: true });
+    const response = await session.send(prompt);
+    expect(response.status).toBe('completed');
+    // Assistant text over 512 Ki characters is cut with a marker (README, Models).
+    expect(response.text()).toBe(
+      `${answer.slice(0, 524_288)}\n[... truncated: the model returned 1100000 characters ...]`,
+    );
+    // TaskCompleted's text fields are cut at 256 Ki characters with a marker.
+    expect(completed).toHaveLength(1);
+    expect(completed[0]!.taskDescription).toBe(
+      `${prompt.slice(0, 262_144)}\n[... truncated: 1000000 characters in all, first 262144 shown ...]`,
+    );
+    expect(String(completed[0]!.resultSummary).startsWith(answer.slice(0, 262_144))).toBe(true);
+    expect(String(completed[0]!.resultSummary)).toMatch(/first 262144 shown \.\.\.\]$/);
+    // The session is still usable, and closes.
+    expect((await session.send('small')).status).toBe('completed');
+    expect(await session.close()).toEqual({ closedNow: true, sessionEndRan: false });
   }, 60_000);
 });
 

@@ -1,6 +1,6 @@
-/** Adversarial: option combinations accepted without a ConfigError. */
+/** Adversarial: option combinations that must be refused, or must work, as documented. */
 import { afterAll, expect, it } from 'vitest';
-import { createAgent, HookEvent, type Agent } from '../../../src/index.js';
+import { ConfigError, createAgent, HookEvent, type Agent } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
 
@@ -9,8 +9,8 @@ afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
 
-it('heartbeatIntervalMs above dispatchHeartbeatTimeoutMs: rejected up front, or a 2.5 s hook still succeeds', async () => {
-  const made = await createAgent({
+it('heartbeatIntervalMs above half of dispatchHeartbeatTimeoutMs: createAgent refuses it with a ConfigError naming both', async () => {
+  const error = await createAgent({
     model: scriptedModel(() => 'ok'),
     advanced: {
       temporal: {
@@ -21,26 +21,39 @@ it('heartbeatIntervalMs above dispatchHeartbeatTimeoutMs: rejected up front, or 
       },
     },
   }).catch((e: unknown) => e);
-  if (made instanceof Error) {
-    expect(made).toMatchObject({ code: 'CONFIG_INVALID' });
-    return;
-  }
-  const agent = made as Agent;
+  expect(error).toBeInstanceOf(ConfigError);
+  expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+  expect((error as Error).message).toContain(
+    'advanced.temporal.heartbeatIntervalMs (3000) must be at most half of ' +
+      'advanced.temporal.dispatchHeartbeatTimeoutMs (1000)',
+  );
+});
+
+it('heartbeatIntervalMs at exactly half of dispatchHeartbeatTimeoutMs: a hook that outlives the heartbeat timeout still succeeds', async () => {
+  const agent = await createAgent({
+    model: scriptedModel(() => 'ok'),
+    advanced: {
+      temporal: {
+        address: temporalAddress(),
+        taskQueue: uniqueTaskQueue('adv-hb-half'),
+        heartbeatIntervalMs: 1_000,
+        dispatchHeartbeatTimeoutMs: 2_000,
+      },
+    },
+  });
   agents.push(agent);
   const session = await agent.createSession({
     hooks: {
       [HookEvent.UserPromptSubmit]: [
         async () => {
-          await new Promise((r) => setTimeout(r, 2_500));
+          // Longer than the heartbeat timeout: only its heartbeats keep the dispatch alive.
+          await new Promise((r) => setTimeout(r, 3_000));
           return { action: 'continue' };
         },
       ],
     },
   });
-  const outcome = await session.send('x').then(
-    (r) => r.status,
-    (e: unknown) => e,
-  );
-  await session.close().catch(() => undefined);
-  expect(outcome).toBe('completed');
+  expect((await session.send('x')).status).toBe('completed');
+  expect((await session.timeline()).map((e) => e.outcome)).toEqual(['continue']);
+  await session.close();
 }, 30_000);
