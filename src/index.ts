@@ -6,6 +6,7 @@
 export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent.js';
 export type { AgentClient, SessionSummary } from './client.js';
 export type { AgentWorker } from './worker.js';
+export { workflowsPath as agentWorkflowsPath, type WorkflowBundleSource } from './workflow-code.js';
 export { Session, SendResponse, type SendOptions } from './session.js';
 export {
   type AgentOptions,

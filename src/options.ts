@@ -71,7 +71,19 @@ export interface TemporalOptions {
    * @default 3000
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
-  /** A prebuilt workflow bundle (from `bundleWorkflowCode`), to skip bundling (~1 s). */
+  /**
+   * The workflow bundle the worker runs, in place of the one shipped in the package.
+   *
+   * Not needed for a fast start: the package ships the bundle `npm run build` made
+   * (`dist/workflow-bundle.js`), and a worker uses it when it matches the installed workflow
+   * code (`agent.worker.workflowBundle` says which bundle ran and why). That bundle holds only
+   * this package's workflow code: workflow interceptors, a custom payload or failure converter,
+   * or bundler plugins need a bundle of your own, rebuilt whenever they or this package
+   * change, e.g.
+   * `await bundleWorkflowCode({ workflowsPath: agentWorkflowsPath(), workflowInterceptorModules: [...] })`
+   * (`bundleWorkflowCode` from `@temporalio/worker`). It is used as given, unchecked.
+   * @default the package's prebuilt bundle, else one bundled from the sources at startup
+   */
   workflowBundle?: { code: string } | { codePath: string };
 }
 

@@ -19,7 +19,7 @@ import { resolveModel } from './models/resolve.js';
 import type { ResolvedAgentOptions } from './options.js';
 import { AgentRegistry } from './registry.js';
 import { normalizeRoots } from './tools/workspace.js';
-import { workflowBundle } from './workflow-code.js';
+import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
 import { dataConverterOf } from './payloads/data-converter.js';
 import {
   AGENT_CONNECTION_HINTS,
@@ -42,6 +42,12 @@ export interface AgentWorker {
   readonly cleanupQueue: string;
   /** The registry the activities read; sessions created in-process add their hooks here. */
   readonly registry: AgentRegistry;
+  /**
+   * Where the workflow code this worker runs came from: `package` (the bundle prebuilt by
+   * `npm run build`, the fast start), `sources` (bundled at startup, with the reason no
+   * prebuilt bundle was used), `option` or `environment`.
+   */
+  readonly workflowBundle: WorkflowBundleSource;
   /** Resolves when the worker stopped; rejects if it crashed. */
   readonly done: Promise<void>;
   /** Stop polling, let in-flight activities finish within the grace time, and close. */
@@ -85,6 +91,12 @@ export async function startAgentWorker(
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
+  // Find (or bundle) the workflow code while the connection is made.
+  const given = options.temporal.workflowBundle;
+  const bundling = given
+    ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
+    : resolveWorkflowBundle();
+  bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const removeSink = routing?.addSink({
     taskQueues: [taskQueue, cleanupQueue],
     logger: options.logger,
@@ -122,12 +134,15 @@ export async function startAgentWorker(
   } as const;
   let main: Worker;
   let cleanup: Worker;
+  let workflowBundle: WorkflowBundleSource;
   try {
+    const resolved = await bundling;
+    workflowBundle = resolved.source;
     main = await Worker.create({
       ...common,
       taskQueue,
       stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
-      workflowBundle: options.temporal.workflowBundle ?? (await workflowBundle()),
+      workflowBundle: resolved.bundle,
       activities,
     });
     cleanup = await Worker.create({
@@ -150,6 +165,7 @@ export async function startAgentWorker(
     taskQueue,
     cleanupQueue,
     registry,
+    workflowBundle,
     done,
     shutdown() {
       stopping ??= (async () => {

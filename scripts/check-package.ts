@@ -1,0 +1,221 @@
+/**
+ * CI check of the package as a user gets it (run by `.ci/run` after `npm run build`):
+ *
+ * 1. `dist/workflow-bundle.js` is what bundling `dist/workflows` gives now, and its manifest
+ *    matches the files (the build's bundle is the sources' bundle).
+ * 2. `npm pack` ships that very file and manifest, byte for byte.
+ * 3. The tarball installs in a fresh folder outside the repo (`npm install <tgz>`; npm 7 and
+ *    later install the `zod` and `ai` peers too), a TypeScript script there that defines a
+ *    tool with its own `zod` type-checks against the package's types, and run with node it
+ *    starts an agent whose worker loads the shipped bundle (`workflowBundle.from` is
+ *    `package`, the path is the installed file) and runs the tool in a session.
+ *
+ *   npm run build && npx tsx scripts/check-package.ts [--keep]
+ *
+ * Uses the Temporal server at `TEMPORAL_ADDRESS`, else starts a dev server of its own.
+ * Needs the npm registry (or npm's cache) for the package's dependencies. Exit 1 on a
+ * failed check; `--keep` leaves the temporary folder for a look.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDevServer, type DevServer } from '../src/server/dev-server.js';
+import {
+  WORKFLOW_BUNDLE_FILE,
+  WORKFLOW_BUNDLE_MANIFEST_FILE,
+  bundleWorkflowSources,
+  checkPrebuiltBundle,
+} from '../src/workflow-code.js';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(repo, 'dist');
+const keep = process.argv.includes('--keep');
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** What a new user writes first: an agent with a custom tool, on a running server. */
+const FIRST_AGENT = `import { realpathSync } from 'node:fs';
+const importStarted = performance.now();
+const { z } = await import('zod');
+const { createAgent, defineTool } = await import('durable-agent-sdk');
+const { scriptedModel, toolCall } = await import('durable-agent-sdk/testing');
+const importMs = Math.round(performance.now() - importStarted);
+
+let toolRan = false;
+const weather = defineTool({
+  name: 'Weather',
+  description: 'Current weather of a city',
+  kind: 'readonly',
+  inputSchema: z.object({ city: z.string() }),
+  execute: async ({ city }) => {
+    toolRan = true;
+    return \`Sunny in \${city}\`;
+  },
+});
+const started = performance.now();
+const agent = await createAgent({
+  model: scriptedModel([toolCall('Weather', { city: 'Paris' }), 'Sunny in Paris, said the tool.']),
+  tools: [weather],
+  advanced: { temporal: { address: process.env.TEMPORAL_ADDRESS! } },
+});
+const createAgentMs = Math.round(performance.now() - started);
+const response = await agent.send('Weather in Paris?');
+await agent.close();
+const source = agent.worker.workflowBundle;
+console.log(
+  JSON.stringify({
+    importMs,
+    createAgentMs,
+    status: response.status,
+    text: response.text(),
+    toolRan,
+    workflowBundle: 'codePath' in source ? { ...source, codePath: realpathSync(source.codePath) } : source,
+  }),
+);
+`;
+
+function fail(message: string): never {
+  console.error(`check-package: FAILED: ${message}`);
+  process.exit(1);
+}
+function ok(message: string): void {
+  console.log(`check-package: ok: ${message}`);
+}
+function run(command: string, args: string[], cwd: string): string {
+  return execFileSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+// 1. The build's bundle is the sources' bundle.
+const manifestPath = join(dist, WORKFLOW_BUNDLE_MANIFEST_FILE);
+const built = checkPrebuiltBundle(manifestPath);
+if (!built.ok) fail(`dist has no usable workflow bundle (${built.reason}): run npm run build`);
+const builtBundle = readFileSync(built.codePath);
+const fresh = (await bundleWorkflowSources(join(dist, 'workflows', 'index.js'))).code;
+if (sha256(fresh) !== sha256(builtBundle)) {
+  fail(
+    `dist/${WORKFLOW_BUNDLE_FILE} is not what bundling dist/workflows gives now: run npm run build`,
+  );
+}
+ok(
+  `dist/${WORKFLOW_BUNDLE_FILE} equals a fresh bundle of dist/workflows (sha256 ${sha256(fresh).slice(0, 12)})`,
+);
+
+const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-pack-'));
+let server: DevServer | undefined;
+try {
+  // 2. The tarball ships that bundle. --ignore-scripts: check this build, not a new one.
+  const [packed] = JSON.parse(
+    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], repo),
+  ) as { filename: string }[];
+  if (!packed) fail('npm pack printed no tarball');
+  const tarball = join(tmp, packed.filename);
+  const extracted = join(tmp, 'extracted');
+  mkdirSync(extracted);
+  run('tar', ['-xzf', tarball, '-C', extracted], tmp);
+  for (const file of [WORKFLOW_BUNDLE_FILE, WORKFLOW_BUNDLE_MANIFEST_FILE]) {
+    const inTarball = join(extracted, 'package', 'dist', file);
+    if (!existsSync(inTarball)) fail(`${packed.filename} has no dist/${file}`);
+    if (!readFileSync(inTarball).equals(readFileSync(join(dist, file)))) {
+      fail(`dist/${file} in ${packed.filename} differs from the built one`);
+    }
+  }
+  ok(`${packed.filename} ships dist/${WORKFLOW_BUNDLE_FILE} and its manifest as built`);
+
+  // 3. A fresh folder outside the repo, as a user would make it.
+  const app = join(tmp, 'app');
+  mkdirSync(app);
+  writeFileSync(
+    join(app, 'package.json'),
+    JSON.stringify({ name: 'pack-check-app', private: true, type: 'module' }, null, 2),
+  );
+  const installStarted = performance.now();
+  run('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], app);
+  const installMs = Math.round(performance.now() - installStarted);
+  const installed = join(app, 'node_modules', 'durable-agent-sdk');
+  const peers = ['zod', 'ai'].map((name) => {
+    const top = join(app, 'node_modules', name, 'package.json');
+    if (!existsSync(top)) fail(`npm install did not install the peer ${name} at the top level`);
+    if (existsSync(join(installed, 'node_modules', name))) {
+      fail(`${name} is installed a second time under durable-agent-sdk/node_modules`);
+    }
+    return `${name} ${(JSON.parse(readFileSync(top, 'utf8')) as { version: string }).version}`;
+  });
+  ok(
+    `npm install <tgz> in a fresh folder (${installMs} ms) installed the peers: ${peers.join(', ')}`,
+  );
+
+  writeFileSync(join(app, 'first-agent.ts'), FIRST_AGENT);
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        // Node's types from the repo (a user would add @types/node); nothing else of it.
+        typeRoots: [join(repo, 'node_modules', '@types')],
+        types: ['node'],
+        outDir: 'out',
+      },
+      files: ['first-agent.ts'],
+    }),
+  );
+  // The repo's TypeScript, on the app's files: the app's zod must fit defineTool's types.
+  run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  ok('first-agent.ts (defineTool with the app’s own zod) type-checks against the package');
+
+  let address = process.env.TEMPORAL_ADDRESS;
+  if (!address) {
+    server = await startDevServer({ cacheDir: join(repo, '.temporal') });
+    address = server.address;
+  }
+  const output = execFileSync(process.execPath, [join(app, 'out', 'first-agent.js')], {
+    cwd: app,
+    encoding: 'utf8',
+    env: { ...process.env, TEMPORAL_ADDRESS: address, DURABLE_AGENT_WORKFLOW_BUNDLE: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const result = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as {
+    importMs: number;
+    createAgentMs: number;
+    status: string;
+    text: string;
+    toolRan: boolean;
+    workflowBundle: { from: string; codePath?: string; reason?: string };
+  };
+  const expected = realpathSync(join(installed, 'dist', WORKFLOW_BUNDLE_FILE));
+  if (result.workflowBundle.from !== 'package' || result.workflowBundle.codePath !== expected) {
+    fail(`the installed worker did not load ${expected}: ${JSON.stringify(result.workflowBundle)}`);
+  }
+  if (
+    result.status !== 'completed' ||
+    !result.toolRan ||
+    result.text !== 'Sunny in Paris, said the tool.'
+  ) {
+    fail(`the session in the fresh folder did not run the tool: ${JSON.stringify(result)}`);
+  }
+  ok(
+    `the installed worker loaded its shipped bundle; first createAgent ${result.createAgentMs} ms ` +
+      `(imports ${result.importMs} ms), a session ran the zod-defined tool (server ${address})`,
+  );
+} finally {
+  await server?.stop();
+  if (keep) console.log(`check-package: kept ${tmp}`);
+  else rmSync(tmp, { recursive: true, force: true });
+}
