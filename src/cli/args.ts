@@ -7,29 +7,42 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { parseArgs } from 'node:util';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 
-/** An error the CLI reports as one line: a usage error exits 2, anything else 1. */
+/**
+ * An error the CLI reports as one line: a usage error exits 2, anything else 1, unless
+ * `exitCode` says otherwise (`golden` exits 2 for bad input: 1 means decisions changed).
+ */
 export class CliError extends Error {
   /** The process exit code. */
   readonly exitCode: number;
-  constructor(message: string, options: { usage?: boolean; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { usage?: boolean; exitCode?: number; cause?: unknown } = {},
+  ) {
     super(message, { cause: options.cause });
     this.name = 'CliError';
-    this.exitCode = options.usage ? 2 : 1;
+    this.exitCode = options.exitCode ?? (options.usage ? 2 : 1);
   }
 }
 
 /** The commands, with their positionals and the options each takes. */
 export const COMMANDS = {
-  sessions: { positionals: [], options: ['limit', 'json'] },
-  inspect: { positionals: ['sessionId | history.json'], options: ['json'] },
-  replay: { positionals: ['sessionId | history.json'], options: [] },
-  pending: { positionals: ['sessionId'], options: ['json'] },
-  approve: { positionals: ['sessionId', 'requestId'], options: ['input'] },
-  deny: { positionals: ['sessionId', 'requestId'], options: ['message', 'interrupt'] },
+  sessions: { positionals: [], options: ['limit', 'json', 'timeout'] },
+  inspect: { positionals: ['sessionId | history.json'], options: ['json', 'timeout'] },
+  replay: { positionals: ['sessionId | history.json'], options: ['timeout'] },
+  pending: { positionals: ['sessionId'], options: ['json', 'timeout'] },
+  approve: { positionals: ['sessionId', 'requestId'], options: ['input', 'wait', 'timeout'] },
+  deny: {
+    positionals: ['sessionId', 'requestId'],
+    options: ['message', 'interrupt', 'wait', 'timeout'],
+  },
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
 } as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
+
+/** Default of `--timeout`: how long a command waits on the server and on a worker, ms. */
+export const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** A command's name. */
 export type CommandName = keyof typeof COMMANDS;
@@ -46,6 +59,8 @@ const OPTIONS = {
   ui: { type: 'boolean' },
   db: { type: 'string' },
   payloads: { type: 'string' },
+  timeout: { type: 'string' },
+  wait: { type: 'boolean' },
 } as const;
 
 const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help'];
@@ -66,6 +81,13 @@ export type ParsedArgs =
       namespace: string;
       /** `--payloads`: folder of the agent's payload store. @default `.durable-agent/payloads` */
       payloads: string;
+      /**
+       * `--timeout`: how long the command waits on the server and on a worker, in all, ms.
+       * @default {@link DEFAULT_TIMEOUT_MS}
+       */
+      timeoutMs: number;
+      /** `--wait` (approve, deny): send even when no worker answers, and wait for one. */
+      wait: boolean;
       limit?: number;
       json: boolean;
       input?: string;
@@ -81,7 +103,7 @@ export const DEFAULT_ADDRESS = '127.0.0.1:7233';
 /**
  * Parse `argv` (without `node` and the script).
  * @throws {CliError} a usage error (exit 2): unknown command or option, an option the
- *   command does not take, a missing or extra argument, a bad `--limit`.
+ *   command does not take, a missing or extra argument, a bad `--limit` or `--timeout`.
  */
 export function parseCommandLine(
   argv: readonly string[],
@@ -148,6 +170,8 @@ export function parseCommandLine(
       });
     }
   }
+  const timeoutMs =
+    values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimeout(values.timeout);
   const address = values.address ?? (env.TEMPORAL_ADDRESS || DEFAULT_ADDRESS);
   if (address === '') throw new CliError('--address must not be empty', { usage: true });
   return {
@@ -158,6 +182,8 @@ export function parseCommandLine(
     addressGiven: values.address !== undefined,
     namespace: values.namespace || env.TEMPORAL_NAMESPACE || 'default',
     payloads: values.payloads || DEFAULTS.payloadDir,
+    timeoutMs,
+    wait: values.wait ?? false,
     json: values.json ?? false,
     interrupt: values.interrupt ?? false,
     ui: values.ui ?? false,
@@ -166,6 +192,23 @@ export function parseCommandLine(
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
   };
+}
+
+/** `--timeout`: a number of milliseconds, or a duration with a unit (`500ms`, `10s`, `2m`). */
+function parseTimeout(text: string): number {
+  let ms: number;
+  try {
+    ms = msToNumber(text.trim());
+  } catch {
+    ms = Number.NaN;
+  }
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new CliError(
+      `--timeout must be a positive duration (milliseconds, or 500ms, 10s, 2m), got '${text}'`,
+      { usage: true },
+    );
+  }
+  return ms;
 }
 
 function isCommand(name: string): name is CommandName {
@@ -177,8 +220,8 @@ const USAGES: Record<CommandName, string> = {
   inspect: 'durable-agent inspect <sessionId | history.json> [--json]',
   replay: 'durable-agent replay <sessionId | history.json>',
   pending: 'durable-agent pending <sessionId> [--json]',
-  approve: 'durable-agent approve <sessionId> <requestId> [--input JSON]',
-  deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt]',
+  approve: 'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait]',
+  deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait]',
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
   golden: 'durable-agent golden <module.ts|js> <recording.json | folder> [--json]',
 };
@@ -204,8 +247,10 @@ export function helpText(command?: CommandName): string {
     '',
     GLOBALS,
     '',
+    'A <sessionId> may be given as the workflow id the Web UI shows: session-<id>.',
     'From a source checkout: npx tsx src/cli/main.ts <command> ...',
-    'Exit status: 0 ok, 1 failure (or replay found nondeterminism), 2 usage error.',
+    'Exit status: 0 ok, 1 failure (or replay found nondeterminism), 2 usage error;',
+    'golden: 0 no decision changed, 1 some changed, 2 bad input or usage.',
     'Set DEBUG=1 for stack traces.',
   ].join('\n');
 }
@@ -215,6 +260,8 @@ const GLOBALS = [
   `  --address HOST:PORT   Temporal frontend (default: $TEMPORAL_ADDRESS, else ${DEFAULT_ADDRESS})`,
   '  --namespace NAME      namespace (default: $TEMPORAL_NAMESPACE, else default)',
   `  --payloads DIR        the agent's payload store, for sessions with offloaded payloads (default: ${DEFAULTS.payloadDir})`,
+  `  --timeout T           how long sessions, inspect, replay, pending, approve and deny wait on the server`,
+  `                        and on the session's worker, in all: milliseconds, or 500ms, 10s, 2m (default: ${DEFAULT_TIMEOUT_MS / 1000}s)`,
   '  -h, --help            this help',
 ].join('\n');
 
@@ -241,20 +288,29 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     'Replays a session history (fetched by session id, or a file written by historyToJSON or\n' +
     "'temporal workflow show --output json') against the current workflow code and prints\n" +
     "'deterministic: yes' (exit 0) or 'deterministic: NO' with the nondeterminism (exit 1).",
-  pending: 'Lists the permission requests of a session that wait for a person (ask).',
+  pending:
+    'Lists the permission requests of a session that wait for a person (ask). The list comes\n' +
+    "from the session's worker: with no worker polling the session's task queue, it says so\n" +
+    '(naming the queue) instead of waiting; with one that does not answer, it gives up after\n' +
+    '--timeout.',
   approve:
     'Allows a pending permission request; the tool runs once. --input JSON replaces the\n' +
-    "tool's input (a JSON object).",
+    "tool's input (a JSON object). The session's worker applies it: when no worker polls the\n" +
+    "session's task queue or none answers within --timeout, nothing is sent and approve exits 1\n" +
+    'naming the queue. --wait sends it anyway and waits up to --timeout for a worker to apply\n' +
+    'it; exit 0 once applied.',
   deny:
     'Denies a pending permission request; the model gets --message as the tool error.\n' +
-    '--interrupt also stops the running prompt.',
+    '--interrupt also stops the running prompt. With no worker, as approve: nothing is sent\n' +
+    'unless --wait.',
   dev:
     'Starts the embedded Temporal dev server (--ui adds the Web UI, --db FILE keeps its state)\n' +
     "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.",
   golden:
     "Runs the agent module's current hooks on every dispatch of the golden session recordings\n" +
     '(a file, or every .json in a folder; record them with env.recordGolden) and prints each\n' +
-    'decision that changed, before and after. Exit 0: none changed; 1: some did. No server needed.',
+    'decision that changed, before and after. Exit 0: none changed; 1: some did; 2: bad input\n' +
+    '(a missing or malformed recording, a module that does not load) or usage. No server needed.',
 };
 
 /** An error's message on one line: its first non-blank line. */

@@ -6,13 +6,14 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { listSessionSummaries, type SessionSummary } from '../client.js';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Connection } from '@temporalio/client';
-import { historyFromJSON, type History } from '@temporalio/common/lib/proto-utils.js';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
 import {
   AgentSdkError,
+  ConfigError,
   SessionClosedError,
   SessionNotFoundError,
   TemporalConnectionError,
@@ -20,16 +21,24 @@ import {
 import { connectTemporalClient, type ConnectionHints } from '../connection.js';
 import { RoutingLogger, resolveLogLevel } from '../logging.js';
 import type { JsonObject } from '../common/json.js';
-import { sessionWorkflowId } from '../common/protocol.js';
+import type { PendingPermission } from '../common/permission.js';
+import { Queries, sessionWorkflowId, type SessionDescription } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
 import { Session } from '../session.js';
+import {
+  findSessionWorkflow,
+  parseHistoryFile,
+  sessionIdOfHistory,
+  type FoundSession,
+} from '../testing/history-files.js';
 import { CliError, oneLine, type ParsedArgs } from './args.js';
 import { timelineFromHistory } from './history-timeline.js';
 import { describeNondeterminism } from './nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
+import { describePollers, formatDuration, pollersOf, type QueuePollers } from './workers.js';
 
-/** A parsed command (not help). */
-export type CommandArgs = Extract<ParsedArgs, { kind: 'command' }>;
+/** A parsed command (not help), with the time its waits end (`--timeout` from its start). */
+export type CommandArgs = Extract<ParsedArgs, { kind: 'command' }> & { deadline?: number };
 
 /** Where commands write. */
 export interface CliOutput {
@@ -39,11 +48,17 @@ export interface CliOutput {
   err: (text: string) => void;
 }
 
-/** How long to wait for the Temporal frontend before giving up, ms. */
+/** How long to wait for the Temporal frontend before giving up, ms (less when `--timeout` is). */
 export const CONNECT_TIMEOUT_MS = 3000;
+
+/** After this long, `approve --wait` / `deny --wait` say that they wait for a worker, ms. */
+const WAITING_NOTE_AFTER_MS = 1000;
 
 /** Run one command. @returns the exit code. */
 export async function runCommand(args: CommandArgs, io: CliOutput): Promise<number> {
+  // One bound for every wait of the command (connect, server calls, the worker's answer).
+  const deadline = Date.now() + args.timeoutMs;
+  args = { ...args, deadline };
   switch (args.command) {
     case 'sessions':
       return withClient(args, (client) => sessions(client, args, io));
@@ -69,12 +84,16 @@ const CLI_CONNECTION_HINTS: ConnectionHints = {
   namespace: '--namespace NAME (or TEMPORAL_NAMESPACE)',
 };
 
-/** Connect with a short timeout (and check the namespace), run `body`, close the connection. */
+/**
+ * Connect with a short timeout (and check the namespace), run `body` with every server call
+ * bounded by the command's deadline, close the connection.
+ */
 async function withClient<T>(args: CommandArgs, body: (client: Client) => Promise<T>): Promise<T> {
+  const connectTimeout = Math.max(1, Math.min(CONNECT_TIMEOUT_MS, remainingMs(args)));
   let connection: Connection;
   try {
     connection = await connectTemporalClient(args.address, args.namespace, {
-      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      connectTimeoutMs: connectTimeout,
       hints: CLI_CONNECTION_HINTS,
     });
   } catch (error) {
@@ -87,18 +106,54 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
       );
     }
     const reason = error instanceof TemporalConnectionError ? error.reason : oneLine(error);
+    const hint =
+      connectTimeout < CONNECT_TIMEOUT_MS
+        ? 'pass a longer --timeout, or --address HOST:PORT'
+        : `check that a server runs there and pass ${CLI_CONNECTION_HINTS.address}`;
     throw new CliError(
-      `cannot reach Temporal at ${args.address}: ${reason}; check that a server runs there ` +
-        `and pass ${CLI_CONNECTION_HINTS.address}`,
+      `cannot reach Temporal at ${args.address} within ${formatDuration(connectTimeout)} ` +
+        `(${reason}); ${hint}`,
       { cause: error },
     );
   }
   try {
     const dataConverter = await payloadDataConverter(args);
-    return await body(new Client({ connection, namespace: args.namespace, dataConverter }));
+    const client = new Client({ connection, namespace: args.namespace, dataConverter });
+    return await connection.withDeadline(deadlineOf(args), () => body(client));
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+function deadlineOf(args: CommandArgs): number {
+  return args.deadline ?? Date.now() + args.timeoutMs;
+}
+
+function remainingMs(args: CommandArgs): number {
+  return deadlineOf(args) - Date.now();
+}
+
+/** Whether `error` is a call ended by the command's deadline. */
+function isDeadline(error: unknown, args: CommandArgs): boolean {
+  if (remainingMs(args) > 250) return false;
+  for (let e: unknown = error, depth = 0; e && depth < 8; depth++) {
+    const { code, name } = e as { code?: unknown; name?: unknown };
+    // gRPC DEADLINE_EXCEEDED and CANCELLED (how the client ends a call at its deadline).
+    if (code === 4 || code === 1 || name === 'WorkflowUpdateRPCTimeoutOrCancelledError') {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** The error for a server that did not answer in time. */
+function serverTimeout(args: CommandArgs, what: string, error: unknown): CliError {
+  return new CliError(
+    `no answer from Temporal at ${args.address} within ${formatDuration(args.timeoutMs)} ` +
+      `(${what}); pass a longer --timeout`,
+    { cause: error },
+  );
 }
 
 /**
@@ -121,6 +176,7 @@ async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promi
   try {
     rows = await listSessionSummaries(client, args.limit ?? 50);
   } catch (error) {
+    if (isDeadline(error, args)) throw serverTimeout(args, 'listing sessions', error);
     throw serverError(error, args);
   }
   if (args.json) {
@@ -142,8 +198,8 @@ async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promi
 
 async function inspect(args: CommandArgs, io: CliOutput): Promise<number> {
   const target = args.args[0]!;
-  const history = isHistoryFile(target)
-    ? loadHistoryFile(target)
+  const { history } = isHistoryFile(target)
+    ? { history: loadHistoryFile(target) }
     : await withClient(args, (client) => fetchSessionHistory(client, target, args));
   let timeline;
   try {
@@ -157,11 +213,23 @@ async function inspect(args: CommandArgs, io: CliOutput): Promise<number> {
 
 async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   const target = args.args[0]!;
-  const fromFile = isHistoryFile(target);
-  const history = fromFile
-    ? loadHistoryFile(target)
-    : await withClient(args, (client) => fetchSessionHistory(client, target, args));
-  const workflowId = fromFile ? target : sessionWorkflowId(target);
+  let history: History;
+  let workflowId: string;
+  if (isHistoryFile(target)) {
+    history = loadHistoryFile(target);
+    const sessionId = sessionIdOfHistory(history);
+    workflowId = sessionId !== undefined ? sessionWorkflowId(sessionId) : target;
+  } else {
+    ({ history, workflowId } = await withClient(args, (client) =>
+      fetchSessionHistory(client, target, args),
+    ));
+  }
+  const { hasWorkflowTask } = await import('../testing/replay.js');
+  if (!hasWorkflowTask(history)) {
+    // Temporal's replayer would wait forever on it.
+    io.out('deterministic: yes (no workflow task has run yet: nothing to replay)');
+    return 0;
+  }
   // Loaded here: the worker's native runtime costs startup time other commands need not pay.
   const [{ Worker }, { workflowBundle }] = await Promise.all([
     import('@temporalio/worker'),
@@ -197,19 +265,32 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
 }
 
 async function pending(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
-  const session = await sessionOf(client, args);
-  let requests;
-  try {
-    requests = await session.pendingPermissions();
-  } catch (error) {
-    throw sessionError(error, args);
+  const found = await sessionOf(client, args);
+  let requests: PendingPermission[] = [];
+  if (found.description.status.name === 'RUNNING') {
+    const pollers = await workflowPollers(client, found, args);
+    // The list lives in the workflow: only a worker can answer for it.
+    if (pollers.count === 0) {
+      throw new CliError(
+        `session '${found.sessionId}' has no worker: ${describePollers(pollers)}; ` +
+          "its permission requests are read through the agent's worker: start it, then run pending again",
+      );
+    }
+    try {
+      requests = await client.workflow
+        .getHandle(found.workflowId)
+        .query<PendingPermission[]>(Queries.pendingPermissions);
+    } catch (error) {
+      if (isDeadline(error, args)) throw await noAnswer(client, found, args, error);
+      throw sessionError(error, args, found.sessionId);
+    }
   }
   if (args.json) {
     io.out(JSON.stringify(requests, null, 2));
     return 0;
   }
   if (requests.length === 0) {
-    io.out(`no pending permission requests in session '${session.id}'`);
+    io.out(`no pending permission requests in session '${found.sessionId}'`);
     return 0;
   }
   io.out(
@@ -228,26 +309,147 @@ async function pending(client: Client, args: CommandArgs, io: CliOutput): Promis
   return 0;
 }
 
+/**
+ * `approve` / `deny`: an Update, which only a worker of the session can accept. Without
+ * `--wait`, a session no worker answers for is refused before anything is sent; with it,
+ * the answer is sent and waited for until the deadline.
+ */
 async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
   const [, requestId] = args.args as [string, string];
   let updatedInput: JsonObject | undefined;
   if (args.input !== undefined) updatedInput = parseInputOption(args.input);
-  const session = await sessionOf(client, args);
-  try {
-    if (args.command === 'approve') {
-      await session.approve(requestId, updatedInput ? { updatedInput } : {});
-      io.out(`approved ${requestId} in session ${session.id}`);
-    } else {
-      await session.deny(requestId, {
-        ...(args.message !== undefined ? { message: args.message } : {}),
-        ...(args.interrupt ? { interrupt: true } : {}),
-      });
-      io.out(`denied ${requestId} in session ${session.id}${args.interrupt ? ' (interrupt)' : ''}`);
+  const found = await sessionOf(client, args);
+  if (found.description.status.name !== 'RUNNING') {
+    throw new CliError(
+      `session '${found.sessionId}' is closed (${found.description.status.name}): nothing was sent`,
+    );
+  }
+  const verb = args.command === 'approve' ? 'approval' : 'denial';
+  const handle = client.workflow.getHandle(found.workflowId);
+  const session = new Session(found.sessionId, handle);
+  // The queue the session's activities (the tool, the model) go to: the workflow's own
+  // until a handoff moves them, which the workflow's description says.
+  let activityQueue = found.description.taskQueue;
+  if (!args.wait) {
+    const pollers = await workflowPollers(client, found, args);
+    if (pollers.count === 0) {
+      throw new CliError(
+        `session '${found.sessionId}' has no worker: ${describePollers(pollers)}; nothing was sent. ` +
+          `The ${verb} is applied by the agent's worker: start it and run ${args.command} again, ` +
+          'or pass --wait to send it and wait for a worker (up to --timeout)',
+      );
     }
+    try {
+      const described = await handle.query<SessionDescription>(Queries.describe);
+      if (typeof described?.taskQueue === 'string') activityQueue = described.taskQueue;
+    } catch (error) {
+      if (isDeadline(error, args)) throw await noAnswer(client, found, args, error, true);
+      throw sessionError(error, args, found.sessionId);
+    }
+  }
+  const sending =
+    args.command === 'approve'
+      ? session.approve(requestId, updatedInput ? { updatedInput } : {})
+      : session.deny(requestId, {
+          ...(args.message !== undefined ? { message: args.message } : {}),
+          ...(args.interrupt ? { interrupt: true } : {}),
+        });
+  let note: NodeJS.Timeout | undefined;
+  if (args.wait) {
+    note = setTimeout(() => {
+      io.err(
+        `waiting up to ${formatDuration(remainingMs(args))} for a worker of task queue ` +
+          `'${found.description.taskQueue}' to apply the ${verb} ...`,
+      );
+    }, WAITING_NOTE_AFTER_MS);
+  }
+  try {
+    await sending;
   } catch (error) {
-    throw sessionError(error, args);
+    if (isDeadline(error, args)) {
+      const why = await lastLookAtPollers(client, found.description.taskQueue).then((p) =>
+        p ? `${describePollers(p)}; ` : '',
+      );
+      throw new CliError(
+        `the ${verb} of ${requestId} was sent to session '${found.sessionId}' but not applied ` +
+          `within ${formatDuration(args.timeoutMs)}: ${why}it may still apply when a worker polls ` +
+          `'${found.description.taskQueue}' (Temporal holds it in memory, not in the history: a ` +
+          `server restart drops it); check with: durable-agent pending ${found.sessionId}`,
+        { cause: error },
+      );
+    }
+    throw sessionError(error, args, found.sessionId);
+  } finally {
+    clearTimeout(note);
+  }
+  io.out(
+    args.command === 'approve'
+      ? `approved ${requestId} in session ${found.sessionId}`
+      : `denied ${requestId} in session ${found.sessionId}${args.interrupt ? ' (interrupt)' : ''}`,
+  );
+  // What runs next (the tool, the model) are activities: say when nobody would run them.
+  const activities = await pollersOf(client, activityQueue, 'activity').catch(() => undefined);
+  if (activities?.count === 0) {
+    io.err(
+      `note: ${describePollers(activities)}: the session's next step (the tool, the model) ` +
+        'waits until a worker polls it',
+    );
   }
   return 0;
+}
+
+/**
+ * The workflow pollers of `taskQueue`, looked at once the command's deadline has passed (for
+ * its error message): a call of its own, bounded by 2 s; `undefined` when it fails.
+ */
+async function lastLookAtPollers(
+  client: Client,
+  taskQueue: string,
+): Promise<QueuePollers | undefined> {
+  return client.connection
+    .withDeadline(Date.now() + 2000, () => pollersOf(client, taskQueue, 'workflow'))
+    .catch(() => undefined);
+}
+
+/** The workflow pollers of the session's task queue. */
+async function workflowPollers(
+  client: Client,
+  found: FoundSession,
+  args: CommandArgs,
+): Promise<QueuePollers> {
+  try {
+    return await pollersOf(client, found.description.taskQueue, 'workflow');
+  } catch (error) {
+    if (isDeadline(error, args)) {
+      throw serverTimeout(args, `describing task queue '${found.description.taskQueue}'`, error);
+    }
+    throw serverError(error, args);
+  }
+}
+
+/**
+ * The error for a session whose worker did not answer within the deadline.
+ * @param refused whether a decision was refused (nothing sent) for want of an answer.
+ */
+async function noAnswer(
+  client: Client,
+  found: FoundSession,
+  args: CommandArgs,
+  error: unknown,
+  refused = false,
+): Promise<CliError> {
+  const queue = found.description.taskQueue;
+  const pollers = await lastLookAtPollers(client, queue);
+  const seen = pollers ? ` (${describePollers(pollers)})` : '';
+  const next = refused
+    ? `nothing was sent; start the agent's worker and run ${args.command} again, or pass --wait ` +
+      'to send it and wait for a worker (up to --timeout)'
+    : "start the agent's worker, or pass a longer --timeout";
+  return new CliError(
+    `no answer from session '${found.sessionId}' within ${formatDuration(args.timeoutMs)}: ` +
+      `no worker of its task queue '${queue}' answered${seen}; ${next}`,
+    { cause: error },
+  );
 }
 
 /** `--input`: a JSON object. */
@@ -350,9 +552,26 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
   return 0;
 }
 
-/** Import the agent module and return its default export, checked to look like AgentOptions. */
-/** Check golden session recordings against the module's hooks; exit 1 when any changed. */
+/**
+ * Check golden session recordings against the module's hooks: exit 0 when no decision
+ * changed, 1 when some did, 2 when the check could not run (a missing or malformed
+ * recording, a module that does not load): a CI gate tells a policy change from bad input.
+ */
 async function golden(args: CommandArgs, io: CliOutput): Promise<number> {
+  try {
+    return await checkGoldenRecordings(args, io);
+  } catch (error) {
+    throw new CliError(oneLine(error), {
+      exitCode: GOLDEN_BAD_INPUT,
+      cause: error instanceof CliError ? (error.cause ?? error) : error,
+    });
+  }
+}
+
+/** Exit code of `golden` when it could not check: bad input or usage. */
+const GOLDEN_BAD_INPUT = 2;
+
+async function checkGoldenRecordings(args: CommandArgs, io: CliOutput): Promise<number> {
   const modulePath = resolve(args.args[0]!);
   if (!existsSync(modulePath)) throw new CliError(`no such file: ${args.args[0]}`);
   const target = resolve(args.args[1]!);
@@ -394,6 +613,7 @@ async function golden(args: CommandArgs, io: CliOutput): Promise<number> {
   return changed.length > 0 ? 1 : 0;
 }
 
+/** Import the agent module and return its default export, checked to look like AgentOptions. */
 async function loadAgentModule(path: string, shown: string): Promise<AgentOptions> {
   const url = pathToFileURL(path).href;
   if (/\.[cm]?tsx?$/.test(path) && !tsxActive()) {
@@ -442,64 +662,58 @@ function isHistoryFile(target: string): boolean {
 }
 
 /**
- * Read a history file (from `historyToJSON` or `temporal workflow show --output json`).
+ * Read a history file (from `writeHistoryFile`, `historyToJSON` or `temporal workflow show
+ * --output json`).
  * @throws {CliError} when it cannot be read or is not a workflow history.
  */
 export function loadHistoryFile(path: string): History {
-  let text: string;
+  if (!existsSync(path)) throw new CliError(`no such file: ${path}`);
   try {
-    text = readFileSync(path, 'utf8');
+    return parseHistoryFile(path);
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new CliError(
-      code === 'ENOENT' ? `no such file: ${path}` : `cannot read ${path}: ${oneLine(error)}`,
-      { cause: error },
-    );
+    if (error instanceof ConfigError) throw new CliError(oneLine(error), { cause: error });
+    throw error;
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`${path} is not JSON: ${collapsed(error)}`, { cause: error });
-  }
-  let history: History;
-  try {
-    history = historyFromJSON(json);
-  } catch (error) {
-    throw new CliError(`${path} is not a Temporal history: ${oneLine(error)}`, { cause: error });
-  }
-  if (!history.events?.[0]?.workflowExecutionStartedEventAttributes) {
-    throw new CliError(
-      `${path} is not a Temporal history: its first event is not WorkflowExecutionStarted`,
-    );
-  }
-  return history;
 }
 
+/** The history of a session's newest run, by session id or workflow id. */
 async function fetchSessionHistory(
   client: Client,
-  sessionId: string,
+  target: string,
   args: CommandArgs,
-): Promise<History> {
+): Promise<{ history: History; workflowId: string }> {
+  const found = await sessionOf(client, args, target);
   try {
-    return await client.workflow.getHandle(sessionWorkflowId(sessionId)).fetchHistory();
+    return {
+      history: await client.workflow.getHandle(found.workflowId).fetchHistory(),
+      workflowId: found.workflowId,
+    };
   } catch (error) {
-    if (isNotFound(error) && !isNamespaceError(error)) throw noSession(sessionId, args);
+    if (isDeadline(error, args)) {
+      throw serverTimeout(args, `reading the history of session '${found.sessionId}'`, error);
+    }
     throw serverError(error, args);
   }
 }
 
-/** A session handle, checked to exist. */
-async function sessionOf(client: Client, args: CommandArgs): Promise<Session> {
-  const sessionId = args.args[0]!;
-  const handle = client.workflow.getHandle(sessionWorkflowId(sessionId));
+/**
+ * Find the session named by the command's first argument: a session id, or its workflow id
+ * `session-<id>` (what the Web UI shows).
+ */
+async function sessionOf(
+  client: Client,
+  args: CommandArgs,
+  target = args.args[0]!,
+): Promise<FoundSession> {
   try {
-    await handle.describe();
+    return await findSessionWorkflow(client, target);
   } catch (error) {
-    if (isNotFound(error) && !isNamespaceError(error)) throw noSession(sessionId, args);
+    if (error instanceof SessionNotFoundError) throw noSession(target, args);
+    if (isDeadline(error, args)) {
+      throw serverTimeout(args, `looking up session '${target}'`, error);
+    }
     throw serverError(error, args);
   }
-  return new Session(sessionId, handle);
 }
 
 function noSession(sessionId: string, args: CommandArgs): CliError {
@@ -509,10 +723,10 @@ function noSession(sessionId: string, args: CommandArgs): CliError {
 }
 
 /** The SDK's errors as one line, with the session's words. */
-function sessionError(error: unknown, args: CommandArgs): CliError {
-  if (error instanceof SessionNotFoundError) return noSession(args.args[0]!, args);
+function sessionError(error: unknown, args: CommandArgs, sessionId: string): CliError {
+  if (error instanceof SessionNotFoundError) return noSession(sessionId, args);
   if (error instanceof SessionClosedError) {
-    return new CliError(`session '${args.args[0]}' is closed`, { cause: error });
+    return new CliError(`session '${sessionId}' is closed`, { cause: error });
   }
   if (error instanceof AgentSdkError) return new CliError(oneLine(error), { cause: error });
   return serverError(error, args);
@@ -525,11 +739,6 @@ function serverError(error: unknown, args: CommandArgs): CliError {
     });
   }
   return new CliError(oneLine(error), { cause: error });
-}
-
-function isNotFound(error: unknown): boolean {
-  const e = error as { code?: unknown; name?: unknown; cause?: { code?: unknown } } | undefined;
-  return e?.name === 'WorkflowNotFoundError' || e?.code === 5 || e?.cause?.code === 5;
 }
 
 function isNamespaceError(error: unknown): boolean {
@@ -557,12 +766,6 @@ async function installReplayRuntime(): Promise<void> {
   } catch {
     // A runtime exists already.
   }
-}
-
-/** An error's message with every line break collapsed (for messages quoting input). */
-function collapsed(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.replace(/\s+/g, ' ').trim();
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -39,9 +39,37 @@ export const Queries = {
   archives: 'archives',
 } as const;
 
+/** Prefix of a session's workflow id (what Temporal's Web UI and `temporal workflow` show). */
+export const SESSION_WORKFLOW_ID_PREFIX = 'session-';
+
 /** Workflow id of a session. */
 export function sessionWorkflowId(sessionId: string): string {
-  return `session-${sessionId}`;
+  return `${SESSION_WORKFLOW_ID_PREFIX}${sessionId}`;
+}
+
+/**
+ * The session id in a session id or a session's workflow id: `session-abc` (the workflow id
+ * the Web UI shows) gives `abc`; an id without the prefix (or `session-` alone) is returned
+ * as is. Pure.
+ *
+ * A session whose own id starts with `session-` is ambiguous with it: to find such a session
+ * by its id, try {@link sessionIdCandidates} in order.
+ */
+export function sessionIdOf(idOrWorkflowId: string): string {
+  const rest = idOrWorkflowId.startsWith(SESSION_WORKFLOW_ID_PREFIX)
+    ? idOrWorkflowId.slice(SESSION_WORKFLOW_ID_PREFIX.length)
+    : '';
+  return rest === '' ? idOrWorkflowId : rest;
+}
+
+/**
+ * The session ids a user's argument may mean, in the order to look them up: for
+ * `session-abc`, the session `abc` (the argument is its workflow id), then the session
+ * `session-abc` itself; for `abc` (or `session-` alone), just the argument. Pure.
+ */
+export function sessionIdCandidates(idOrWorkflowId: string): string[] {
+  const stripped = sessionIdOf(idOrWorkflowId);
+  return stripped === idOrWorkflowId ? [idOrWorkflowId] : [stripped, idOrWorkflowId];
 }
 
 /** Input of the session workflow. */

@@ -2,7 +2,7 @@
  * Golden sessions: record what a real session's hooks were given and what they decided, then
  * run the current hooks on the very same inputs (no model, no tools, no server) and report
  * every decision that changed, side by side. A hook policy change is then reviewed, or gated
- * in CI (`durable-agent golden <agent module> <folder>` exits 1 on a change).
+ * in CI (`durable-agent golden <agent module> <folder>` exits 1 on a change, 2 on bad input).
  *
  * Each dispatch is checked on its own recorded input: when a change upstream would have
  * changed a later input (a rewritten prompt, a skipped tool), the later dispatch is still
@@ -10,8 +10,9 @@
  *
  * @module
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { AssertionError } from 'node:assert';
+import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { decodePayload } from '../cli/history-timeline.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
@@ -119,8 +120,12 @@ export function goldenFromHistories(
   return { format: GOLDEN_FORMAT, sessionId, recordedAt: new Date().toISOString(), dispatches };
 }
 
-/** Write a recording as pretty JSON. */
+/**
+ * Write a recording as pretty JSON, creating the file's folder when missing.
+ * @throws what `node:fs` throws when the file cannot be written.
+ */
 export function writeGoldenSession(file: string, golden: GoldenSession): void {
+  mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(golden, null, 2)}\n`);
 }
 

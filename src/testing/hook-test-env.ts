@@ -176,8 +176,9 @@ export interface HookTestEnv {
   exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
   /**
    * Record the session as a golden session: every hook dispatch's input and decision, from
-   * its histories (all runs), written to `file` as JSON when given. Check it later with
-   * `checkGoldenSession` / `assertGoldenSession` or `durable-agent golden`.
+   * its histories (all runs), written to `file` as JSON when given (its folder is created
+   * when missing). Check it later with `checkGoldenSession` / `assertGoldenSession` or
+   * `durable-agent golden`.
    * @throws {Error} when the session was not created by this env, or after teardown.
    */
   recordGolden(session: SessionRef, file?: string): Promise<GoldenSession>;

@@ -21,6 +21,14 @@ export {
 } from './hook-test-env.js';
 export { replaySessionHistories, type SessionHistory } from './replay.js';
 export {
+  fetchSessionHistory,
+  fetchSessionHistories,
+  readHistoryFile,
+  writeHistoryFile,
+  type FetchSessionHistoryOptions,
+  type HistorySource,
+} from './history-files.js';
+export {
   assertDecision,
   assertDispatched,
   assertDispatchOrder,

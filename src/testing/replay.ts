@@ -12,18 +12,29 @@ import { decodePayload } from '../cli/history-timeline.js';
 import { messageOf } from '../common/errors.js';
 import { describeNondeterminism } from '../cli/nondeterminism.js';
 import { workflowBundle } from '../workflow-code.js';
+import { normalizeHistory } from './history-files.js';
 
-/** A history to replay, with the session it belongs to. */
+/**
+ * A history to replay, with the session it belongs to (what `fetchSessionHistory` and
+ * `readHistoryFile` return).
+ */
 export interface SessionHistory {
   sessionId: string;
+  /** The session's workflow id, `session-<sessionId>`. */
   workflowId: string;
+  /**
+   * One run's history: as `handle.fetchHistory()` or `readHistoryFile` give it (a history
+   * parsed by `JSON.parse` alone is converted first).
+   */
   history: History;
 }
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).
+ * A run in which no workflow task has run yet (only its start recorded) is skipped: it has
+ * nothing to check.
  * `HookTestEnv.teardown()` runs this on every session it created; it is exported to replay
- * histories kept elsewhere (exported files, another env).
+ * histories kept elsewhere: files (`readHistoryFile`), another server (`fetchSessionHistory`).
  *
  * @throws {Error} listing each session whose replay failed: for nondeterminism, the history
  *   event id it stopped at and what that event recorded, in hook terms when it is a hook
@@ -33,19 +44,26 @@ export async function replaySessionHistories(
   histories: readonly SessionHistory[],
   options: { dataConverter?: DataConverter } = {},
 ): Promise<void> {
-  if (histories.length === 0) return;
-  const byWorkflowId = new Map(histories.map((h) => [h.workflowId, h]));
+  // Proto objects, so the failure's description can decode the payloads it names. A run no
+  // workflow task has run in yet (a run just continued as new) has nothing to check, and
+  // Temporal's replayer waits forever on it: it is left out.
+  const entries = histories
+    .map((h) => ({ ...h, history: normalizeHistory(h.history) }))
+    .filter((h) => hasWorkflowTask(h.history));
+  if (entries.length === 0) return;
   const failures: string[] = [];
   const results = Worker.runReplayHistories(
     {
       workflowBundle: await workflowBundle(),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     },
-    histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
+    entries.map((h) => ({ workflowId: h.workflowId, history: h.history })),
   );
+  // One result per history, in order (the runs of one session share a workflow id).
+  let index = 0;
   for await (const result of results) {
+    const entry = entries[index++];
     if (!result.error) continue;
-    const entry = byWorkflowId.get(result.workflowId);
     failures.push(describeReplayFailure(entry, result.workflowId, result.error));
   }
   if (failures.length > 0) {
@@ -54,6 +72,15 @@ export async function replaySessionHistories(
         failures.join('\n'),
     );
   }
+}
+
+/**
+ * Whether a workflow task started in `history`: what a replay checks. A history of only
+ * `WorkflowExecutionStarted` has none (and `Worker.runReplayHistories` never returns on it).
+ * @internal shared with the CLI.
+ */
+export function hasWorkflowTask(history: History): boolean {
+  return (history.events ?? []).some((e) => e.workflowTaskStartedEventAttributes);
 }
 
 function describeReplayFailure(

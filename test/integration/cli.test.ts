@@ -1,7 +1,8 @@
 /**
  * The `durable-agent` CLI as a real child process (`node --import tsx src/cli/main.ts`)
  * against the test run's Temporal server: listing, inspecting and replaying sessions,
- * deciding permission requests, `dev`, and one-line errors with the right exit codes.
+ * deciding permission requests (with and without a worker), `session-<id>` for an id, `dev`,
+ * and one-line errors with the right exit codes.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -11,7 +12,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
+import {
+  createAgent,
+  createAgentClient,
+  createAgentWorker,
+  HookEvent,
+  type Agent,
+  type AgentOptions,
+  type AgentWorker,
+  type Session,
+} from '../../src/index.js';
+import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/protocol.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
@@ -31,7 +42,11 @@ interface CliRun {
 /** Run the CLI from source as a child process; never blocks this process's worker. */
 function cli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; onStdout?: (text: string) => void } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    onStdout?: (text: string) => void;
+    onStderr?: (text: string) => void;
+  } = {},
 ): Promise<CliRun> & { child: ReturnType<typeof spawn> } {
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -51,7 +66,10 @@ function cli(
     stdout += chunk.toString();
     options.onStdout?.(stdout);
   });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    options.onStderr?.(stderr);
+  });
   const done = new Promise<CliRun>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
@@ -75,20 +93,26 @@ function rows(text: string): string[][] {
   return text.split('\n').map((line) => line.trim().split(/\s{2,}/));
 }
 
+/** A model that writes `<name>.txt` for the prompt `write <name>`, and replies otherwise. */
+const writingModel = () =>
+  scriptedModel((request) => {
+    const last = request.messages.filter((m) => m.role === 'user').at(-1);
+    const text = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
+    if (text.startsWith('write ') && request.step === 0) {
+      return toolCall('Write', { file_path: `${text.slice(6)}.txt`, content: 'from the model' });
+    }
+    return `reply to ${text}`;
+  });
+
 let agent: Agent;
 let client: Client;
 let closed: Session;
+/** A session whose own id starts with `session-` (its workflow id is `session-session-...`). */
+let prefixed: Session;
 
 beforeAll(async () => {
   agent = await createAgent({
-    model: scriptedModel((request) => {
-      const last = request.messages.filter((m) => m.role === 'user').at(-1);
-      const text = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
-      if (text.startsWith('write ') && request.step === 0) {
-        return toolCall('Write', { file_path: `${text.slice(6)}.txt`, content: 'from the model' });
-      }
-      return `reply to ${text}`;
-    }),
+    model: writingModel(),
     workspaceRoots: [workspace],
     advanced: {
       hooks: {
@@ -111,6 +135,9 @@ beforeAll(async () => {
   await closed.send('hello');
   await closed.send('reject').catch(() => undefined);
   await closed.close();
+  prefixed = await agent.createSession({ sessionId: `session-cli-${randomUUID()}` });
+  await prefixed.send('hello');
+  await prefixed.close();
 }, 60_000);
 
 afterAll(async () => {
@@ -192,6 +219,28 @@ describe('inspect', () => {
     );
   });
 
+  it("takes the workflow id the Web UI shows (session-<id>) for the session's id", async () => {
+    const [byId, byWorkflowId] = await Promise.all([
+      cli(['inspect', closed.id, '--json']),
+      cli(['inspect', closed.workflowId, '--json']),
+    ]);
+    expect(byWorkflowId.code, byWorkflowId.stderr).toBe(0);
+    expect(byWorkflowId.stdout).toBe(byId.stdout);
+    expect((JSON.parse(byWorkflowId.stdout) as { sessionId: string }).sessionId).toBe(closed.id);
+  });
+
+  it('finds a session whose own id starts with session-, by its id and by its workflow id', async () => {
+    expect(prefixed.workflowId).toBe(`session-${prefixed.id}`);
+    const [byId, byWorkflowId] = await Promise.all([
+      cli(['inspect', prefixed.id]),
+      cli(['inspect', prefixed.workflowId]),
+    ]);
+    for (const run of [byId, byWorkflowId]) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain(`session ${prefixed.id} (workflow ${prefixed.workflowId})`);
+    }
+  });
+
   it('reads a history file too', async () => {
     const run = await cli(['inspect', fixture('v1-timeout-fail-closed.json')]);
     expect(run.code, run.stderr).toBe(0);
@@ -208,10 +257,29 @@ describe('replay', () => {
     expect(run.stdout).toBe('deterministic: yes\n');
   });
 
+  it('replays a session by its workflow id (session-<id>): deterministic', async () => {
+    const run = await cli(['replay', closed.workflowId]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('deterministic: yes\n');
+  });
+
   it('replays a committed history file: deterministic', async () => {
     const run = await cli(['replay', fixture('session-end-failed-then-closed.json')]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe('deterministic: yes\n');
+  });
+
+  it('a run no workflow task has run in yet (only its start) has nothing to replay: yes, at once', async () => {
+    const json = JSON.parse(readFileSync(fixture('prompts-and-close.json'), 'utf8')) as {
+      events: unknown[];
+    };
+    const path = join(scratch, 'just-started.json');
+    writeFileSync(path, JSON.stringify({ events: json.events.slice(0, 1) }));
+    const run = await cli(['replay', path]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      'deterministic: yes (no workflow task has run yet: nothing to replay)\n',
+    );
   });
 
   it('reports a history the code does not match: NO, where, and why', async () => {
@@ -279,6 +347,9 @@ describe('errors', () => {
       cli(['approve', 'a', 'b', '--interrupt']),
       cli(['approve', 'a', 'b', '--input', '{not json']),
       cli(['inspect', 'a', 'b']),
+      cli(['pending', 'a', '--timeout', 'soon']),
+      cli(['approve', 'a', 'b', '--timeout', '0']),
+      cli(['golden', 'a.ts', 'b', '--timeout', '1s']),
     ]);
     const patterns = [
       /missing command/,
@@ -288,6 +359,9 @@ describe('errors', () => {
       /approve does not take --interrupt/,
       /--input is not valid JSON/,
       /unexpected argument 'b'/,
+      /--timeout must be a positive duration \(milliseconds, or 500ms, 10s, 2m\), got 'soon'/,
+      /--timeout must be a positive duration .*got '0'/,
+      /golden does not take --timeout/,
     ];
     runs.forEach((run, i) => expectOneLineError(run, 2, patterns[i]!));
   });
@@ -298,6 +372,10 @@ describe('errors', () => {
     for (const command of ['sessions', 'inspect', 'replay', 'pending', 'approve', 'deny', 'dev']) {
       expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
+    expect(run.stdout).toMatch(/^ {2}--timeout T .*\n.*\(default: 10s\)$/m);
+    expect(run.stdout).toMatch(
+      /golden: 0 no decision changed, 1 some changed, 2 bad input or usage/,
+    );
   });
 });
 
@@ -317,7 +395,8 @@ describe('pending, approve, deny', () => {
 
   it('approve with an edited input: the tool runs once with it', async () => {
     const { session, response } = await askingSession('write approved');
-    const table = await cli(['pending', session.id]);
+    // By its workflow id, as the Web UI shows it.
+    const table = await cli(['pending', session.workflowId]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^REQUEST +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
     expect(table.stdout).toMatch(/ Write +write +\{"file_path":"approved\.txt"/);
@@ -326,7 +405,7 @@ describe('pending, approve, deny', () => {
     expect(request?.toolName).toBe('Write');
     const run = await cli([
       'approve',
-      session.id,
+      session.workflowId,
       request!.requestId,
       '--input',
       JSON.stringify({ file_path: 'approved.txt', content: 'approved from the CLI' }),
@@ -371,6 +450,156 @@ describe('pending, approve, deny', () => {
     expect(() => readFileSync(join(workspace, 'denied.txt'))).toThrow();
     await session.close();
   });
+});
+
+describe('no worker polling the session', () => {
+  it('a session no worker ever polled: pending, approve and deny say so at once, naming its task queue', async () => {
+    const taskQueue = uniqueTaskQueue('cli-no-worker');
+    const id = `cli-no-worker-${randomUUID()}`;
+    // Started straight on a queue nobody polls: it never runs.
+    const handle = await client.workflow.start(SESSION_WORKFLOW, {
+      workflowId: sessionWorkflowId(id),
+      taskQueue,
+      args: [{ sessionId: id }],
+      memo: { sessionId: id },
+    });
+    try {
+      const [pending, approve, deny] = await Promise.all([
+        cli(['pending', id, '--timeout', '60s']),
+        cli(['approve', id, 'req-1', '--timeout', '60s']),
+        cli(['deny', id, 'req-1', '--timeout', '60s']),
+      ]);
+      const none = `session '${id}' has no worker: no worker has polled workflow task queue '${taskQueue}' in the last 5 minutes`;
+      expectOneLineError(
+        pending!,
+        1,
+        new RegExp(`${none}; its permission requests are read through the agent's worker`),
+      );
+      for (const [run, verb] of [
+        [approve!, 'approval'],
+        [deny!, 'denial'],
+      ] as const) {
+        expectOneLineError(
+          run,
+          1,
+          new RegExp(
+            `${none}; nothing was sent\\. The ${verb} is applied by the agent's worker: .*pass --wait`,
+          ),
+        );
+      }
+      // At once: none of them waited for its 60 s bound.
+      for (const run of [pending!, approve!, deny!]) expect(run.ms).toBeLessThan(60_000);
+
+      // --wait sends it and waits for a worker, within --timeout.
+      const waited = await cli(['approve', id, 'req-1', '--wait', '--timeout', '2s']);
+      expect(waited.code, waited.stderr).toBe(1);
+      expect(waited.stdout).toBe('');
+      const lines = waited.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(
+        new RegExp(
+          `^waiting up to [\\d.]+ m?s for a worker of task queue '${taskQueue}' to apply the approval \\.\\.\\.$`,
+        ),
+      );
+      expect(lines[1]).toMatch(
+        new RegExp(
+          `^durable-agent: the approval of req-1 was sent to session '${id}' but not applied within 2 s: ` +
+            `no worker has polled workflow task queue '${taskQueue}' in the last 5 minutes; ` +
+            `it may still apply when a worker polls '${taskQueue}' .*check with: durable-agent pending ${id}$`,
+        ),
+      );
+      expect(waited.ms).toBeGreaterThanOrEqual(2000);
+    } finally {
+      await handle.terminate('cli test over');
+    }
+  }, 120_000);
+
+  it('a worker that stopped: pending and approve give up after --timeout naming the queue, the refused approval is never applied, and approve --wait applies once a worker polls again', async () => {
+    const taskQueue = uniqueTaskQueue('cli-worker-gone');
+    const options: AgentOptions = {
+      model: writingModel(),
+      workspaceRoots: [workspace],
+      advanced: {
+        hooks: { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' })] },
+        temporal: { address: temporalAddress(), taskQueue },
+      },
+    };
+    let worker: AgentWorker | undefined = await createAgentWorker(options);
+    const agentClient = await createAgentClient(options);
+    const tag = randomUUID();
+    try {
+      const ask = async (name: string) => {
+        const session = await agentClient.createSession({ sessionId: `cli-gone-${name}-${tag}` });
+        const response = session.send(`write ${name}-${tag}`);
+        await waitFor(async () => (await session.pendingPermissions()).length === 1, 20_000);
+        const [request] = await session.pendingPermissions();
+        return { session, response, requestId: request!.requestId };
+      };
+      const refused = await ask('refused');
+      const waited = await ask('waited');
+      await worker.shutdown();
+      worker = undefined;
+
+      const pending = await cli(['pending', refused.session.id, '--timeout', '2s']);
+      expectOneLineError(
+        pending,
+        1,
+        new RegExp(
+          `^durable-agent: no answer from session '${refused.session.id}' within 2 s: no worker of ` +
+            `its task queue '${taskQueue}' answered \\(.*workflow task queue '${taskQueue}'.*\\); ` +
+            "start the agent's worker, or pass a longer --timeout$",
+        ),
+      );
+      const approve = await cli([
+        'approve',
+        refused.session.id,
+        refused.requestId,
+        '--input',
+        JSON.stringify({ file_path: `refused-${tag}.txt`, content: 'refused approval' }),
+        '--timeout',
+        '2s',
+      ]);
+      expectOneLineError(
+        approve,
+        1,
+        new RegExp(
+          `no answer from session '${refused.session.id}' within 2 s: .*; nothing was sent; ` +
+            "start the agent's worker and run approve again, or pass --wait",
+        ),
+      );
+
+      // approve --wait: sent while no worker polls, applied when one does.
+      let waiting = false;
+      const waitRun = cli(
+        ['approve', waited.session.workflowId, waited.requestId, '--wait', '--timeout', '90s'],
+        { onStderr: (text) => (waiting ||= /waiting up to .* for a worker/.test(text)) },
+      );
+      await waitFor(() => waiting, 30_000, 'approve --wait to say it waits for a worker');
+      worker = await createAgentWorker(options);
+      const run = await waitRun;
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe(`approved ${waited.requestId} in session ${waited.session.id}\n`);
+      const result = await waited.response;
+      expect(result.toolCalls.map((c) => c.status)).toEqual(['success']);
+      expect(readFileSync(join(workspace, `waited-${tag}.txt`), 'utf8')).toBe('from the model');
+
+      // The refused approval was never sent: with a worker back, its request still waits
+      // (a query is answered after the workflow tasks already due, an update's included).
+      const still = await cli(['pending', refused.session.id, '--json']);
+      expect(still.code, still.stderr).toBe(0);
+      expect(
+        (JSON.parse(still.stdout) as Array<{ requestId: string }>).map((r) => r.requestId),
+      ).toEqual([refused.requestId]);
+      const approved = await cli(['approve', refused.session.id, refused.requestId]);
+      expect(approved.code, approved.stderr).toBe(0);
+      expect((await refused.response).toolCalls.map((c) => c.status)).toEqual(['success']);
+      expect(readFileSync(join(workspace, `refused-${tag}.txt`), 'utf8')).toBe('from the model');
+      await Promise.all([refused.session.close(), waited.session.close()]);
+    } finally {
+      await agentClient.close();
+      await worker?.shutdown();
+    }
+  }, 180_000);
 });
 
 describe('dev', () => {

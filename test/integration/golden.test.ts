@@ -3,7 +3,8 @@
  * run on the recorded inputs, changed decisions reported side by side; the same as a CLI gate.
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +43,34 @@ const hooks: HookMap = {
 let env: HookTestEnv;
 let recorded: GoldenSession;
 const file = join(dir, 'cleanup.json');
+/** Recorded into a folder that did not exist. */
+const nested = join(dir, 'not', 'yet', 'there', 'cleanup.json');
+
+/** An agent module whose default export has `hooks` (the text of a HookMap's entries). */
+const agentModule = (body: string) => {
+  const path = join(dir, `agent-${Math.random().toString(36).slice(2)}.ts`);
+  writeFileSync(
+    path,
+    `import { HookEvent } from ${JSON.stringify(join(repo, 'src/index.ts'))};\n` +
+      `export default { model: 'unused', advanced: { hooks: { ${body} } } };\n`,
+  );
+  return path;
+};
+/** The same policy as `hooks`, as an agent module. */
+const sameHooks = () =>
+  agentModule(
+    `[HookEvent.PreToolUse]: [async (i) => /rm\\s+-rf/.test(String(i.toolInput?.command)) ? { action: 'abort', reason: 'dangerous command blocked' } : { action: 'continue' }],` +
+      `[HookEvent.PostToolUse]: [async (i) => ({ action: 'continue', modifiedOutput: String(i.toolOutput ?? '').replace(/SECRET=\\w+/g, 'SECRET=***') })]`,
+  );
+const goldenCli = (...args: string[]) =>
+  spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(repo, 'src/cli/main.ts'), 'golden', ...args],
+    {
+      encoding: 'utf8',
+      cwd: repo,
+    },
+  );
 
 beforeAll(async () => {
   env = await createHookTestEnv({
@@ -59,6 +88,7 @@ beforeAll(async () => {
   await session.send('clean up');
   await session.close();
   recorded = await env.recordGolden(session, file);
+  await env.recordGolden(session, nested);
 });
 afterAll(async () => {
   await env?.teardown();
@@ -73,6 +103,11 @@ describe('golden sessions', () => {
     ]);
     expect(recorded.dispatches[2]!.decision.modifiedOutput).toBe('SECRET=***\n');
     expect(readGoldenSession(file)).toEqual(recorded);
+  });
+
+  it('recordGolden creates the folder of its file', () => {
+    expect(existsSync(nested)).toBe(true);
+    expect(readGoldenSession(nested).dispatches).toEqual(recorded.dispatches);
   });
 
   it('the same hooks decide the same on the recorded inputs', async () => {
@@ -113,38 +148,51 @@ describe('golden sessions', () => {
   });
 
   it('the CLI gate: exit 0 when no decision changed, 1 with the table when one did', () => {
-    const module = (body: string) => {
-      const path = join(dir, `agent-${Math.random().toString(36).slice(2)}.ts`);
-      writeFileSync(
-        path,
-        `import { HookEvent } from ${JSON.stringify(join(repo, 'src/index.ts'))};\n` +
-          `export default { model: 'unused', advanced: { hooks: { ${body} } } };\n`,
-      );
-      return path;
-    };
-    const same = module(
-      `[HookEvent.PreToolUse]: [async (i) => /rm\\s+-rf/.test(String(i.toolInput?.command)) ? { action: 'abort', reason: 'dangerous command blocked' } : { action: 'continue' }],` +
-        `[HookEvent.PostToolUse]: [async (i) => ({ action: 'continue', modifiedOutput: String(i.toolOutput ?? '').replace(/SECRET=\\w+/g, 'SECRET=***') })]`,
-    );
-    const cli = (agent: string) =>
-      spawnSync(
-        process.execPath,
-        ['--import', 'tsx', join(repo, 'src/cli/main.ts'), 'golden', agent, dir],
-        {
-          encoding: 'utf8',
-          cwd: repo,
-        },
-      );
+    const cli = (agent: string) => goldenCli(agent, dir);
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(recorded)); // a valid copy now
-    const ok = cli(same);
+    const ok = cli(sameHooks());
     expect(ok.stderr).toBe('');
     expect(ok.status).toBe(0);
     expect(ok.stdout).toMatch(/cleanup\.json: 3 decisions, none changed/);
-    const changed = cli(module(`[HookEvent.PreToolUse]: [async () => ({ action: 'continue' })]`));
+    const changed = cli(
+      agentModule(`[HookEvent.PreToolUse]: [async () => ({ action: 'continue' })]`),
+    );
     expect(changed.status).toBe(1);
     expect(changed.stdout).toMatch(/cleanup\.json: 2 of 3 decisions changed/);
     expect(changed.stdout).toMatch(
       /#2 +PostToolUse +Bash +continue output="SECRET=\*\*\*\\n" +continue/,
     );
   }, 60_000);
+
+  it('the CLI gate exits 2, never 1, when it cannot check: a malformed or missing recording, a missing or unloadable module', () => {
+    const bad = mkdtempSync(join(tmpdir(), 'golden-bad-'));
+    const malformed = join(bad, 'malformed.json');
+    writeFileSync(
+      malformed,
+      JSON.stringify({ format: 'durable-agent-golden/1', dispatches: [{ event: 'Nope' }] }),
+    );
+    const notJson = join(bad, 'not-json.json');
+    writeFileSync(notJson, '{not json');
+    const noOptions = join(bad, 'no-options.mjs');
+    writeFileSync(noOptions, 'export default 42;\n');
+    const throws = join(bad, 'throws.mjs');
+    writeFileSync(throws, "throw new Error('module failed to load');\n");
+    const module = sameHooks();
+    const cases: Array<[string[], RegExp]> = [
+      [[module, malformed], /malformed\.json, dispatch 0: unknown event "Nope"/],
+      [[module, notJson], /not-json\.json is not readable JSON/],
+      [[module, join(bad, 'missing.json')], /no such file or folder: .*missing\.json/],
+      [[module, mkdtempSync(join(bad, 'empty-'))], /no \.json recordings in /],
+      [[join(bad, 'missing-agent.ts'), file], /no such file: .*missing-agent\.ts/],
+      [[noOptions, file], /must export the agent's options as default/],
+      [[throws, file], /cannot load .*throws\.mjs: module failed to load/],
+      [[module], /golden: missing <recordings>/],
+    ];
+    for (const [args, message] of cases) {
+      const run = goldenCli(...args);
+      expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(message)]);
+    }
+  }, 120_000);
 });
