@@ -422,8 +422,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
           : await condition(wake, input.idleTimeoutMs);
       if ((state.status as SessionDescription['status']) === 'closed') break;
       if (state.rolloverAllowed && rolloverDue(state, input)) {
-        // Sessions recorded before continue-as-new existed replay without it.
-        state.rolloverAllowed = patched(PATCH_CONTINUE_AS_NEW);
+        // Sessions recorded before continue-as-new existed replay without it. Sessions started
+        // by the first code that continued as new (before this patch) carry `maxContextTokens`,
+        // added in the same change: they rolled over without a marker, so they replay with it.
+        state.rolloverAllowed =
+          patched(PATCH_CONTINUE_AS_NEW) || input.maxContextTokens !== undefined;
         if (state.rolloverAllowed) await rollover(state, input);
         continue;
       }
