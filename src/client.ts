@@ -16,12 +16,14 @@ import {
   EngineError,
   HookError,
   SessionClosedError,
+  SessionNotFoundError,
   deserializeError,
 } from './common/errors.js';
 import { HookEvent } from './common/hook-events.js';
 import {
   SESSION_WORKFLOW,
   Updates,
+  sessionIdCandidates,
   sessionWorkflowId,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
@@ -67,10 +69,12 @@ export interface AgentClient {
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
-   * A handle on an existing session, from any process.
+   * A handle on an existing session, from any process. Takes the session id or its workflow
+   * id, `session-<id>`, as the Web UI shows it (a session whose own id starts with
+   * `session-` is found either way).
    * @throws {SessionNotFoundError} when no session has this id.
    */
-  session(sessionId: string): Promise<Session>;
+  session(sessionIdOrWorkflowId: string): Promise<Session>;
   /** Sessions of this namespace, newest first. */
   listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
   /**
@@ -206,14 +210,23 @@ export function createClientOn(
     return result?.startError !== undefined;
   }
 
-  async function session(sessionId: string): Promise<Session> {
-    const handle = client.workflow.getHandle(sessionWorkflowId(sessionId));
-    try {
-      await handle.describe();
-    } catch (error) {
-      throw toSdkError(error, sessionId);
+  async function session(idOrWorkflowId: string): Promise<Session> {
+    // `session-<id>` (the workflow id the Web UI shows) names session `<id>`, or else a
+    // session whose own id starts with `session-`.
+    let notFound: Error | undefined;
+    for (const sessionId of sessionIdCandidates(idOrWorkflowId)) {
+      const handle = client.workflow.getHandle(sessionWorkflowId(sessionId));
+      try {
+        await handle.describe();
+      } catch (error) {
+        const converted = toSdkError(error, idOrWorkflowId);
+        if (!(converted instanceof SessionNotFoundError)) throw converted;
+        notFound ??= converted;
+        continue;
+      }
+      return new Session(sessionId, handle, options.payloadStore, calls);
     }
-    return new Session(sessionId, handle, options.payloadStore, calls);
+    throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }
 
   async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
