@@ -61,7 +61,7 @@ export interface TemporalOptions {
   /**
    * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
    * as your longest hook budget, or a deploy fails in-flight hooks.
-   * @default 10000
+   * @default `advanced.hookTimeoutMs` (600000 unless set)
    */
   shutdownGraceTimeMs?: number;
   /**
