@@ -55,13 +55,19 @@ export function createToolActivities(deps: ToolActivityDeps) {
 
   async function checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
     const agent = registry.agent(input.agentName);
-    if (!agent.permission) {
+    // A session's own function is never replaced by the agent's: a worker without it refuses.
+    const permission =
+      input.handler === 'session' ? registry.sessionPermission(input.sessionId) : agent.permission;
+    if (!permission) {
       return {
         ok: false,
         error: {
           name: 'ConfigError',
           code: 'CONFIG_INVALID',
-          message: 'This worker has no permission function',
+          message:
+            input.handler === 'session'
+              ? `This worker has no permissionHandler for session '${input.sessionId}' (it runs on the worker of the process that created the session)`
+              : 'This worker has no permission function',
         },
       };
     }
@@ -69,7 +75,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
     // Heartbeats carry cancellation: without them the function's signal never fires on abort.
     const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
     try {
-      const value = await agent.permission({
+      const value = await permission({
         toolName: input.toolName,
         input: input.input,
         kind: input.kind,

@@ -113,6 +113,14 @@ export function createClientOn(
       }
       registry.setSessionHooks(sessionId, sessionOptions.hooks);
     }
+    if (sessionOptions.permissionHandler) {
+      if (!registry) {
+        throw new ConfigError(
+          'A session permissionHandler needs a worker in this process (createAgent); a client-only agent cannot run it',
+        );
+      }
+      registry.setSessionPermission(sessionId, sessionOptions.permissionHandler);
+    }
     const input: SessionWorkflowInput = {
       sessionId,
       agentName: options.name,
@@ -124,8 +132,9 @@ export function createClientOn(
       taskQueue: options.temporal.taskQueue,
       dispatchHeartbeatTimeoutMs: options.temporal.dispatchHeartbeatTimeoutMs,
       tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
-      permission:
-        typeof options.permission === 'function'
+      permission: sessionOptions.permissionHandler
+        ? { handler: 'session' }
+        : typeof options.permission === 'function'
           ? { handler: 'function' }
           : { preset: options.permission },
       permissionTimeoutMs: options.permissionTimeoutMs,

@@ -247,6 +247,18 @@ export interface SessionOptions {
   maxTurns?: number;
   /** The session this one resumes; SessionStart then gets `isResume: true`. */
   resumeSessionId?: string;
+  /**
+   * The permission function of this session: it takes the place of `advanced.permission` for
+   * this session's tool calls, with the same contract (`{toolName, input, kind,
+   * affectedPaths, signal}` in; `'allow' | 'deny' | 'ask'` or a `PermissionResult` out). The
+   * low-level runtime hook of the seed's page. In-process only, like session `hooks`: it runs
+   * on the worker of the process that created the session; a worker of another process
+   * refuses the check (the tool call is denied, naming why) rather than use its own policy.
+   * @default the agent's `advanced.permission`
+   * @throws {ConfigError} from `createSession` when it is not a function, or the agent has no
+   *   worker in this process (`createAgentClient`).
+   */
+  permissionHandler?: PermissionHandler;
 }
 
 /** Options after validation, with every default filled in. */
@@ -563,6 +575,17 @@ const sessionSchema = z.strictObject({
   idleTimeoutMs: timeoutMs('idleTimeoutMs'),
   maxTurns: positiveInt('maxTurns'),
   resumeSessionId: optionalString('resumeSessionId'),
+  permissionHandler: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && typeof value !== 'function') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `permissionHandler must be a function, got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional(),
 });
 
 function check(schema: z.ZodType, value: unknown, what: string): void {

@@ -30,6 +30,7 @@ export interface RegisteredAgent {
 export class AgentRegistry {
   readonly #agents = new Map<string, RegisteredAgent>();
   readonly #sessionHooks = new Map<string, HookMap>();
+  readonly #sessionPermissions = new Map<string, PermissionHandler>();
   /** Callbacks that outlived their dispatch, by dispatch id; removed when they settle. */
   readonly pendingCleanups = new Map<string, Promise<void>>();
 
@@ -64,9 +65,20 @@ export class AgentRegistry {
     this.#sessionHooks.set(sessionId, copy);
   }
 
-  /** Forget a session's hooks (its creation failed, or it closed). */
+  /** Set the permission function of a session (`SessionOptions.permissionHandler`). */
+  setSessionPermission(sessionId: string, handler: PermissionHandler): void {
+    this.#sessionPermissions.set(sessionId, handler);
+  }
+
+  /** The permission function of a session, if this process holds one. */
+  sessionPermission(sessionId: string): PermissionHandler | undefined {
+    return this.#sessionPermissions.get(sessionId);
+  }
+
+  /** Forget a session's hooks and permission function (its creation failed, or it closed). */
   removeSessionHooks(sessionId: string): void {
     this.#sessionHooks.delete(sessionId);
+    this.#sessionPermissions.delete(sessionId);
   }
 
   /** Every callback of `event` for this session: the agent's first, then the session's. */

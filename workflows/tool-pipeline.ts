@@ -289,6 +289,9 @@ async function policyDecision(
     input,
     kind: description.kind,
     affectedPaths: description.affectedPaths,
+    ...('handler' in permission && permission.handler === 'session'
+      ? { handler: 'session' as const }
+      : {}),
   }).catch((error: unknown) => {
     if (isCancellation(error)) throw error;
     return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };

@@ -94,7 +94,12 @@ export interface SessionWorkflowInput {
   /** The tools the model may call, with their kinds (from the agent definition). */
   tools?: Array<{ name: string; kind: ToolKind }>;
   /** How permission is decided: a preset, or the agent's function (run as an activity). */
-  permission?: { preset: PermissionPreset } | { handler: 'function' };
+  permission?:
+    | { preset: PermissionPreset }
+    /** `advanced.permission`, a function on the workers. */
+    | { handler: 'function' }
+    /** `SessionOptions.permissionHandler`, on the worker of the process that created the session. */
+    | { handler: 'session' };
   /** How long an `ask` waits for a person before it is denied, ms. */
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms. */
@@ -424,6 +429,8 @@ export interface CheckPermissionInput {
   input: JsonObject;
   kind: ToolKind;
   affectedPaths: string[];
+  /** Set when the session has a permission function of its own (`permissionHandler`). */
+  handler?: 'session';
 }
 
 /** What `checkPermission` returns: a normalised decision, or why it could not be had. */
