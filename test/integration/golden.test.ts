@@ -4,7 +4,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,7 +164,7 @@ describe('golden sessions', () => {
   }, 60_000);
 
   it('the CLI gate exits 2, never 1, when it cannot check: a malformed or missing recording, a missing or unloadable module', () => {
-    const bad = mkdtempSync(join(tmpdir(), 'golden-bad-'));
+    const bad = tempDir('golden-bad');
     const malformed = join(bad, 'malformed.json');
     writeFileSync(
       malformed,

@@ -5,8 +5,7 @@
  * with `readHistoryFile` or by `JSON.parse` alone.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -29,8 +28,9 @@ import {
   type SessionHistory,
 } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'history-files-'));
+const dir = tempDir('history-files');
 
 let agent: Agent;
 /** The same definition, continuing as new after every prompt. */

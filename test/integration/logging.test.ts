@@ -4,8 +4,6 @@
  * and an activity's `Context.current().log`) at the documented default level, WARN.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
@@ -20,6 +18,7 @@ import {
 } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
@@ -100,7 +99,7 @@ describe('advanced.logger', () => {
     };
     agent = await createAgent({
       model,
-      workspaceRoots: [mkdtempSync(join(tmpdir(), 'logging-'))],
+      workspaceRoots: [tempDir('logging')],
       advanced: {
         logger,
         temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('logging') },

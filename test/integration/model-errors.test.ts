@@ -4,9 +4,6 @@
  * workflow and the client (issue 13, item 5); and the API key settled at `createAgent`
  * (item 22).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -19,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fixtures/openai-server.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;
@@ -39,7 +37,7 @@ async function agentOn(script: FakeReply[], apiKey = 'sk-right') {
     model: 'gpt-4o-mini',
     apiKey,
     baseUrl: server.baseUrl,
-    workspaceRoots: [mkdtempSync(join(tmpdir(), 'model-errors-'))],
+    workspaceRoots: [tempDir('model-errors')],
     advanced: {
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('model-errors') },
     },
