@@ -21,6 +21,7 @@ import { resolveModel } from './models/resolve.js';
 import type { ResolvedAgentOptions } from './options.js';
 import { AgentRegistry } from './registry.js';
 import { normalizeRoots } from './tools/workspace.js';
+import { toolEnvironment } from './tools/builtin/bash.js';
 import { workflowBundle } from './workflow-code.js';
 import { dataConverterOf } from './payloads/data-converter.js';
 
@@ -70,6 +71,8 @@ export async function startAgentWorker(
     workspaceRoots: await normalizeRoots(options.workspaceRoots),
     ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
     maxToolOutputBytes: options.maxToolOutputBytes,
+    // Read once, here: tool processes never see the rest of this process's environment.
+    toolEnv: toolEnvironment(options.toolEnv),
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
