@@ -133,6 +133,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
         heartbeat: (details?: unknown) => ctx.heartbeat(details),
         timeoutMs: input.timeoutMs,
         maxOutputBytes: agent.maxToolOutputBytes,
+        ...(agent.toolEnv ? { env: agent.toolEnv } : {}),
         ...(deps.payloadStore ? { saveFullOutput: saverOf(deps.payloadStore) } : {}),
       });
       // A tool that honours its signal reports its own timeout result (e.g. Bash, after

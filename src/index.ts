@@ -13,6 +13,7 @@ export {
   type AdvancedOptions,
   type SessionOptions,
   type TemporalOptions,
+  type ToolEnvOptions,
 } from './options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {

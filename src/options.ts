@@ -139,6 +139,16 @@ export interface AdvancedOptions {
    */
   toolHookErrors?: 'tool-error' | 'reject';
   /**
+   * The environment of the processes tools start (`Bash`, and custom tools that pass
+   * `context.env`). They never inherit the worker's whole environment: they get PATH, HOME,
+   * LANG, LC_ALL, TERM and TMPDIR (those the worker has), the variables named in `allow`,
+   * and `set`. Values are read from the worker's environment when the worker starts.
+   * @default `{}` (the six variables above only)
+   * @throws {ConfigError} at `createAgent` when a name is not a variable name
+   *   (`[A-Za-z_][A-Za-z0-9_]*`) or a value in `set` is not a string.
+   */
+  toolEnv?: ToolEnvOptions;
+  /**
    * Time budget of one model step (one provider call), ms; a step that runs out is retried
    * like any transient provider failure.
    * @default 120000
@@ -196,6 +206,18 @@ export interface AdvancedOptions {
   logLevel?: AgentLogLevel;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
+}
+
+/** The environment of tool processes: see {@link AdvancedOptions.toolEnv}. */
+export interface ToolEnvOptions {
+  /**
+   * More variables passed from the worker's environment, by exact name, besides PATH, HOME,
+   * LANG, LC_ALL, TERM and TMPDIR; a name the worker does not have is left out.
+   * @default none
+   */
+  allow?: string[];
+  /** Variables set to these values; they win over passed ones. @default none */
+  set?: Record<string, string>;
 }
 
 /** Options of `createAgent`. */
@@ -279,6 +301,7 @@ export interface ResolvedAgentOptions {
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
   toolHookErrors: 'tool-error' | 'reject';
+  toolEnv: { allow: string[]; set: Record<string, string> };
   modelTimeoutMs: number;
   maxContextTokens: number;
   continueAsNewAfterPrompts: number | undefined;
@@ -373,6 +396,56 @@ const hooksSchema = (name: string) =>
       }
     })
     .optional();
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const toolEnvSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return;
+    const issue = (message: string) => ctx.addIssue({ code: 'custom', message });
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      issue(`advanced.toolEnv must be an object { allow?, set? }, got ${describeValue(value)}`);
+      return;
+    }
+    const { allow, set, ...rest } = value as { allow?: unknown; set?: unknown };
+    for (const key of Object.keys(rest)) {
+      issue(`advanced.toolEnv has an unknown key '${key}' (keys: allow, set)`);
+    }
+    if (allow !== undefined) {
+      if (!Array.isArray(allow)) {
+        issue(
+          `advanced.toolEnv.allow must be an array of variable names, got ${describeValue(allow)}`,
+        );
+      } else {
+        allow.forEach((name: unknown, i) => {
+          if (typeof name !== 'string' || !ENV_NAME.test(name)) {
+            issue(
+              `advanced.toolEnv.allow[${i}] must be a variable name ([A-Za-z_][A-Za-z0-9_]*), got ${describeValue(name)}`,
+            );
+          }
+        });
+      }
+    }
+    if (set !== undefined) {
+      if (typeof set !== 'object' || set === null || Array.isArray(set)) {
+        issue(
+          `advanced.toolEnv.set must be an object of variable values, got ${describeValue(set)}`,
+        );
+      } else {
+        for (const [name, v] of Object.entries(set)) {
+          if (!ENV_NAME.test(name)) {
+            issue(
+              `advanced.toolEnv.set has '${name}', which is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+            );
+          } else if (typeof v !== 'string') {
+            issue(`advanced.toolEnv.set.${name} must be a string, got ${describeValue(v)}`);
+          }
+        }
+      }
+    }
+  })
+  .optional();
 
 const agentSchema = z.strictObject({
   model: z.unknown().superRefine((value, ctx) => {
@@ -484,6 +557,7 @@ const agentSchema = z.strictObject({
           }
         })
         .optional(),
+      toolEnv: toolEnvSchema,
       modelTimeoutMs: timeoutMs('advanced.modelTimeoutMs'),
       maxContextTokens: positiveInt('advanced.maxContextTokens'),
       continueAsNewAfterPrompts: positiveInt('advanced.continueAsNewAfterPrompts'),
@@ -634,6 +708,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     toolHookErrors: advanced.toolHookErrors ?? DEFAULTS.toolHookErrors,
+    toolEnv: {
+      allow: [...(advanced.toolEnv?.allow ?? [])],
+      set: { ...advanced.toolEnv?.set },
+    },
     modelTimeoutMs: advanced.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
     maxContextTokens: advanced.maxContextTokens ?? DEFAULTS.maxContextTokens,
     continueAsNewAfterPrompts: advanced.continueAsNewAfterPrompts,

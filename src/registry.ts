@@ -24,6 +24,8 @@ export interface RegisteredAgent {
   permission?: PermissionHandler;
   /** Largest tool output given to the model, bytes. */
   maxToolOutputBytes: number;
+  /** The environment of tool processes (`context.env`). @default absent: Bash's own default */
+  toolEnv?: Readonly<Record<string, string>>;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */

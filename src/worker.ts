@@ -20,6 +20,7 @@ import type { ResolvedAgentOptions } from './options.js';
 import { AgentRegistry } from './registry.js';
 import { normalizeRoots } from './tools/workspace.js';
 import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
+import { toolEnvironment } from './tools/builtin/bash.js';
 import { dataConverterOf } from './payloads/data-converter.js';
 import {
   AGENT_CONNECTION_HINTS,
@@ -88,6 +89,8 @@ export async function startAgentWorker(
     workspaceRoots: await normalizeRoots(options.workspaceRoots),
     ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
     maxToolOutputBytes: options.maxToolOutputBytes,
+    // Read once, here: tool processes never see the rest of this process's environment.
+    toolEnv: toolEnvironment(options.toolEnv),
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;

@@ -30,6 +30,12 @@ export interface ToolContext {
   saveFullOutput?(text: string | Uint8Array): Promise<string>;
   /** Most bytes of full output worth keeping for `saveFullOutput`. @default 67108864 (64 MiB) */
   maxFullOutputBytes?: number;
+  /**
+   * The environment for processes the tool starts (`advanced.toolEnv`): pass it as `env`
+   * to `spawn` rather than `process.env`, which holds the worker's secrets.
+   * @default absent; `Bash` then uses PATH, HOME, LANG, LC_ALL, TERM and TMPDIR of the worker
+   */
+  env?: Readonly<Record<string, string>>;
 }
 
 /** A tool the model can call. Built-ins and `defineTool` both produce this. */

@@ -37,6 +37,48 @@ const UTF8_LOOKAHEAD_BYTES = 3;
 /** Most output kept for `saveFullOutput` when the context gives no limit, bytes. */
 const DEFAULT_FULL_OUTPUT_BYTES = 64 * 1024 * 1024;
 
+/**
+ * What tool processes get from the worker's environment when nothing more is allowed; the
+ * rest (API keys, tokens, cloud credentials) stays out:
+ *
+ * - `PATH`: to find commands;
+ * - `HOME`: where programs keep their settings (git, npm, ssh config);
+ * - `LANG`, `LC_ALL`: the locale, so programs read and print UTF-8 as the worker does;
+ * - `TERM`: some programs refuse to run, or print escape codes, without it;
+ * - `TMPDIR`: where `mktemp` and compilers write when the worker's temp folder is not `/tmp`.
+ *
+ * Not passed, though harmless: `USER` (`id -un` gives it) and `SHELL` (bash sets `$SHELL`
+ * itself). Add them, or anything else a command needs, with `advanced.toolEnv.allow`.
+ */
+export const DEFAULT_TOOL_ENV: readonly string[] = [
+  'PATH',
+  'HOME',
+  'LANG',
+  'LC_ALL',
+  'TERM',
+  'TMPDIR',
+];
+
+/**
+ * The environment of a tool process: the {@link DEFAULT_TOOL_ENV} variables and those named
+ * in `allow`, copied from `source` when set there, then `set` on top.
+ *
+ * @param options `advanced.toolEnv` (already validated).
+ * @param source Where values come from. @default `process.env`
+ * @returns A new, frozen object.
+ */
+export function toolEnvironment(
+  options: { allow?: readonly string[]; set?: Readonly<Record<string, string>> } = {},
+  source: NodeJS.ProcessEnv = process.env,
+): Readonly<Record<string, string>> {
+  const env: Record<string, string> = {};
+  for (const name of [...DEFAULT_TOOL_ENV, ...(options.allow ?? [])]) {
+    const value = source[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return Object.freeze({ ...env, ...options.set });
+}
+
 /** Input of {@link Bash}. */
 export const bashInputSchema = z.object({
   /** The command, run as `bash -c <command>` with the first workspace root as cwd. */
@@ -129,7 +171,8 @@ function summaryOf(command: string): string {
 
 /**
  * Run a shell command: `bash -c <command>`, cwd the first workspace root, stdin closed,
- * the environment inherited. It leads its own process group (`detached`).
+ * environment `context.env` (when absent, {@link toolEnvironment} of the worker's: never
+ * the worker's whole environment). It leads its own process group (`detached`).
  *
  * - Output: stdout and stderr together, in arrival order. Past `context.maxOutputBytes`
  *   the rest is drained but not kept, and the result says how many bytes there were.
@@ -167,15 +210,17 @@ export const Bash = defineTool({
       ? Math.max(maxBytes + 1, context.maxFullOutputBytes ?? DEFAULT_FULL_OUTPUT_BYTES)
       : maxBytes + 1;
 
+    const env = context.env ?? toolEnvironment();
     const child = spawn('bash', ['-c', input.command], {
       cwd,
+      env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // If this worker process dies (SIGKILL, OOM), nothing here can stop the group: a watchdog
     // in a group of its own kills it within a second of the worker's death. Started in the
     // same tick as the command, so no await leaves the command unwatched.
-    const watchdog = child.pid === undefined ? undefined : startOrphanWatchdog(child.pid);
+    const watchdog = child.pid === undefined ? undefined : startOrphanWatchdog(child.pid, env);
     const collected: Collected = { chunks: [], keptBytes: 0, totalBytes: 0 };
     const collect = (chunk: Buffer): void => {
       collected.totalBytes += chunk.length;
@@ -299,7 +344,10 @@ export const Bash = defineTool({
  * A tiny detached shell that polls this process every second and, once it is gone, kills
  * the command's process group. Stopped (with its own group) when the command ends normally.
  */
-function startOrphanWatchdog(groupId: number): ChildProcess | undefined {
+function startOrphanWatchdog(
+  groupId: number,
+  env: Readonly<Record<string, string>>,
+): ChildProcess | undefined {
   try {
     const watchdog = spawn(
       'bash',
@@ -310,7 +358,7 @@ function startOrphanWatchdog(groupId: number): ChildProcess | undefined {
         String(process.pid),
         String(groupId),
       ],
-      { detached: true, stdio: 'ignore' },
+      { detached: true, stdio: 'ignore', env },
     );
     watchdog.on('error', () => undefined);
     watchdog.unref();

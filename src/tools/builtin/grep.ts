@@ -3,14 +3,14 @@
  *
  * @module
  */
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { z } from 'zod';
 import { cutPrefix } from '../../common/text.js';
 import { defineTool } from '../tool.js';
 import { workspacePath } from '../workspace.js';
 import { findWorkspaceFiles, patternError, resolveSearchDir, whyPatternLeaves } from './glob.js';
+import type { ToolResult } from '../../common/types.js';
+import { searchInThread, type SearchOutcome } from './grep-thread.js';
 
 /** Most matching lines `Grep` returns. */
 export const GREP_MAX_MATCHES = 1000;
@@ -23,6 +23,9 @@ export const GREP_MAX_LINE_CHARS = 500;
 
 /** A file whose first this-many bytes hold a NUL byte is taken for binary and skipped. */
 const BINARY_SNIFF_BYTES = 8000;
+
+/** Files searched between two heartbeats with progress details. */
+const PROGRESS_EVERY_FILES = 200;
 
 /** Folders never searched, besides `.git`. */
 export const GREP_IGNORE: readonly string[] = ['**/node_modules/**'];
@@ -40,27 +43,6 @@ export const grepInputSchema = z.object({
 /** Input of {@link Grep}. */
 export type GrepInput = z.infer<typeof grepInputSchema>;
 
-/** The file's text, or `undefined` when it is binary, too large, or unreadable. */
-async function readTextFile(path: string): Promise<string | undefined> {
-  let handle;
-  try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return undefined;
-  }
-  try {
-    const { size } = await handle.stat();
-    if (size > GREP_MAX_FILE_BYTES) return undefined;
-    const bytes = await handle.readFile();
-    if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
-    return bytes.toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Search files below a folder of the workspace (or one file) for lines matching a
  * JavaScript regular expression. Returns `file:line:text` lines (file relative to the
@@ -69,8 +51,17 @@ async function readTextFile(path: string): Promise<string | undefined> {
  * `No matches found`. Skips binary files, files over 10 MiB, `node_modules`, `.git`,
  * symlinks, and anything whose real path is outside the workspace roots.
  *
+ * The files are read and the expression run in a thread of their own (`grep-worker.ts`),
+ * never on the worker's event loop: a pattern that backtracks catastrophically, such as
+ * `(a+)+$` over a long line, stalls only that thread. It is terminated when
+ * `context.signal` aborts (the tool's budget, `toolTimeoutMs`, or the call's abort) or
+ * after `context.timeoutMs`, whichever comes first; a thread that finished is reused by
+ * the next call (`grep-thread.ts`).
+ *
  * Error results: an invalid regular expression or a `glob` that is absolute or uses `..`
- * (`'InvalidPattern'`), or a `path` that is missing or outside the roots (`WorkspaceError`).
+ * (`'InvalidPattern'`), a `path` that is missing or outside the roots (`WorkspaceError`),
+ * a search stopped at its budget (`'TimeoutError'`, naming the file it was in) or by an
+ * abort (`'AbortError'`), or a search thread that failed (its error's name).
  */
 export const Grep = defineTool({
   name: 'Grep',
@@ -81,9 +72,10 @@ export const Grep = defineTool({
   inputSchema: grepInputSchema,
   affectedPaths: (input, context) => [workspacePath(context.workspaceRoots, input.path ?? '.')],
   async execute(input, context) {
-    let regex: RegExp;
+    const started = Date.now();
     try {
-      regex = new RegExp(input.pattern);
+      // Compiling is linear in the pattern's length; only matching can run away.
+      new RegExp(input.pattern);
     } catch (error) {
       return patternError(`Invalid regular expression: ${(error as Error).message}`);
     }
@@ -103,29 +95,32 @@ export const Grep = defineTool({
           signal: context.signal,
         });
 
+    const outcome = await searchInThread(
+      {
+        dir,
+        files,
+        pattern: input.pattern,
+        maxMatches: GREP_MAX_MATCHES,
+        maxFileBytes: GREP_MAX_FILE_BYTES,
+        binarySniffBytes: BINARY_SNIFF_BYTES,
+        // A code point is at most two UTF-16 units; one more tells the line was longer.
+        lineUnits: 2 * GREP_MAX_LINE_CHARS + 1,
+        progressEvery: PROGRESS_EVERY_FILES,
+      },
+      {
+        signal: context.signal,
+        timeoutMs: context.timeoutMs,
+        started,
+        heartbeat: (details) => context.heartbeat(details),
+      },
+    );
+    if (outcome.kind !== 'done') return stoppedResult(outcome, files, context.timeoutMs, started);
+    const { capped, filesSearched } = outcome;
     const matches: string[] = [];
-    let capped = false;
-    let filesSearched = 0;
-    search: for (const file of files) {
-      context.signal.throwIfAborted();
-      const text = await readTextFile(join(dir, file));
-      if (text === undefined) continue;
-      filesSearched++;
-      if (filesSearched % 200 === 0) context.heartbeat({ filesSearched });
-      const lines = text.split('\n');
-      // A final newline ends the last line; it does not start another.
-      if (lines[lines.length - 1] === '') lines.pop();
-      for (let i = 0; i < lines.length; i++) {
-        const line = (lines[i] as string).replace(/\r$/, '');
-        if (!regex.test(line)) continue;
-        if (matches.length >= GREP_MAX_MATCHES) {
-          capped = true;
-          break search;
-        }
-        const shown =
-          line.length > GREP_MAX_LINE_CHARS ? `${cutPrefix(line, GREP_MAX_LINE_CHARS)}...` : line;
-        matches.push(`${file}:${i + 1}:${shown}`);
-      }
+    for (const { file, lineNumber, text: line } of outcome.matches) {
+      const shown =
+        line.length > GREP_MAX_LINE_CHARS ? `${cutPrefix(line, GREP_MAX_LINE_CHARS)}...` : line;
+      matches.push(`${file}:${lineNumber}:${shown}`);
     }
     if (matches.length === 0) {
       return {
@@ -144,3 +139,42 @@ export const Grep = defineTool({
     };
   },
 });
+
+/** The error result of a search that did not finish. */
+function stoppedResult(
+  outcome: Exclude<SearchOutcome, { kind: 'done' }>,
+  files: readonly string[],
+  timeoutMs: number,
+  started: number,
+): ToolResult {
+  const durationMs = Date.now() - started;
+  if (outcome.kind === 'failed') {
+    const message = `Grep failed: ${outcome.message}`;
+    return { status: 'error', model: message, error: { type: outcome.name, message } };
+  }
+  const where =
+    outcome.file === undefined
+      ? 'before it read a file'
+      : `while searching ${outcome.file} (file ${outcome.fileIndex + 1} of ${files.length})`;
+  const metadata = { durationMs, filesTotal: files.length };
+  if (outcome.why === 'abort') {
+    const message = `Grep was cancelled ${where}`;
+    return {
+      status: 'error',
+      model: message,
+      display: { summary: 'Grep cancelled' },
+      error: { type: 'AbortError', message },
+      metadata,
+    };
+  }
+  const message = `Grep stopped at its time budget of ${timeoutMs} ms, ${where}`;
+  return {
+    status: 'error',
+    model:
+      `${message}. The regular expression may backtrack catastrophically (nested ` +
+      'quantifiers such as (a+)+ on long lines): simplify it, or narrow path or glob.',
+    display: { summary: `Grep timed out after ${durationMs} ms` },
+    error: { type: 'TimeoutError', message },
+    metadata,
+  };
+}

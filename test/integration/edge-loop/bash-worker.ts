@@ -6,6 +6,8 @@ const env = JSON.parse(process.env.SCRATCH_ENV ?? '{}') as {
   address: string;
   taskQueue: string;
   ws: string;
+  /** `advanced.toolEnv`, when the test sets one. */
+  toolEnv?: { allow?: string[]; set?: Record<string, string> };
 };
 export const model = scriptedModel((request) => {
   const last = request.messages.at(-1);
@@ -18,6 +20,7 @@ const worker = await createAgentWorker({
   workspaceRoots: [env.ws],
   advanced: {
     permission: 'bypass-permissions',
+    ...(env.toolEnv ? { toolEnv: env.toolEnv } : {}),
     temporal: { address: env.address, taskQueue: env.taskQueue },
   },
 });
