@@ -30,10 +30,10 @@ import {
   parseHistoryFile,
   sessionIdOfHistory,
   type FoundSession,
-} from '../testing/history-files.js';
+} from '../history/files.js';
 import { CliError, oneLine, type ParsedArgs } from './args.js';
-import { timelineFromHistory } from './history-timeline.js';
-import { describeNondeterminism } from './nondeterminism.js';
+import { timelineFromHistory } from '../history/timeline.js';
+import { describeNondeterminism } from '../history/nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
 import { describePollers, formatDuration, pollersOf, type QueuePollers } from './workers.js';
 

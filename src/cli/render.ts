@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { HistoryDispatch, HistoryTimeline } from './history-timeline.js';
+import type { HistoryDispatch, HistoryTimeline } from '../history/timeline.js';
 
 /**
  * An aligned table: columns padded to their widest cell, two spaces apart, no trailing

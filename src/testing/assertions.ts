@@ -12,11 +12,7 @@
 import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../common/json.js';
-import {
-  decodePayload,
-  type HistoryDecision,
-  type HistoryDispatch,
-} from '../cli/history-timeline.js';
+import { decodePayload, type HistoryDecision, type HistoryDispatch } from '../history/timeline.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
 

@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { AssertionError } from 'node:assert';
 import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { decodePayload } from '../cli/history-timeline.js';
+import { decodePayload } from '../history/timeline.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookInputOf } from '../../activities/hook-dispatch.js';
 import { ConfigError } from '../common/errors.js';

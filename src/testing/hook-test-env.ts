@@ -16,13 +16,14 @@ import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './g
 import type { HookEvent } from '../common/hook-events.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { connectClient, type AgentClient } from '../client.js';
-import { timelineFromHistory, type HistoryTimeline } from '../cli/history-timeline.js';
+import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../session.js';
 import { startAgentWorker } from '../worker.js';
 import { RestartableWorker, WorkerKillSwitch } from './worker-kill.js';
-import { replaySessionHistories, type SessionHistory } from './replay.js';
+import { replaySessionHistories } from './replay.js';
+import type { SessionHistory } from '../history/files.js';
 import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
 import { VirtualClock } from './virtual-clock.js';
 

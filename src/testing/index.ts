@@ -19,7 +19,7 @@ export {
   type HookTestEnvOptions,
   type SessionRef,
 } from './hook-test-env.js';
-export { replaySessionHistories, type SessionHistory } from './replay.js';
+export { replaySessionHistories } from './replay.js';
 export {
   fetchSessionHistory,
   fetchSessionHistories,
@@ -27,7 +27,8 @@ export {
   writeHistoryFile,
   type FetchSessionHistoryOptions,
   type HistorySource,
-} from './history-files.js';
+  type SessionHistory,
+} from '../history/files.js';
 export {
   assertDecision,
   assertDispatched,

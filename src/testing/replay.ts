@@ -8,26 +8,11 @@
 import type { DataConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import { decodePayload } from '../cli/history-timeline.js';
+import { decodePayload } from '../history/timeline.js';
 import { messageOf } from '../common/errors.js';
-import { describeNondeterminism } from '../cli/nondeterminism.js';
+import { describeNondeterminism } from '../history/nondeterminism.js';
 import { workflowBundle } from '../workflow-code.js';
-import { normalizeHistory } from './history-files.js';
-
-/**
- * A history to replay, with the session it belongs to (what `fetchSessionHistory` and
- * `readHistoryFile` return).
- */
-export interface SessionHistory {
-  sessionId: string;
-  /** The session's workflow id, `session-<sessionId>`. */
-  workflowId: string;
-  /**
-   * One run's history: as `handle.fetchHistory()` or `readHistoryFile` give it (a history
-   * parsed by `JSON.parse` alone is converted first).
-   */
-  history: History;
-}
+import { normalizeHistory, type SessionHistory } from '../history/files.js';
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).

@@ -13,8 +13,8 @@ import {
   timelineFromHistory,
   type HistoryDispatch,
   type HistoryTimeline,
-} from '../../src/cli/history-timeline.js';
-import { describeNondeterminism } from '../../src/cli/nondeterminism.js';
+} from '../../src/history/timeline.js';
+import { describeNondeterminism } from '../../src/history/nondeterminism.js';
 import { renderTimeline } from '../../src/cli/render.js';
 import type { SessionWorkflowResult, TimelineEntry } from '../../src/common/protocol.js';
 

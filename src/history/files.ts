@@ -15,14 +15,28 @@ import {
   type History,
 } from '@temporalio/common/lib/proto-utils.js';
 import type { AgentClient } from '../client.js';
-import { decodePayload } from '../cli/history-timeline.js';
+import { decodePayload } from './timeline.js';
 import { ConfigError, SessionNotFoundError, messageOf } from '../common/errors.js';
 import {
   sessionIdCandidates,
   sessionWorkflowId,
   type SessionWorkflowInput,
 } from '../common/protocol.js';
-import type { SessionHistory } from './replay.js';
+
+/**
+ * A history to replay, with the session it belongs to (what `fetchSessionHistory` and
+ * `readHistoryFile` return).
+ */
+export interface SessionHistory {
+  sessionId: string;
+  /** The session's workflow id, `session-<sessionId>`. */
+  workflowId: string;
+  /**
+   * One run's history: as `handle.fetchHistory()` or `readHistoryFile` give it (a history
+   * parsed by `JSON.parse` alone is converted first).
+   */
+  history: History;
+}
 
 /**
  * Where to fetch a history from: a Temporal `Client`, an `AgentClient` (its `temporal`
