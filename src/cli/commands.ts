@@ -25,12 +25,8 @@ import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId, type SessionDescription } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
 import { Session } from '../session.js';
-import {
-  findSessionWorkflow,
-  parseHistoryFile,
-  sessionIdOfHistory,
-  type FoundSession,
-} from '../history/files.js';
+import { hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
+import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
 import { CliError, oneLine, type ParsedArgs } from './args.js';
 import { timelineFromHistory } from '../history/timeline.js';
 import { describeNondeterminism } from '../history/nondeterminism.js';
@@ -224,7 +220,6 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
       fetchSessionHistory(client, target, args),
     ));
   }
-  const { hasWorkflowTask } = await import('../testing/replay.js');
   if (!hasWorkflowTask(history)) {
     // Temporal's replayer would wait forever on it.
     io.out('deterministic: yes (no workflow task has run yet: nothing to replay)');

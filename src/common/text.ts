@@ -96,3 +96,8 @@ export function utf8PrefixLength(bytes: Uint8Array, limit: number): number {
   // Continuation bytes that start no character: not UTF-8.
   return end;
 }
+
+/** `text` on one line: every run of whitespace (newlines included) as one space, trimmed. */
+export function collapseWhitespace(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}

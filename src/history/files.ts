@@ -15,13 +15,10 @@ import {
   type History,
 } from '@temporalio/common/lib/proto-utils.js';
 import type { AgentClient } from '../client.js';
-import { decodePayload } from './timeline.js';
+import { normalizeHistory, sessionIdOfHistory } from './decode.js';
 import { ConfigError, SessionNotFoundError, messageOf } from '../common/errors.js';
-import {
-  sessionIdCandidates,
-  sessionWorkflowId,
-  type SessionWorkflowInput,
-} from '../common/protocol.js';
+import { collapseWhitespace } from '../common/text.js';
+import { sessionIdCandidates, sessionWorkflowId } from '../common/protocol.js';
 
 /**
  * A history to replay, with the session it belongs to (what `fetchSessionHistory` and
@@ -171,16 +168,19 @@ export function parseHistoryFile(path: string): History {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`History file ${path} is not JSON: ${collapsed(messageOf(error))}`, {
-      cause: error,
-    });
+    throw new ConfigError(
+      `History file ${path} is not JSON: ${collapseWhitespace(messageOf(error))}`,
+      {
+        cause: error,
+      },
+    );
   }
   let history: History;
   try {
     history = historyFromJSON(json);
   } catch (error) {
     throw new ConfigError(
-      `History file ${path} is not a Temporal history: ${collapsed(messageOf(error))}`,
+      `History file ${path} is not a Temporal history: ${collapseWhitespace(messageOf(error))}`,
       { cause: error },
     );
   }
@@ -190,32 +190,6 @@ export function parseHistoryFile(path: string): History {
     );
   }
   return history;
-}
-
-/**
- * A history as Temporal's proto objects: one parsed from JSON by `JSON.parse` alone (event
- * ids as strings, payloads as base64 text) is converted with Temporal's `historyFromJSON`;
- * one already converted (`fetchHistory()`, `historyFromJSON`) is returned as is.
- * @throws {TypeError} when `history` is not a history (no events).
- * @internal
- */
-export function normalizeHistory(history: History): History {
-  const events = (history as { events?: unknown } | null | undefined)?.events;
-  if (!Array.isArray(events)) {
-    throw new TypeError('not a workflow history: it has no events array');
-  }
-  const first = events[0] as { eventId?: unknown } | undefined;
-  return typeof first?.eventId === 'string' ? historyFromJSON(history) : history;
-}
-
-/** The session id a session's history carries: its start input, else its memo. @internal */
-export function sessionIdOfHistory(history: History): string | undefined {
-  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
-  if (!started) return undefined;
-  const input = decodePayload<Partial<SessionWorkflowInput>>(started.input?.payloads?.[0]);
-  if (typeof input?.sessionId === 'string' && input.sessionId !== '') return input.sessionId;
-  const memo = decodePayload<unknown>(started.memo?.fields?.sessionId);
-  return typeof memo === 'string' && memo !== '' ? memo : undefined;
 }
 
 /** A session's workflow, found by id or by workflow id. @internal shared with the CLI. */
@@ -276,8 +250,4 @@ async function withTemporalClient<T>(
   } finally {
     await connection.close();
   }
-}
-
-function collapsed(message: string): string {
-  return message.replace(/\s+/g, ' ').trim();
 }

@@ -1,11 +1,14 @@
 /**
  * What a replay's nondeterminism error says, for people: the core SDK's own message
- * without the wrapping, and the history event it concerns when the message (or, for a
- * renamed activity, the history) names it. Pure.
+ * without the wrapping, the history event it concerns when the message (or, for a renamed
+ * activity, the history) names it, and what that event recorded, in hook terms. Pure.
  *
  * @module
  */
 import type { History } from '@temporalio/common/lib/proto-utils.js';
+import { isPlainObject } from '../common/json.js';
+import { collapseWhitespace } from '../common/text.js';
+import { decodeFirstPayload, numberOf } from './decode.js';
 
 /** A nondeterminism error, made readable. */
 export interface NondeterminismReport {
@@ -25,7 +28,7 @@ export interface NondeterminismReport {
  *   type only (`Activity type of scheduled event 'x' does not match ...`).
  */
 export function describeNondeterminism(message: string, history?: History): NondeterminismReport {
-  const oneLine = message.replace(/\s+/g, ' ').trim();
+  const oneLine = collapseWhitespace(message);
   const core =
     /message: "((?:[^"\\]|\\.)*)"/.exec(oneLine)?.[1]?.replace(/\\"/g, '"') ??
     /Details: (.*)$/.exec(oneLine)?.[1] ??
@@ -49,9 +52,52 @@ export function describeNondeterminism(message: string, history?: History): Nond
       (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
     );
     if (matches.length === 1) {
-      report.eventId = Number(String(matches[0]!.eventId));
+      report.eventId = numberOf(matches[0]!.eventId);
       report.eventType = 'ActivityTaskScheduled';
     }
   }
   return report;
+}
+
+/**
+ * What the history recorded at `eventId`, in hook terms when it can say, as a suffix for a
+ * sentence: ` (recorded: the PreToolUse hook dispatch #2, tool Bash, as activity
+ * 'dispatchHook')`, ` (recorded: the execution of tool Bash, as activity 'executeTool')`,
+ * ` (recorded WorkflowTaskCompleted)`; `''` when the history has no such event.
+ */
+export function describeHistoryEvent(history: History | undefined, eventId: number): string {
+  const events = history?.events ?? [];
+  const index = events.findIndex((e) => numberOf(e.eventId) === eventId);
+  const event = events[index];
+  if (!event) return '';
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (!scheduled) {
+    const type = Object.keys(event).find(
+      (k) => k.endsWith('EventAttributes') && event[k as keyof typeof event],
+    );
+    return type ? ` (recorded ${type.replace(/EventAttributes$/, '')})` : '';
+  }
+  const activity = scheduled.activityType?.name ?? 'unknown';
+  const input = decodeFirstPayload(scheduled.input);
+  if (isHookDispatchInput(input)) {
+    const seq = events
+      .slice(0, index)
+      .filter((e) =>
+        isHookDispatchInput(decodeFirstPayload(e.activityTaskScheduledEventAttributes?.input)),
+      ).length;
+    const payload = isPlainObject(input.payload) ? input.payload : {};
+    const tool = typeof payload.toolName === 'string' ? `, tool ${payload.toolName}` : '';
+    return ` (recorded: the ${input.event} hook dispatch #${seq}${tool}, as activity '${activity}')`;
+  }
+  if (isPlainObject(input) && typeof input.toolName === 'string') {
+    return ` (recorded: the execution of tool ${input.toolName}, as activity '${activity}')`;
+  }
+  return ` (recorded: activity '${activity}' scheduled)`;
+}
+
+/** Whether an activity's input is a hook dispatch's (`DispatchHookInput`). */
+function isHookDispatchInput(
+  value: unknown,
+): value is Record<string, unknown> & { event: string; dispatchId: unknown } {
+  return isPlainObject(value) && typeof value.event === 'string' && 'dispatchId' in value;
 }

@@ -9,18 +9,26 @@
  * @module
  */
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
-import type { History, Payload } from '@temporalio/common/lib/proto-utils.js';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookErrorRecord, type HookErrorRecord } from '../common/errors.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
+import { isPlainObject } from '../common/json.js';
 import type { HookOutput } from '../common/types.js';
 import type {
   CleanupHandle,
   DispatchHookInput,
   HookDispatchOutcome,
-  SessionWorkflowInput,
   SessionWorkflowResult,
 } from '../common/protocol.js';
+import {
+  decodeFirstPayload,
+  decodePayload,
+  numberOf,
+  sessionIdOfHistory,
+  type HistoryEvent,
+  type PayloadList,
+} from './decode.js';
 
 /** Name of the hook dispatch activity, as the workflow schedules it. */
 export const DISPATCH_ACTIVITY = 'dispatchHook';
@@ -148,28 +156,11 @@ export interface TimelineFromHistoryOptions {
   payloadConverter?: PayloadConverter;
 }
 
-type HistoryEvent = NonNullable<History['events']>[number];
 type Failure = {
   message?: string | null;
   cause?: Failure | null;
   timeoutFailureInfo?: { timeoutType?: number | string | null } | null;
 } | null;
-
-/**
- * One payload of a history event as a value, or `undefined` when it is absent or cannot be
- * decoded (another encoding, such as a payload-store reference without the codec).
- */
-export function decodePayload<T>(
-  payload: Payload | null | undefined,
-  converter: PayloadConverter = defaultPayloadConverter,
-): T | undefined {
-  if (!payload) return undefined;
-  try {
-    return converter.fromPayload<T>(payload);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Rebuild a session's hook timeline from its Temporal history.
@@ -183,9 +174,7 @@ export function timelineFromHistory(
   options: TimelineFromHistoryOptions = {},
 ): HistoryTimeline {
   const converter = options.payloadConverter ?? defaultPayloadConverter;
-  const decode = <T>(payload: Payload | null | undefined) => decodePayload<T>(payload, converter);
-  const first = (payloads: { payloads?: Payload[] | null } | null | undefined) =>
-    payloads?.payloads?.[0];
+  const decode = <T>(payloads: PayloadList) => decodeFirstPayload<T>(payloads, converter);
 
   const events = history?.events;
   if (!Array.isArray(events) || events.length === 0) {
@@ -205,11 +194,8 @@ export function timelineFromHistory(
   if (startedAt !== undefined) timeline.startedAt = startedAt;
   if (started.workflowId) timeline.workflowId = started.workflowId;
   if (started.workflowType?.name) timeline.workflowType = started.workflowType.name;
-  const input = decode<Partial<SessionWorkflowInput>>(first(started.input));
-  const memoSessionId = started.memo?.fields?.sessionId;
-  const sessionId =
-    typeof input?.sessionId === 'string' ? input.sessionId : decode<string>(memoSessionId);
-  if (typeof sessionId === 'string') timeline.sessionId = sessionId;
+  const sessionId = sessionIdOfHistory(history, converter);
+  if (sessionId !== undefined) timeline.sessionId = sessionId;
 
   /** Dispatches by their scheduled event id. */
   const byScheduledId = new Map<number, HistoryDispatch>();
@@ -237,8 +223,8 @@ export function timelineFromHistory(
     if (scheduled) {
       const type = scheduled.activityType?.name;
       if (type === DISPATCH_ACTIVITY) {
-        const dispatchInput = decode<Partial<DispatchHookInput>>(first(scheduled.input)) ?? {};
-        const payload = isRecord(dispatchInput.payload) ? dispatchInput.payload : {};
+        const dispatchInput = decode<Partial<DispatchHookInput>>(scheduled.input) ?? {};
+        const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
         const dispatch: HistoryDispatch = {
           seq: timeline.dispatches.length,
           event: String(dispatchInput.event ?? 'unknown'),
@@ -255,7 +241,7 @@ export function timelineFromHistory(
         timeline.dispatches.push(dispatch);
         byScheduledId.set(eventId, dispatch);
       } else if (type === AWAIT_SETTLED_ACTIVITY) {
-        const waitInput = decode<{ dispatchId?: unknown }>(first(scheduled.input));
+        const waitInput = decode<{ dispatchId?: unknown }>(scheduled.input);
         if (typeof waitInput?.dispatchId === 'string')
           settleWaits.set(eventId, waitInput.dispatchId);
       }
@@ -274,7 +260,7 @@ export function timelineFromHistory(
       const scheduledId = numberOf(completed.scheduledEventId);
       const dispatch = byScheduledId.get(scheduledId);
       if (dispatch) {
-        const outcome = decode<HookDispatchOutcome>(first(completed.result));
+        const outcome = decode<HookDispatchOutcome>(completed.result);
         applyOutcome(dispatch, outcome);
         close(dispatch, event, eventId);
         if (outcome?.status === 'timeout') watchCleanup(dispatch, outcome);
@@ -320,7 +306,7 @@ export function timelineFromHistory(
       if (dispatch) {
         dispatch.decision = 'cancelled';
         close(dispatch, event, eventId);
-        watchCleanup(dispatch, decode<Partial<CleanupHandle>>(first(canceled.details)));
+        watchCleanup(dispatch, decode<Partial<CleanupHandle>>(canceled.details));
       } else {
         settle(settleWaits, byDispatchId, scheduledId, 'lost');
       }
@@ -329,8 +315,9 @@ export function timelineFromHistory(
 
     const modified = event.workflowPropertiesModifiedEventAttributes;
     if (modified) {
-      const marker = decode<{ reason?: unknown; at?: unknown }>(
+      const marker = decodePayload<{ reason?: unknown; at?: unknown }>(
         modified.upsertedMemo?.fields?.sessionEndMarker,
+        converter,
       );
       if (marker && !timeline.sessionEndMarker) {
         timeline.sessionEndMarker = {
@@ -349,7 +336,7 @@ export function timelineFromHistory(
       if (closedAt !== undefined) timeline.closedAt = closedAt;
       const result = event.workflowExecutionCompletedEventAttributes?.result;
       if (result) {
-        const value = decode<Partial<SessionWorkflowResult>>(first(result));
+        const value = decode<Partial<SessionWorkflowResult>>(result);
         if (typeof value?.endReason === 'string') timeline.endReason = value.endReason;
         if (typeof value?.promptsHandled === 'number')
           timeline.promptsHandled = value.promptsHandled;
@@ -378,7 +365,7 @@ function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | 
   switch (outcome.status) {
     case 'completed': {
       const outputs = Array.isArray(outcome.outputs) ? outcome.outputs : [];
-      const merged = mergeHookOutputs(outputs.filter(isRecord) as unknown as HookOutput[]);
+      const merged = mergeHookOutputs(outputs.filter(isPlainObject) as unknown as HookOutput[]);
       dispatch.decision = merged.action;
       if (merged.decidedBy !== undefined) dispatch.decidedBy = merged.decidedBy;
       if (merged.reason !== undefined) dispatch.reason = merged.reason;
@@ -465,25 +452,6 @@ function timeOf(event: HistoryEvent): number | undefined {
   return numberOf(time.seconds) * 1000 + Math.floor(numberOf(time.nanos) / 1_000_000);
 }
 
-/** A protobuf int64 (Long, number or string) as a number. */
-function numberOf(value: unknown): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string') return Number(value);
-  if (typeof value === 'bigint') return Number(value);
-  if (value && typeof value === 'object') {
-    const long = value as { toNumber?: () => number; low?: number; high?: number };
-    if (typeof long.toNumber === 'function') return long.toNumber();
-    if (typeof long.low === 'number' && typeof long.high === 'number') {
-      return long.high * 2 ** 32 + (long.low >>> 0);
-    }
-  }
-  return 0;
-}
-
 function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

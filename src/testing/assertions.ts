@@ -12,7 +12,8 @@
 import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../common/json.js';
-import { decodePayload, type HistoryDecision, type HistoryDispatch } from '../history/timeline.js';
+import { decodeFirstPayload } from '../history/decode.js';
+import type { HistoryDecision, HistoryDispatch } from '../history/timeline.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
 
@@ -373,9 +374,7 @@ async function toolRuns(
     for (const event of history.events ?? []) {
       const scheduled = event.activityTaskScheduledEventAttributes;
       if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
-      const input = decodePayload<{ toolName?: unknown; input?: unknown }>(
-        scheduled.input?.payloads?.[0],
-      );
+      const input = decodeFirstPayload<{ toolName?: unknown; input?: unknown }>(scheduled.input);
       if (input?.toolName === toolName)
         runs.push({ eventId: String(event.eventId), input: input.input });
     }

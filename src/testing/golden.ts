@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { AssertionError } from 'node:assert';
 import { dirname } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { decodePayload } from '../history/timeline.js';
+import { decodeFirstPayload } from '../history/decode.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookInputOf } from '../../activities/hook-dispatch.js';
 import { ConfigError } from '../common/errors.js';
@@ -91,7 +91,7 @@ export function goldenFromHistories(
     for (const event of history.events ?? []) {
       const attrs = event.activityTaskScheduledEventAttributes;
       if (attrs?.activityType?.name === 'dispatchHook') {
-        const input = decodePayload<DispatchHookInput>(attrs.input?.payloads?.[0]);
+        const input = decodeFirstPayload<DispatchHookInput>(attrs.input);
         if (input) scheduled.set(String(event.eventId), input);
         continue;
       }
@@ -103,7 +103,7 @@ export function goldenFromHistories(
       if (!input) continue;
       scheduled.delete(scheduledId);
       const outcome = completed
-        ? decodePayload<HookDispatchOutcome>(completed.result?.payloads?.[0])
+        ? decodeFirstPayload<HookDispatchOutcome>(completed.result)
         : undefined;
       dispatches.push({
         seq: dispatches.length,

@@ -6,13 +6,12 @@
  * @module
  */
 import type { DataConverter } from '@temporalio/common';
-import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
-import { decodePayload } from '../history/timeline.js';
 import { messageOf } from '../common/errors.js';
-import { describeNondeterminism } from '../history/nondeterminism.js';
+import { hasWorkflowTask, normalizeHistory } from '../history/decode.js';
+import type { SessionHistory } from '../history/files.js';
+import { describeHistoryEvent, describeNondeterminism } from '../history/nondeterminism.js';
 import { workflowBundle } from '../workflow-code.js';
-import { normalizeHistory, type SessionHistory } from '../history/files.js';
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).
@@ -59,15 +58,6 @@ export async function replaySessionHistories(
   }
 }
 
-/**
- * Whether a workflow task started in `history`: what a replay checks. A history of only
- * `WorkflowExecutionStarted` has none (and `Worker.runReplayHistories` never returns on it).
- * @internal shared with the CLI.
- */
-export function hasWorkflowTask(history: History): boolean {
-  return (history.events ?? []).some((e) => e.workflowTaskStartedEventAttributes);
-}
-
 function describeReplayFailure(
   entry: SessionHistory | undefined,
   workflowId: string,
@@ -81,48 +71,7 @@ function describeReplayFailure(
   const kind = isNondeterminism ? 'nondeterministic replay' : 'replay failed';
   const where =
     report.eventId !== undefined
-      ? ` at history event ${report.eventId}${describeEvent(entry?.history, report.eventId)}`
+      ? ` at history event ${report.eventId}${describeHistoryEvent(entry?.history, report.eventId)}`
       : '';
   return `- ${who}: ${kind}${where}: ${report.message}`;
-}
-
-/** What the history recorded at `eventId`, in hook terms when it can say. */
-function describeEvent(history: History | undefined, eventId: number): string {
-  const events = history?.events ?? [];
-  const index = events.findIndex((e) => Number(String(e.eventId)) === eventId);
-  const event = events[index];
-  if (!event) return '';
-  const scheduled = event.activityTaskScheduledEventAttributes;
-  if (!scheduled) {
-    const type = Object.keys(event).find(
-      (k) => k.endsWith('EventAttributes') && event[k as keyof typeof event],
-    );
-    return type ? ` (recorded ${type.replace(/EventAttributes$/, '')})` : '';
-  }
-  const activity = scheduled.activityType?.name ?? 'unknown';
-  const input = decodePayload(scheduled.input?.payloads?.[0]);
-  if (isRecord(input) && typeof input.event === 'string' && 'dispatchId' in input) {
-    const seq = events
-      .slice(0, index)
-      .filter((e) =>
-        isHookDispatchInput(
-          decodePayload(e.activityTaskScheduledEventAttributes?.input?.payloads?.[0]),
-        ),
-      ).length;
-    const payload = isRecord(input.payload) ? input.payload : {};
-    const tool = typeof payload.toolName === 'string' ? `, tool ${payload.toolName}` : '';
-    return ` (recorded: the ${input.event} hook dispatch #${seq}${tool}, as activity '${activity}')`;
-  }
-  if (isRecord(input) && typeof input.toolName === 'string') {
-    return ` (recorded: the execution of tool ${input.toolName}, as activity '${activity}')`;
-  }
-  return ` (recorded: activity '${activity}' scheduled)`;
-}
-
-function isHookDispatchInput(value: unknown): boolean {
-  return isRecord(value) && typeof value.event === 'string' && 'dispatchId' in value;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,0 +1,103 @@
+/**
+ * Reading what a Temporal history records: a payload as a value, a protobuf int64 as a
+ * number, the session a history belongs to, and the history's form (proto objects, or
+ * JSON parsed by `JSON.parse` alone). Pure: no server, no files. The timeline, the
+ * nondeterminism messages, history files, golden sessions and the assertions all read
+ * histories through these.
+ *
+ * @module
+ */
+import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
+import { historyFromJSON, type History, type Payload } from '@temporalio/common/lib/proto-utils.js';
+import type { SessionWorkflowInput } from '../common/protocol.js';
+
+/** An event's list of payloads (`input`, `result`, `details`), as history records it. */
+export type PayloadList = { payloads?: Payload[] | null } | null | undefined;
+
+/** One event of a history. */
+export type HistoryEvent = NonNullable<History['events']>[number];
+
+/**
+ * One payload of a history event as a value, or `undefined` when it is absent or cannot be
+ * decoded (another encoding, such as a payload-store reference without the codec).
+ *
+ * @param converter @default Temporal's default payload converter (JSON, binary, null)
+ */
+export function decodePayload<T>(
+  payload: Payload | null | undefined,
+  converter: PayloadConverter = defaultPayloadConverter,
+): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return converter.fromPayload<T>(payload);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The first payload of an event's payload list (an activity's input, a result, details) as
+ * a value; `undefined` as {@link decodePayload} gives it.
+ */
+export function decodeFirstPayload<T>(
+  payloads: PayloadList,
+  converter: PayloadConverter = defaultPayloadConverter,
+): T | undefined {
+  return decodePayload<T>(payloads?.payloads?.[0], converter);
+}
+
+/** A protobuf int64 (Long, number, bigint or string) as a number; 0 when it is none. */
+export function numberOf(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  if (typeof value === 'bigint') return Number(value);
+  if (value && typeof value === 'object') {
+    const long = value as { toNumber?: () => number; low?: number; high?: number };
+    if (typeof long.toNumber === 'function') return long.toNumber();
+    if (typeof long.low === 'number' && typeof long.high === 'number') {
+      return long.high * 2 ** 32 + (long.low >>> 0);
+    }
+  }
+  return 0;
+}
+
+/**
+ * The session id a session's history carries: its start input's `sessionId`, else its
+ * memo's; `undefined` when neither is a non-empty string (not a session's history).
+ *
+ * @param converter @default Temporal's default payload converter
+ */
+export function sessionIdOfHistory(
+  history: History,
+  converter: PayloadConverter = defaultPayloadConverter,
+): string | undefined {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) return undefined;
+  const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started.input, converter);
+  if (typeof input?.sessionId === 'string' && input.sessionId !== '') return input.sessionId;
+  const memo = decodePayload<unknown>(started.memo?.fields?.sessionId, converter);
+  return typeof memo === 'string' && memo !== '' ? memo : undefined;
+}
+
+/**
+ * A history as Temporal's proto objects: one parsed from JSON by `JSON.parse` alone (event
+ * ids as strings, payloads as base64 text) is converted with Temporal's `historyFromJSON`;
+ * one already converted (`fetchHistory()`, `historyFromJSON`) is returned as is.
+ * @throws {TypeError} when `history` is not a history (no events).
+ */
+export function normalizeHistory(history: History): History {
+  const events = (history as { events?: unknown } | null | undefined)?.events;
+  if (!Array.isArray(events)) {
+    throw new TypeError('not a workflow history: it has no events array');
+  }
+  const first = events[0] as { eventId?: unknown } | undefined;
+  return typeof first?.eventId === 'string' ? historyFromJSON(history) : history;
+}
+
+/**
+ * Whether a workflow task started in `history`: what a replay checks. A history of only
+ * `WorkflowExecutionStarted` has none (and `Worker.runReplayHistories` never returns on it).
+ */
+export function hasWorkflowTask(history: History): boolean {
+  return (history.events ?? []).some((e) => e.workflowTaskStartedEventAttributes);
+}
