@@ -17,6 +17,7 @@ import {
   SessionClosedError,
   SessionNotFoundError,
   TemporalConnectionError,
+  messageOf,
 } from '../common/errors.js';
 import { connectTemporalClient, type ConnectionHints } from '../connection.js';
 import { RoutingLogger, resolveLogLevel } from '../logging.js';
@@ -240,10 +241,7 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   } catch (error) {
     const name = (error as { name?: unknown } | undefined)?.name;
     if (name === 'DeterminismViolationError') {
-      const report = describeNondeterminism(
-        error instanceof Error ? error.message : String(error),
-        history,
-      );
+      const report = describeNondeterminism(messageOf(error), history);
       io.out('deterministic: NO');
       io.out(
         report.eventId !== undefined

@@ -90,21 +90,35 @@ export async function fetchSessionHistories(
 ): Promise<SessionHistory[]> {
   return withTemporalClient(source, options.namespace, async (client) => {
     const found = await findSessionWorkflow(client, sessionId);
-    const fetch = (runId: string | undefined) =>
-      client.workflow.getHandle(found.workflowId, runId).fetchHistory();
-    const runs: History[] = [await fetch(options.runId)];
-    for (;;) {
-      const started = runs[0]!.events?.[0]?.workflowExecutionStartedEventAttributes;
-      const previous = started?.continuedExecutionRunId;
-      if (!previous) break;
-      runs.unshift(await fetch(previous));
-    }
+    const runs = await fetchRunHistories(client, found.workflowId, options.runId);
     return runs.map((history) => ({
       sessionId: sessionIdOfHistory(history) ?? found.sessionId,
       workflowId: found.workflowId,
       history,
     }));
   });
+}
+
+/**
+ * The histories of every run of a workflow, oldest first: from `runId` (the newest run when
+ * absent) back along each run's `continuedExecutionRunId`.
+ * @throws what `fetchHistory()` throws.
+ * @internal shared with the test env.
+ */
+export async function fetchRunHistories(
+  client: Client,
+  workflowId: string,
+  runId?: string,
+): Promise<History[]> {
+  const fetch = (id: string | undefined) =>
+    client.workflow.getHandle(workflowId, id).fetchHistory();
+  const runs: History[] = [await fetch(runId)];
+  for (;;) {
+    const started = runs[0]!.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const previous = started?.continuedExecutionRunId;
+    if (!previous) return runs;
+    runs.unshift(await fetch(previous));
+  }
 }
 
 /**

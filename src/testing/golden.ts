@@ -17,7 +17,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { decodeFirstPayload } from '../history/decode.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookInputOf } from '../../activities/hook-dispatch.js';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, messageOf } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
@@ -278,7 +278,7 @@ async function decide(
     return {
       action: 'error',
       decidedBy: index,
-      reason: error instanceof Error ? error.message : String(error),
+      reason: messageOf(error),
     };
   } finally {
     clearTimeout(timer);

@@ -23,7 +23,7 @@ import type { Session } from '../session.js';
 import { startAgentWorker } from '../worker.js';
 import { RestartableWorker, WorkerKillSwitch } from './worker-kill.js';
 import { replaySessionHistories } from './replay.js';
-import type { SessionHistory } from '../history/files.js';
+import { fetchRunHistories, type SessionHistory } from '../history/files.js';
 import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -305,17 +305,8 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
   const fetchHistory = async (session: Session): Promise<History> =>
     client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
   /** Every run's history, oldest first, following the continue-as-new chain backwards. */
-  const fetchHistories = async (session: Session): Promise<History[]> => {
-    const runs: History[] = [await fetchHistory(session)];
-    for (;;) {
-      const started = runs[0]!.events?.[0]?.workflowExecutionStartedEventAttributes;
-      const previous = started?.continuedExecutionRunId;
-      if (!previous) return runs;
-      runs.unshift(
-        await client.temporal.workflow.getHandle(session.workflowId, previous).fetchHistory(),
-      );
-    }
-  };
+  const fetchHistories = (session: Session): Promise<History[]> =>
+    fetchRunHistories(client.temporal, session.workflowId);
 
   const teardown = async (): Promise<void> => {
     const problems: string[] = [];
