@@ -17,6 +17,7 @@ import {
   type SerializedError,
 } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
+import { hookInputOf } from '../src/common/hook-input.js';
 import { modelTextOf, validateHookOutput } from '../src/common/hook-rules.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
@@ -229,29 +230,6 @@ export function createHookActivities(deps: HookActivityDeps) {
   }
 
   return { dispatchHook, awaitHookSettled };
-}
-
-/**
- * The callback's input without its signal: a fresh copy of the payload, with `error` rebuilt
- * as an Error. Golden session checks build their inputs with it too.
- */
-export function hookInputOf(
-  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
-): Omit<HookInput, 'abortSignal'> {
-  const payload = structuredClone(input.payload);
-  const hookInput: Omit<HookInput, 'abortSignal'> = {
-    ...payload,
-    event: input.event,
-    sessionId: input.sessionId,
-  };
-  if (
-    input.event === HookEvent.PostToolUseFailure &&
-    payload.error &&
-    typeof payload.error === 'object'
-  ) {
-    hookInput.error = deserializeError(payload.error as unknown as SerializedError);
-  }
-  return hookInput;
 }
 
 /** The very reason object when `abort()` was called in this process, else a rebuilt Error. */

@@ -1,0 +1,35 @@
+/**
+ * What a hook callback is given, rebuilt from what crosses the workflow boundary. The
+ * dispatch activity and golden session checks build callback inputs with it, so a recorded
+ * dispatch is re-run on the very input its callbacks got. Workflow-safe (no Node imports).
+ *
+ * @module
+ */
+import { deserializeError, type SerializedError } from './errors.js';
+import { HookEvent } from './hook-events.js';
+import type { DispatchHookInput } from './protocol.js';
+import type { HookInput } from './types.js';
+
+/**
+ * The callback's input without its signal: a fresh copy of the payload (`structuredClone`),
+ * with `event` and `sessionId`, and for `PostToolUseFailure` the serialized `error` rebuilt
+ * as an Error.
+ */
+export function hookInputOf(
+  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
+): Omit<HookInput, 'abortSignal'> {
+  const payload = structuredClone(input.payload);
+  const hookInput: Omit<HookInput, 'abortSignal'> = {
+    ...payload,
+    event: input.event,
+    sessionId: input.sessionId,
+  };
+  if (
+    input.event === HookEvent.PostToolUseFailure &&
+    payload.error &&
+    typeof payload.error === 'object'
+  ) {
+    hookInput.error = deserializeError(payload.error as unknown as SerializedError);
+  }
+  return hookInput;
+}
