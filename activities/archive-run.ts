@@ -9,11 +9,11 @@ import { Context } from '@temporalio/activity';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import {
   Queries,
+  sessionWorkflowId,
   type ArchiveRunInput,
   type ConversationPage,
   type RunArchive,
   type RunArchiveBody,
-  type TimelineEntry,
 } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 
@@ -22,22 +22,19 @@ export function createArchiveActivities(deps: { payloadStore: PayloadStore }) {
   async function archiveRun(input: ArchiveRunInput): Promise<RunArchive> {
     const ctx = Context.current();
     const { workflowId, runId } = ctx.info.workflowExecution ?? {
-      workflowId: `session-${input.sessionId}`,
+      workflowId: sessionWorkflowId(input.sessionId),
       runId: undefined,
     };
     const handle = ctx.client.workflow.getHandle(workflowId, runId);
     const messages: ConversationMessage[] = [];
     let from: number | null = 0;
     while (from !== null && messages.length < input.messages) {
-      const page: ConversationPage = await handle.query<ConversationPage, [number]>(
-        Queries.transcriptPage,
-        from,
-      );
+      const page: ConversationPage = await handle.query(Queries.transcriptPage, from);
       messages.push(...page.messages);
       from = page.next;
       ctx.heartbeat();
     }
-    const timeline = await handle.query<TimelineEntry[]>(Queries.timeline);
+    const timeline = await handle.query(Queries.timeline);
     const body: RunArchiveBody = {
       runId: runId ?? '',
       messages: messages.slice(0, input.messages),

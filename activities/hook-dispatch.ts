@@ -23,7 +23,6 @@ import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
 import {
   Queries,
-  type AbortRecord,
   type AwaitHookSettledInput,
   type CleanupHandle,
   type DispatchHookInput,
@@ -240,9 +239,7 @@ async function abortReasonFor(ctx: Context): Promise<unknown> {
   const workflowId = ctx.info.workflowExecution?.workflowId;
   if (!workflowId) return reason;
   try {
-    const record = await ctx.client.workflow
-      .getHandle(workflowId)
-      .query<AbortRecord | null>(Queries.abortReason);
+    const record = await ctx.client.workflow.getHandle(workflowId).query(Queries.abortReason);
     if (!record) return reason;
     const local = localAbortReason(record.abortId);
     return local.found ? local.reason : deserializeError(record.reason);

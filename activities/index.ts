@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { ActivityName } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/registry.js';
 import type { BudgetClock } from './budget-clock.js';
@@ -33,3 +34,13 @@ export function createActivities(deps: ActivityDeps) {
     ...createArchiveActivities(deps),
   };
 }
+
+type Assert<T extends true> = T;
+/** Compile-time: the activities are exactly the ones the protocol names (histories record them). */
+type _Named = Assert<
+  [keyof ReturnType<typeof createActivities>] extends [ActivityName]
+    ? [ActivityName] extends [keyof ReturnType<typeof createActivities>]
+      ? true
+      : false
+    : false
+>;

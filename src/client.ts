@@ -25,6 +25,7 @@ import {
   Updates,
   sessionIdCandidates,
   sessionWorkflowId,
+  type SessionWorkflow,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from './common/protocol.js';
@@ -155,7 +156,7 @@ export function createClientOn(
     };
     const workflowId = sessionWorkflowId(sessionId);
     const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-      client.workflow.start(SESSION_WORKFLOW, {
+      client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],

@@ -5,10 +5,14 @@
  * @module
  */
 import type { WorkflowHandle } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 import type { ConversationMessage } from './common/conversation.js';
 import { Queries, type ConversationPage } from './common/protocol.js';
 import type { Prompt } from './common/types.js';
 import { queryWithDeadline } from './query.js';
+
+/** A paged conversation query: `Queries.conversationPage` or `Queries.transcriptPage`. */
+type PageQuery = QueryDefinition<ConversationPage, [number]>;
 
 /**
  * Every message of a paged conversation query, in order: by default the model's context
@@ -16,7 +20,7 @@ import { queryWithDeadline } from './query.js';
  */
 export async function readConversation(
   handle: WorkflowHandle,
-  query: string = Queries.conversationPage,
+  query: PageQuery = Queries.conversationPage,
 ): Promise<ConversationMessage[]> {
   return (await readConversationPages(handle, query)).messages;
 }
@@ -24,17 +28,13 @@ export async function readConversation(
 /** The messages of a paged conversation query, and the newest prompt its first page names. */
 export async function readConversationPages(
   handle: WorkflowHandle,
-  query: string = Queries.conversationPage,
+  query: PageQuery = Queries.conversationPage,
 ): Promise<{ messages: ConversationMessage[]; prompt?: Prompt }> {
   const messages: ConversationMessage[] = [];
   let prompt: Prompt | undefined;
   let from: number | null = 0;
   while (from !== null) {
-    const page: ConversationPage = await queryWithDeadline<ConversationPage, [number]>(
-      handle,
-      query,
-      from,
-    );
+    const page: ConversationPage = await queryWithDeadline(handle, query, from);
     messages.push(...page.messages);
     if (from === 0) prompt = page.prompt;
     from = page.next;

@@ -6,25 +6,27 @@
  * @module
  */
 import type { WorkflowHandle } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 
 /** How long one attempt of a query may take, ms. */
 export const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
 const ATTEMPTS = 3;
 
 /**
- * `handle.query(name, ...args)`, each attempt bounded by {@link QUERY_ATTEMPT_DEADLINE_MS}.
+ * `handle.query(query, ...args)`, each attempt bounded by {@link QUERY_ATTEMPT_DEADLINE_MS}.
+ * @param query one of the session workflow's `Queries`: it types the arguments and answer.
  * @throws what the query throws; the deadline error after the third attempt.
  */
 export async function queryWithDeadline<T, A extends unknown[] = []>(
   handle: WorkflowHandle,
-  name: string,
-  ...args: A
+  query: QueryDefinition<T, A>,
+  ...args: NoInfer<A>
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     const deadline = Date.now() + QUERY_ATTEMPT_DEADLINE_MS;
     try {
       return await handle.client.connection.withDeadline(deadline, () =>
-        handle.query<T, A>(name, ...args),
+        handle.query(query, ...args),
       );
     } catch (error) {
       // The client ends a call at its deadline as CANCELLED or DEADLINE_EXCEEDED.

@@ -12,7 +12,7 @@ import {
   WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure, type UpdateDefinition } from '@temporalio/common';
 import {
   ConfigError,
   EngineError,
@@ -174,7 +174,7 @@ export class Session {
       const early = abortedBeforeStart();
       if (early) return new SendResponse(early);
       issued = true;
-      const result = await this.#update<SendResult>(Updates.send, [request], {
+      const result = await this.#update(Updates.send, [request], {
         updateId: requestId,
         whileRollingOver: abortedBeforeStart,
         onAccepted: handOn,
@@ -208,7 +208,7 @@ export class Session {
       reason: serializeError(given),
       ...(requestId !== undefined ? { requestId } : {}),
     };
-    const { aborted } = await this.#update<{ aborted: boolean }>(Updates.abort, [request], {
+    const { aborted } = await this.#update(Updates.abort, [request], {
       updateId: abortId,
     });
     return aborted;
@@ -231,7 +231,7 @@ export class Session {
    */
   async close(): Promise<CloseResult> {
     try {
-      return await this.#update<CloseResult>(Updates.close, []);
+      return await this.#update(Updates.close, []);
     } catch (error) {
       if (!(error instanceof SessionClosedError)) throw error;
       const terminated = await this.#termination();
@@ -282,14 +282,14 @@ export class Session {
         `handoff: no worker polls task queue '${taskQueue}'; start its workers first`,
       );
     }
-    return this.#update<SessionDescription>(Updates.handoff, [{ taskQueue }]);
+    return this.#update(Updates.handoff, [{ taskQueue }]);
   }
 
   /** Permission requests waiting for a person (`ask`), oldest first. */
   async pendingPermissions(): Promise<PendingPermission[]> {
     const description = await this.#describeExecution();
     if (description.status.name !== 'RUNNING') return [];
-    return queryWithDeadline<PendingPermission[]>(this.#handle, Queries.pendingPermissions);
+    return queryWithDeadline(this.#handle, Queries.pendingPermissions);
   }
 
   /**
@@ -349,9 +349,7 @@ export class Session {
   async timeline(): Promise<TimelineEntry[]> {
     const run = await this.#currentRun();
     const archived = await this.#readArchives(run.archives);
-    const current =
-      run.result?.timeline ??
-      (await queryWithDeadline<TimelineEntry[]>(run.handle, Queries.timeline));
+    const current = run.result?.timeline ?? (await queryWithDeadline(run.handle, Queries.timeline));
     return [...archived.flatMap((r) => r.timeline), ...current];
   }
 
@@ -380,20 +378,14 @@ export class Session {
     const description = await this.#describeExecution();
     const handle = this.#handle.client.getHandle(this.#handle.workflowId, description.runId);
     if (description.status.name === 'RUNNING') {
-      const { archives } = await queryWithDeadline<{ archives: RunArchive[] }>(
-        handle,
-        Queries.archives,
-      );
+      const { archives } = await queryWithDeadline(handle, Queries.archives);
       return { handle, archives };
     }
     const result = (await handle.result().catch(() => undefined)) as
       SessionWorkflowResult | undefined;
     if (result) return { handle, archives: result.archives ?? [], result };
     // Cancelled or failed: no result, but the closed run still answers queries (by replay).
-    const { archives } = await queryWithDeadline<{ archives: RunArchive[] }>(
-      handle,
-      Queries.archives,
-    );
+    const { archives } = await queryWithDeadline(handle, Queries.archives);
     return { handle, archives };
   }
 
@@ -439,7 +431,7 @@ export class Session {
         ...(terminated ? { terminated } : {}),
       };
     }
-    return queryWithDeadline<SessionDescription>(this.#handle, Queries.describe);
+    return queryWithDeadline(this.#handle, Queries.describe);
   }
 
   async #describeExecution() {
@@ -455,9 +447,9 @@ export class Session {
    * `whileRollingOver` answers instead when the run refuses it while continuing as new;
    * `onAccepted` is called once the workflow accepted it (then the result is awaited).
    */
-  async #update<T>(
-    name: string,
-    args: unknown[],
+  async #update<T, A extends unknown[]>(
+    definition: UpdateDefinition<T, A>,
+    args: NoInfer<A>,
     options: {
       updateId?: string;
       whileRollingOver?: () => T | undefined;
@@ -466,15 +458,18 @@ export class Session {
   ): Promise<T> {
     const { updateId = randomUUID(), whileRollingOver = () => undefined, onAccepted } = options;
     const handle = this.#handle;
-    const updateArgs = args as [unknown, ...unknown[]];
+    // Temporal's client has one overload for updates with arguments and one for those
+    // without; `definition` typed `args` at the call site, so one call serves both.
+    const update = definition as unknown as UpdateDefinition<T, [unknown, ...unknown[]]>;
+    const updateArgs = args as unknown as [unknown, ...unknown[]];
     const calls = this.#calls;
     const call = async (): Promise<T> => {
       if (!onAccepted || !calls) {
-        return handle.executeUpdate<T, typeof updateArgs>(name, { args: updateArgs, updateId });
+        return handle.executeUpdate(update, { args: updateArgs, updateId });
       }
       calls.watchStart(updateId);
       try {
-        const update = await handle.startUpdate<T, typeof updateArgs>(name, {
+        const started = await handle.startUpdate(update, {
           args: updateArgs,
           updateId,
           waitForStage: WorkflowUpdateStage.ACCEPTED,
@@ -483,7 +478,7 @@ export class Session {
         // answered at once may have been refused (a run rolling over): it is retried below
         // before the next one may go.
         if (calls.takeStart(updateId) === 'running') onAccepted();
-        return await update.result();
+        return await started.result();
       } finally {
         calls.takeStart(updateId);
       }
@@ -498,7 +493,7 @@ export class Session {
           if (this.#calls?.closed) {
             throw new EngineError(
               'ENGINE_ERROR',
-              `The client of session ${this.id} was closed while its ${name} call was in flight`,
+              `The client of session ${this.id} was closed while its ${definition.name} call was in flight`,
               { cause: error },
             );
           }

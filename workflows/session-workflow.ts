@@ -10,8 +10,6 @@ import {
   CancellationScope,
   allHandlersFinished,
   condition,
-  defineQuery,
-  defineUpdate,
   isCancellation,
   patched,
   setHandler,
@@ -33,22 +31,13 @@ import {
   Queries,
   Updates,
   type AbortRecord,
-  type ConversationPage,
-  type AbortRequest,
-  type RunArchive,
-  type PermissionDecisionRequest,
-  type CloseResult,
-  type SendRequest,
   type SendResult,
   type SessionDescription,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
-  type TimelineEntry,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
 import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.js';
-import type { ConversationMessage } from '../src/common/conversation.js';
-import type { PendingPermission } from '../src/common/permission.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
 import { lastPrompt, pageOf } from './conversation-pages.js';
@@ -62,31 +51,6 @@ import type { CloseAttempt, PromptRun, SessionState } from './session-state.js';
 const PATCH_ABORT_RESOLVES_WHEN_STOPPED = 'abort-resolves-when-stopped';
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
-
-export const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
-export const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
-export const abortUpdate = defineUpdate<{ aborted: boolean }, [AbortRequest]>(Updates.abort);
-export const closeUpdate = defineUpdate<CloseResult>(Updates.close);
-export const handoffUpdate = defineUpdate<SessionDescription, [{ taskQueue: string }]>(
-  Updates.handoff,
-);
-export const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
-export const describeQuery = defineQuery<SessionDescription>(Queries.describe);
-export const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
-export const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conversation);
-export const conversationPageQuery = defineQuery<ConversationPage, [number]>(
-  Queries.conversationPage,
-);
-export const transcriptPageQuery = defineQuery<ConversationPage, [number]>(Queries.transcriptPage);
-export const archivesQuery = defineQuery<{
-  archives: RunArchive[];
-  transcriptBase: number;
-  timelineBase: number;
-}>(Queries.archives);
-export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
-export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
-  Updates.decidePermission,
-);
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -141,7 +105,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   });
   const isClosing = () => state.status === 'closing' || state.status === 'closed';
 
-  setHandler(readyUpdate, async () => {
+  setHandler(Updates.ready, async () => {
     await condition(() => state.status !== 'starting');
     state.readyAcked = true;
     if (state.startError) throw toFailure(state.startError);
@@ -157,7 +121,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   });
 
   setHandler(
-    sendUpdate,
+    Updates.send,
     async (request) => {
       state.activitySeq++;
       await condition(() => state.status !== 'starting');
@@ -227,7 +191,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     return current.finalStatus === 'aborted';
   };
 
-  setHandler(abortUpdate, async (request) => {
+  setHandler(Updates.abort, async (request) => {
     state.activitySeq++;
     const record: AbortRecord = { abortId: request.abortId, reason: request.reason };
     if (!patched(PATCH_ABORT_RESOLVES_WHEN_STOPPED)) {
@@ -246,7 +210,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     return { aborted: await abortCurrent(record) };
   });
 
-  setHandler(handoffUpdate, (request) => {
+  setHandler(Updates.handoff, (request) => {
     state.activitySeq++;
     if (typeof request?.taskQueue !== 'string' || request.taskQueue === '') {
       throw toFailure({
@@ -287,7 +251,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     state.status = 'closed';
   };
 
-  setHandler(closeUpdate, async () => {
+  setHandler(Updates.close, async () => {
     state.activitySeq++;
     if (state.status === 'closed') return { closedNow: false, sessionEndRan: false };
     await condition(() => state.status !== 'starting');
@@ -334,7 +298,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   });
 
   setHandler(
-    decidePermissionUpdate,
+    Updates.decidePermission,
     (request) => {
       state.activitySeq++;
       const entry = state.pendingPermissions.get(request.requestId)!;
@@ -358,25 +322,25 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       },
     },
   );
-  setHandler(conversationQuery, () => state.transcript);
+  setHandler(Queries.conversation, () => state.transcript);
   // What the model sees: the compacted context with its note and cuts.
-  setHandler(conversationPageQuery, (from) => {
+  setHandler(Queries.conversationPage, (from) => {
     const page = pageOf(contextForModel(state.context, maxContextTokens), from);
     const prompt = Number(from) > 0 ? undefined : lastPrompt(state.transcript);
     return prompt === undefined ? page : { ...page, prompt };
   });
-  setHandler(transcriptPageQuery, (from) => pageOf(state.transcript, from));
-  setHandler(archivesQuery, () => ({
+  setHandler(Queries.transcriptPage, (from) => pageOf(state.transcript, from));
+  setHandler(Queries.archives, () => ({
     archives: state.archives,
     transcriptBase: state.transcriptBase,
     timelineBase: state.timelineBase,
   }));
-  setHandler(pendingPermissionsQuery, () =>
+  setHandler(Queries.pendingPermissions, () =>
     [...state.pendingPermissions.values()].map((e) => e.request),
   );
-  setHandler(timelineQuery, () => state.timeline);
-  setHandler(describeQuery, describe);
-  setHandler(abortReasonQuery, () => state.current?.abort ?? null);
+  setHandler(Queries.timeline, () => state.timeline);
+  setHandler(Queries.describe, describe);
+  setHandler(Queries.abortReason, () => state.current?.abort ?? null);
 
   try {
     // A later run of the session: SessionStart ran in the first run, never again.

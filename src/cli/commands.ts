@@ -23,7 +23,7 @@ import { connectTemporalClient, type ConnectionHints } from '../connection.js';
 import { RoutingLogger, resolveLogLevel } from '../logging.js';
 import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
-import { Queries, sessionWorkflowId, type SessionDescription } from '../common/protocol.js';
+import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
 import { Session } from '../session.js';
 import { hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
@@ -272,7 +272,7 @@ async function pending(client: Client, args: CommandArgs, io: CliOutput): Promis
     try {
       requests = await client.workflow
         .getHandle(found.workflowId)
-        .query<PendingPermission[]>(Queries.pendingPermissions);
+        .query(Queries.pendingPermissions);
     } catch (error) {
       if (isDeadline(error, args)) throw await noAnswer(client, found, args, error);
       throw sessionError(error, args, found.sessionId);
@@ -333,7 +333,7 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
       );
     }
     try {
-      const described = await handle.query<SessionDescription>(Queries.describe);
+      const described = await handle.query(Queries.describe);
       if (typeof described?.taskQueue === 'string') activityQueue = described.taskQueue;
     } catch (error) {
       if (isDeadline(error, args)) throw await noAnswer(client, found, args, error, true);

@@ -1,14 +1,23 @@
 /**
- * What crosses between the session workflow, its activities and its clients: workflow
- * input, update and query payloads, activity inputs and outcomes. Workflow-safe.
+ * What crosses between the session workflow, its activities and its clients: the workflow
+ * type, the typed Update and Query definitions both sides use, the activity names, workflow
+ * input, update and query payloads, activity inputs and outcomes. Workflow-safe: the
+ * definitions come from `@temporalio/workflow`'s `defineUpdate`/`defineQuery`, plain objects
+ * that clients import outside the sandbox too (as Temporal's samples share theirs).
  *
  * @module
  */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
-import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
+import type {
+  PendingPermission,
+  PermissionAnswer,
+  PermissionPreset,
+  PermissionResult,
+} from './permission.js';
 import type {
   HookOutput,
   Prompt,
@@ -18,26 +27,75 @@ import type {
   ToolResult,
 } from './types.js';
 
-/** Names of the workflow's updates and queries, in one place. */
+/**
+ * The session workflow's type: what clients start (`client.workflow.start<SessionWorkflow>(
+ * SESSION_WORKFLOW, ...)`) and the bundle's entry exports. Recorded in every history and
+ * listed by `WorkflowType = 'sessionWorkflow'`: never rename it.
+ */
 export const SESSION_WORKFLOW = 'sessionWorkflow';
+
+/** The session workflow's signature (`workflows/index.ts` checks its export against it). */
+export type SessionWorkflow = (input: SessionWorkflowInput) => Promise<SessionWorkflowResult>;
+
+/**
+ * The session workflow's Updates: the workflow sets their handlers
+ * (`setHandler(Updates.send, ...)`), clients run them
+ * (`handle.executeUpdate(Updates.send, { args: [request] })`), both typed by these
+ * definitions. The names are in recorded histories and running sessions: never rename one.
+ */
 export const Updates = {
-  ready: 'ready',
-  send: 'send',
-  abort: 'abort',
-  close: 'close',
-  handoff: 'handoff',
-  decidePermission: 'decidePermission',
+  /** Answers once SessionStart has run (or failed): what `createSession` waits for. */
+  ready: defineUpdate<SessionDescription>('ready'),
+  /** One prompt; the update id is the request id, so a retried `send()` runs once. */
+  send: defineUpdate<SendResult, [SendRequest]>('send'),
+  /** Abort the running prompt (or one request); answers once it has stopped. */
+  abort: defineUpdate<{ aborted: boolean }, [AbortRequest]>('abort'),
+  /** Close the session: SessionEnd at most once. */
+  close: defineUpdate<CloseResult>('close'),
+  /** Move the session's activities to another task queue. */
+  handoff: defineUpdate<SessionDescription, [HandoffRequest]>('handoff'),
+  /** A person's answer to a pending permission `ask`. */
+  decidePermission: defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
+    'decidePermission',
+  ),
 } as const;
+
+/**
+ * The session workflow's Queries, typed as {@link Updates} are. The names are in running
+ * sessions' workers and clients: never rename one.
+ */
 export const Queries = {
-  timeline: 'timeline',
-  describe: 'describe',
-  abortReason: 'abortReason',
-  conversation: 'conversation',
-  conversationPage: 'conversationPage',
-  pendingPermissions: 'pendingPermissions',
-  transcriptPage: 'transcriptPage',
-  archives: 'archives',
+  /** This run's hook timeline (earlier runs' are archived). */
+  timeline: defineQuery<TimelineEntry[]>('timeline'),
+  describe: defineQuery<SessionDescription>('describe'),
+  /** The running prompt's abort, for the dispatch activity to hand callbacks its reason. */
+  abortReason: defineQuery<AbortRecord | null>('abortReason'),
+  /** This run's whole transcript in one answer (small sessions, tests). */
+  conversation: defineQuery<ConversationMessage[]>('conversation'),
+  /** The model's context, one page from the given index. */
+  conversationPage: defineQuery<ConversationPage, [number]>('conversationPage'),
+  pendingPermissions: defineQuery<PendingPermission[]>('pendingPermissions'),
+  /** This run's transcript, one page from the given index. */
+  transcriptPage: defineQuery<ConversationPage, [number]>('transcriptPage'),
+  archives: defineQuery<SessionArchives>('archives'),
 } as const;
+
+/**
+ * Names of the session's activities, as the workflow schedules them and histories record
+ * them (`activities/index.ts` checks that `createActivities` gives exactly these).
+ */
+export const ActivityNames = {
+  dispatchHook: 'dispatchHook',
+  awaitHookSettled: 'awaitHookSettled',
+  modelStep: 'modelStep',
+  describeToolCall: 'describeToolCall',
+  checkPermission: 'checkPermission',
+  executeTool: 'executeTool',
+  archiveRun: 'archiveRun',
+} as const;
+
+/** The name of one of the session's activities. */
+export type ActivityName = (typeof ActivityNames)[keyof typeof ActivityNames];
 
 /** Prefix of a session's workflow id (what Temporal's Web UI and `temporal workflow` show). */
 export const SESSION_WORKFLOW_ID_PREFIX = 'session-';
@@ -170,6 +228,15 @@ export interface RunArchiveBody {
   timeline: TimelineEntry[];
 }
 
+/** The `archives` query's answer: earlier runs, and how much of the session they hold. */
+export interface SessionArchives {
+  archives: RunArchive[];
+  /** Messages of earlier runs. */
+  transcriptBase: number;
+  /** Timeline entries of earlier runs. */
+  timelineBase: number;
+}
+
 /** Input of the `archiveRun` activity: it reads the run by query and stores it. */
 export interface ArchiveRunInput {
   sessionId: string;
@@ -183,6 +250,12 @@ export interface SendRequest {
   /** Also the update id: a retried call with the same id runs once. */
   requestId: string;
   prompt: Prompt;
+}
+
+/** The `handoff` update's argument. */
+export interface HandoffRequest {
+  /** The task queue the session's activities go to from now on. */
+  taskQueue: string;
 }
 
 /** Status of a finished `send()`. */

@@ -15,11 +15,12 @@ import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
 import { isPlainObject } from '../common/json.js';
 import type { HookOutput } from '../common/types.js';
-import type {
-  CleanupHandle,
-  DispatchHookInput,
-  HookDispatchOutcome,
-  SessionWorkflowResult,
+import {
+  ActivityNames,
+  type CleanupHandle,
+  type DispatchHookInput,
+  type HookDispatchOutcome,
+  type SessionWorkflowResult,
 } from '../common/protocol.js';
 import {
   decodeFirstPayload,
@@ -29,11 +30,6 @@ import {
   type HistoryEvent,
   type PayloadList,
 } from './decode.js';
-
-/** Name of the hook dispatch activity, as the workflow schedules it. */
-export const DISPATCH_ACTIVITY = 'dispatchHook';
-/** Name of the activity that waits for a callback that outlived its dispatch. */
-export const AWAIT_SETTLED_ACTIVITY = 'awaitHookSettled';
 
 /**
  * How a dispatch ended, as far as its history shows:
@@ -222,7 +218,7 @@ export function timelineFromHistory(
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) {
       const type = scheduled.activityType?.name;
-      if (type === DISPATCH_ACTIVITY) {
+      if (type === ActivityNames.dispatchHook) {
         const dispatchInput = decode<Partial<DispatchHookInput>>(scheduled.input) ?? {};
         const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
         const dispatch: HistoryDispatch = {
@@ -240,7 +236,7 @@ export function timelineFromHistory(
         if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
         timeline.dispatches.push(dispatch);
         byScheduledId.set(eventId, dispatch);
-      } else if (type === AWAIT_SETTLED_ACTIVITY) {
+      } else if (type === ActivityNames.awaitHookSettled) {
         const waitInput = decode<{ dispatchId?: unknown }>(scheduled.input);
         if (typeof waitInput?.dispatchId === 'string')
           settleWaits.set(eventId, waitInput.dispatchId);

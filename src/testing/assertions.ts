@@ -15,10 +15,8 @@ import type { JsonObject } from '../common/json.js';
 import { decodeFirstPayload } from '../history/decode.js';
 import type { HistoryDecision, HistoryDispatch } from '../history/timeline.js';
 import type { HookEvent } from '../common/hook-events.js';
+import { ActivityNames } from '../common/protocol.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
-
-/** Name of the activity that runs a tool, as the workflow schedules it. */
-const EXECUTE_TOOL_ACTIVITY = 'executeTool';
 
 /**
  * Assert that `event` was dispatched exactly `times` times in the session.
@@ -373,7 +371,7 @@ async function toolRuns(
   for (const history of await env.histories(session)) {
     for (const event of history.events ?? []) {
       const scheduled = event.activityTaskScheduledEventAttributes;
-      if (scheduled?.activityType?.name !== EXECUTE_TOOL_ACTIVITY) continue;
+      if (scheduled?.activityType?.name !== ActivityNames.executeTool) continue;
       const input = decodeFirstPayload<{ toolName?: unknown; input?: unknown }>(scheduled.input);
       if (input?.toolName === toolName)
         runs.push({ eventId: String(event.eventId), input: input.input });

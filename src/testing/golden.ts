@@ -22,7 +22,11 @@ import { isHookEvent } from '../common/hook-events.js';
 import { hookInputOf } from '../common/hook-input.js';
 import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
-import type { DispatchHookInput, HookDispatchOutcome } from '../common/protocol.js';
+import {
+  ActivityNames,
+  type DispatchHookInput,
+  type HookDispatchOutcome,
+} from '../common/protocol.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../common/types.js';
 
 /** Format tag of a recording file. */
@@ -90,7 +94,7 @@ export function goldenFromHistories(
     const scheduled = new Map<string, DispatchHookInput>();
     for (const event of history.events ?? []) {
       const attrs = event.activityTaskScheduledEventAttributes;
-      if (attrs?.activityType?.name === 'dispatchHook') {
+      if (attrs?.activityType?.name === ActivityNames.dispatchHook) {
         const input = decodeFirstPayload<DispatchHookInput>(attrs.input);
         if (input) scheduled.set(String(event.eventId), input);
         continue;
