@@ -19,6 +19,7 @@ import {
   SessionClosedError,
   SessionNotFoundError,
   deserializeError,
+  messageOf,
   serializeError,
   type SerializedError,
 } from './common/errors.js';
@@ -600,8 +601,7 @@ function isTransientTaskFailure(error: unknown): boolean {
 }
 
 function isCompletedError(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
-  return /already completed|workflow execution already completed/i.test(message);
+  return /already completed|workflow execution already completed/i.test(messageOf(error));
 }
 
 function abortError(): Error {
