@@ -63,28 +63,25 @@ const PATCH_ABORT_RESOLVES_WHEN_STOPPED = 'abort-resolves-when-stopped';
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
 
-export const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
-export const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
-export const abortUpdate = defineUpdate<{ aborted: boolean }, [AbortRequest]>(Updates.abort);
-export const closeUpdate = defineUpdate<CloseResult>(Updates.close);
-export const handoffUpdate = defineUpdate<SessionDescription, [{ taskQueue: string }]>(
-  Updates.handoff,
-);
-export const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
-export const describeQuery = defineQuery<SessionDescription>(Queries.describe);
-export const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
-export const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conversation);
-export const conversationPageQuery = defineQuery<ConversationPage, [number]>(
-  Queries.conversationPage,
-);
-export const transcriptPageQuery = defineQuery<ConversationPage, [number]>(Queries.transcriptPage);
-export const archivesQuery = defineQuery<{
+// The handlers' typed definitions; clients call them by the names in src/common/protocol.ts.
+const readyUpdate = defineUpdate<SessionDescription>(Updates.ready);
+const sendUpdate = defineUpdate<SendResult, [SendRequest]>(Updates.send);
+const abortUpdate = defineUpdate<{ aborted: boolean }, [AbortRequest]>(Updates.abort);
+const closeUpdate = defineUpdate<CloseResult>(Updates.close);
+const handoffUpdate = defineUpdate<SessionDescription, [{ taskQueue: string }]>(Updates.handoff);
+const timelineQuery = defineQuery<TimelineEntry[]>(Queries.timeline);
+const describeQuery = defineQuery<SessionDescription>(Queries.describe);
+const abortReasonQuery = defineQuery<AbortRecord | null>(Queries.abortReason);
+const conversationQuery = defineQuery<ConversationMessage[]>(Queries.conversation);
+const conversationPageQuery = defineQuery<ConversationPage, [number]>(Queries.conversationPage);
+const transcriptPageQuery = defineQuery<ConversationPage, [number]>(Queries.transcriptPage);
+const archivesQuery = defineQuery<{
   archives: RunArchive[];
   transcriptBase: number;
   timelineBase: number;
 }>(Queries.archives);
-export const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
-export const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
+const pendingPermissionsQuery = defineQuery<PendingPermission[]>(Queries.pendingPermissions);
+const decidePermissionUpdate = defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
   Updates.decidePermission,
 );
 
