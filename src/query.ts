@@ -8,7 +8,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 
 /** How long one attempt of a query may take, ms. */
-export const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
+const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
 const ATTEMPTS = 3;
 
 /**

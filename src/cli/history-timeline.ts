@@ -23,9 +23,9 @@ import type {
 } from '../common/protocol.js';
 
 /** Name of the hook dispatch activity, as the workflow schedules it. */
-export const DISPATCH_ACTIVITY = 'dispatchHook';
+const DISPATCH_ACTIVITY = 'dispatchHook';
 /** Name of the activity that waits for a callback that outlived its dispatch. */
-export const AWAIT_SETTLED_ACTIVITY = 'awaitHookSettled';
+const AWAIT_SETTLED_ACTIVITY = 'awaitHookSettled';
 
 /**
  * How a dispatch ended, as far as its history shows:
@@ -93,7 +93,7 @@ export interface HistoryDispatch {
 }
 
 /** The SessionEnd marker: recorded once, right before SessionEnd is scheduled. */
-export interface HistorySessionEndMarker {
+interface HistorySessionEndMarker {
   /** SessionEnd's `reason`: `other` (close), `idle_timeout`, `cancelled`, ... */
   reason: string;
   /** Workflow time it was recorded, ms since epoch. */
@@ -103,7 +103,7 @@ export interface HistorySessionEndMarker {
 }
 
 /** A workflow execution's status, named as the Temporal client names it. */
-export type HistoryWorkflowStatus =
+type HistoryWorkflowStatus =
   | 'RUNNING'
   | 'COMPLETED'
   | 'FAILED'
@@ -143,7 +143,7 @@ export interface HistoryTimeline {
 }
 
 /** Options of {@link timelineFromHistory}. */
-export interface TimelineFromHistoryOptions {
+interface TimelineFromHistoryOptions {
   /** Decodes payloads. @default Temporal's default payload converter (JSON, binary, null) */
   payloadConverter?: PayloadConverter;
 }

@@ -8,7 +8,7 @@
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 
 /** A nondeterminism error, made readable. */
-export interface NondeterminismReport {
+interface NondeterminismReport {
   /** The core SDK's message, e.g. `[TMPRL1100] Nondeterminism error: ...`. */
   message: string;
   /** The history event the mismatch is at, when known. */

@@ -40,7 +40,7 @@ export const Queries = {
 } as const;
 
 /** Prefix of a session's workflow id (what Temporal's Web UI and `temporal workflow` show). */
-export const SESSION_WORKFLOW_ID_PREFIX = 'session-';
+const SESSION_WORKFLOW_ID_PREFIX = 'session-';
 
 /** Workflow id of a session. */
 export function sessionWorkflowId(sessionId: string): string {
