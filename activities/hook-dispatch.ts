@@ -33,7 +33,7 @@ import { realClock, type BudgetClock } from './budget-clock.js';
 import { localAbortReason, type AgentRegistry } from '../src/registry.js';
 
 /** Dependencies of the hook activities. */
-export interface HookActivityDeps {
+interface HookActivityDeps {
   registry: AgentRegistry;
   /** This process's worker-unique task queue, where cleanup waits are scheduled. */
   cleanupQueue: string;

@@ -13,7 +13,7 @@ import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
 
 /** Dependencies of the activities. */
-export interface ActivityDeps {
+interface ActivityDeps {
   registry: AgentRegistry;
   /** This process's worker-unique task queue. */
   cleanupQueue: string;

@@ -22,7 +22,7 @@ import { runTool } from '../src/tools/run-tool.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 
 /** Dependencies of the tool activities. */
-export interface ToolActivityDeps {
+interface ToolActivityDeps {
   registry: AgentRegistry;
   /** How often a running tool heartbeats, ms. */
   heartbeatIntervalMs: number;

@@ -12,7 +12,7 @@ import type { ConnectionLike, WorkflowClientInterceptor } from '@temporalio/clie
  * handler still running), `completed` (answered at once: done, failed, or refused by the
  * validator), or `unknown` (not seen).
  */
-export type UpdateStart = 'running' | 'completed' | 'unknown';
+type UpdateStart = 'running' | 'completed' | 'unknown';
 
 /**
  * Book-keeping of one client's calls. `@temporalio/client` adds an abort listener to the

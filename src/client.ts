@@ -89,7 +89,7 @@ export interface AgentClient {
 }
 
 /** Build a client on an open connection. */
-export function createClientOn(
+function createClientOn(
   connection: Connection,
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,

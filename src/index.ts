@@ -76,7 +76,13 @@ export type {
 } from './common/permission.js';
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
 export { startDevServer, type DevServer, type DevServerOptions } from './server/dev-server.js';
-export { ensureTemporalCli, defaultTemporalCacheDir } from './server/temporal-cli.js';
+export {
+  ensureTemporalCli,
+  defaultTemporalCacheDir,
+  type EnsureTemporalCliOptions,
+  type TemporalBinaries,
+  type TemporalCliSource,
+} from './server/temporal-cli.js';
 export {
   fileStore,
   payloadRef,

@@ -36,7 +36,7 @@ export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 export type AgentLogLevel = (typeof LOG_LEVELS)[number];
 
 /** The level when neither `advanced.logLevel` nor `DURABLE_AGENT_LOG_LEVEL` says. */
-export const DEFAULT_LOG_LEVEL: AgentLogLevel = 'WARN';
+const DEFAULT_LOG_LEVEL: AgentLogLevel = 'WARN';
 
 /** The environment variable of the level. */
 export const LOG_LEVEL_VARIABLE = 'DURABLE_AGENT_LOG_LEVEL';
@@ -77,7 +77,7 @@ export function shows(level: string, threshold: AgentLogLevel): boolean {
 }
 
 /** Where one worker's lines go. */
-export interface LogSink {
+interface LogSink {
   /** The task queues of the worker's lines. */
   taskQueues: readonly string[];
   /** The logger, or stderr when undefined. */
@@ -86,7 +86,7 @@ export interface LogSink {
 }
 
 /** One entry, made fit for one line. */
-export interface FormattedEntry {
+interface FormattedEntry {
   /** The message, the error's name and message after it, on one line. */
   message: string;
   /** Plain data: the context (session, activity, attempt, ...) and the rest of the meta. */

@@ -9,7 +9,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
 
 /** How long one attempt of a query may take, ms. */
-export const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
+const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
 const ATTEMPTS = 3;
 
 /**

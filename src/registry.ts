@@ -12,7 +12,7 @@ import type { PermissionHandler } from './common/permission.js';
 import type { ToolDefinition } from './tools/tool.js';
 
 /** What a worker knows of one agent definition. */
-export interface RegisteredAgent {
+interface RegisteredAgent {
   name: string;
   hooks: HookMap;
   model: AgentModel;

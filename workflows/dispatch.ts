@@ -47,20 +47,20 @@ export interface DispatchState {
 }
 
 /** A callback that outlived its dispatch, and where to wait for it. */
-export interface PendingCleanup {
+interface PendingCleanup {
   entry: TimelineEntry;
   handle: CleanupHandle;
 }
 
 /** Extra fields recorded on the timeline entry. */
-export interface DispatchTags {
+interface DispatchTags {
   toolUseId?: string;
   toolName?: string;
   requestId?: string;
 }
 
 /** The event's budget in ms. */
-export function budgetOf(input: SessionWorkflowInput, event: HookEvent): number {
+function budgetOf(input: SessionWorkflowInput, event: HookEvent): number {
   return event === HookEvent.SessionEnd ? input.sessionEndHookTimeoutMs : input.hookTimeoutMs;
 }
 

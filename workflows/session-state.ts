@@ -71,5 +71,6 @@ export interface PromptRun {
 /** One close() in progress, whose outcome concurrent close() calls share. */
 export interface CloseAttempt {
   done: boolean;
+  /** What the attempt threw; present (even if falsy) only when it failed. */
   error?: unknown;
 }

@@ -259,7 +259,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (state.closeInFlight) {
       const attempt = state.closeInFlight;
       await condition(() => attempt.done);
-      if (attempt.error) throw attempt.error;
+      if ('error' in attempt) throw attempt.error;
       return { closedNow: false, sessionEndRan: false };
     }
     if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);

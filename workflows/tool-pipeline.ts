@@ -38,7 +38,7 @@ import { dispatchEvent, type DispatchState } from './dispatch.js';
 import { toFailure } from './failures.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
-export interface PendingPermissionEntry {
+interface PendingPermissionEntry {
   request: PendingPermission;
   answer?: PermissionAnswer;
 }

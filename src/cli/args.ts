@@ -27,7 +27,7 @@ export class CliError extends Error {
 }
 
 /** The commands, with their positionals and the options each takes. */
-export const COMMANDS = {
+const COMMANDS = {
   sessions: { positionals: [], options: ['limit', 'json', 'timeout'] },
   inspect: { positionals: ['sessionId | history.json'], options: ['json', 'timeout'] },
   replay: { positionals: ['sessionId | history.json'], options: ['timeout'] },
@@ -42,10 +42,10 @@ export const COMMANDS = {
 } as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
 
 /** Default of `--timeout`: how long a command waits on the server and on a worker, ms. */
-export const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** A command's name. */
-export type CommandName = keyof typeof COMMANDS;
+type CommandName = keyof typeof COMMANDS;
 
 const OPTIONS = {
   address: { type: 'string' },
@@ -98,7 +98,7 @@ export type ParsedArgs =
     };
 
 /** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
-export const DEFAULT_ADDRESS = '127.0.0.1:7233';
+const DEFAULT_ADDRESS = '127.0.0.1:7233';
 
 /**
  * Parse `argv` (without `node` and the script).
@@ -227,7 +227,7 @@ const USAGES: Record<CommandName, string> = {
 };
 
 /** One command's usage line. */
-export function usageOf(command: CommandName): string {
+function usageOf(command: CommandName): string {
   return USAGES[command];
 }
 

@@ -27,7 +27,7 @@ export function formatTable(
 }
 
 /** Columns `text` takes in a terminal: wide (CJK, emoji) characters take two. */
-export function displayWidth(text: string): number {
+function displayWidth(text: string): number {
   let width = 0;
   for (const char of text) width += WIDE.test(char) ? 2 : 1;
   return width;
@@ -45,7 +45,7 @@ export function formatTime(time: Date | number | undefined): string {
 }
 
 /** A duration for people: `0.4 ms`, `102 ms`, `12.5 s`, or `-` when unknown. */
-export function formatDuration(ms: number | undefined): string {
+function formatDuration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms)) return '-';
   if (ms < 10) return `${ms.toFixed(1)} ms`;
   if (ms < 10_000) return `${Math.round(ms)} ms`;

@@ -11,9 +11,9 @@
 import type { Client } from '@temporalio/client';
 
 /** How long Temporal keeps listing a worker after its last poll, ms. */
-export const POLLER_LISTED_FOR_MS = 5 * 60_000;
+const POLLER_LISTED_FOR_MS = 5 * 60_000;
 /** A live worker's poll lasts up to this long; a last poll older than it means no worker polls. */
-export const POLL_LASTS_UP_TO_MS = 70_000;
+const POLL_LASTS_UP_TO_MS = 70_000;
 
 const WORKFLOW_TASK_QUEUE = 1;
 const ACTIVITY_TASK_QUEUE = 2;
@@ -57,7 +57,8 @@ export async function pollersOf(
 /** What the pollers say, as a clause: `no worker has polled task queue 'q' ...`. */
 export function describePollers(pollers: QueuePollers): string {
   const queue = `${pollers.kind} task queue '${pollers.taskQueue}'`;
-  if (pollers.count === 0) return `no worker has polled ${queue} in the last 5 minutes`;
+  if (pollers.count === 0)
+    return `no worker has polled ${queue} in the last ${POLLER_LISTED_FOR_MS / 60_000} minutes`;
   const ago = pollers.lastPollAgoMs;
   if (ago === undefined) return `a worker is listed on ${queue}`;
   if (ago > POLL_LASTS_UP_TO_MS) return `no worker has polled ${queue} for ${seconds(ago)}`;

@@ -65,7 +65,7 @@ export function appendToContext(
 }
 
 /** Drop the oldest whole turns while over `maxTokens`, keeping at least the newest turn. */
-export function compact(window: ContextWindow, maxTokens: number): void {
+function compact(window: ContextWindow, maxTokens: number): void {
   let total = window.tokens.reduce((a, b) => a + b, 0);
   while (total > maxTokens) {
     // The second user message starts the turn after the oldest one.
@@ -79,7 +79,7 @@ export function compact(window: ContextWindow, maxTokens: number): void {
 }
 
 /** The note put in front of the first remaining user message (rule 4). */
-export function compactionNote(compacted: number): string {
+function compactionNote(compacted: number): string {
   return (
     `[Context compacted: ${compacted} earlier messages of this session are not shown, ` +
     `to keep within the context budget; the full transcript is kept in the session history.]\n\n`

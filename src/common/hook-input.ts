@@ -11,14 +11,15 @@ import type { DispatchHookInput } from './protocol.js';
 import type { HookInput } from './types.js';
 
 /**
- * The callback's input without its signal: a fresh copy of the payload (`structuredClone`),
+ * The callback's input without its signal: a fresh copy of the payload (a JSON copy: the
+ * payload came through Temporal as JSON, and `structuredClone` is not in the workflow sandbox),
  * with `event` and `sessionId`, and for `PostToolUseFailure` the serialized `error` rebuilt
  * as an Error.
  */
 export function hookInputOf(
   input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
 ): Omit<HookInput, 'abortSignal'> {
-  const payload = structuredClone(input.payload);
+  const payload = JSON.parse(JSON.stringify(input.payload)) as typeof input.payload;
   const hookInput: Omit<HookInput, 'abortSignal'> = {
     ...payload,
     event: input.event,

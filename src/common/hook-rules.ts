@@ -122,7 +122,7 @@ export function describePrompt(prompt: Prompt): {
 }
 
 /** What UserPromptSubmit's result does to the prompt (§5). */
-export type PromptDecision =
+type PromptDecision =
   { kind: 'accept'; prompt: Prompt } | { kind: 'reject'; reason: string; decidedBy: number };
 
 /**
@@ -148,7 +148,7 @@ export function applyUserPromptSubmit(prompt: Prompt, merged: MergedHookResult):
 }
 
 /** What PreToolUse's result does to a tool call (§5). */
-export type PreToolUseDecision =
+type PreToolUseDecision =
   | { kind: 'run'; toolInput: JsonObject }
   | { kind: 'skip' | 'abort'; result: ToolResult; reason: string };
 
@@ -187,7 +187,7 @@ export function applyPreToolUse(
 }
 
 /** What PermissionRequest's result does (§5): a deny, or the (edited) input going on. */
-export type PermissionHookDecision =
+type PermissionHookDecision =
   | { kind: 'continue'; toolInput: JsonObject }
   | { kind: 'deny'; message: string; interrupt: boolean; toolInput: JsonObject };
 
@@ -275,7 +275,7 @@ function describe(value: unknown): string {
 }
 
 /** Longest text field a hook payload carries, characters (payloads must stay under 2 MiB). */
-export const MAX_HOOK_TEXT_CHARS = 262_144;
+const MAX_HOOK_TEXT_CHARS = 262_144;
 
 /**
  * `text`, cut to at most `maxChars` UTF-16 code units (never inside a character) with a

@@ -98,7 +98,7 @@ export const ActivityNames = {
 export type ActivityName = (typeof ActivityNames)[keyof typeof ActivityNames];
 
 /** Prefix of a session's workflow id (what Temporal's Web UI and `temporal workflow` show). */
-export const SESSION_WORKFLOW_ID_PREFIX = 'session-';
+const SESSION_WORKFLOW_ID_PREFIX = 'session-';
 
 /** Workflow id of a session. */
 export function sessionWorkflowId(sessionId: string): string {
@@ -229,7 +229,7 @@ export interface RunArchiveBody {
 }
 
 /** The `archives` query's answer: earlier runs, and how much of the session they hold. */
-export interface SessionArchives {
+interface SessionArchives {
   archives: RunArchive[];
   /** Messages of earlier runs. */
   transcriptBase: number;
@@ -253,7 +253,7 @@ export interface SendRequest {
 }
 
 /** The `handoff` update's argument. */
-export interface HandoffRequest {
+interface HandoffRequest {
   /** The task queue the session's activities go to from now on. */
   taskQueue: string;
 }

@@ -241,7 +241,7 @@ export async function findSessionWorkflow(
 }
 
 /** Whether `error` is Temporal's not-found for a workflow (not for a namespace). */
-export function isWorkflowNotFound(error: unknown): boolean {
+function isWorkflowNotFound(error: unknown): boolean {
   const e = error as { name?: unknown; code?: unknown; cause?: { code?: unknown } } | undefined;
   if (e?.name === 'NamespaceNotFoundError' || /namespace .*not found/i.test(messageOf(error))) {
     return false;

@@ -11,7 +11,7 @@ import { collapseWhitespace } from '../common/text.js';
 import { decodeFirstPayload, numberOf } from './decode.js';
 
 /** A nondeterminism error, made readable. */
-export interface NondeterminismReport {
+interface NondeterminismReport {
   /** The core SDK's message, e.g. `[TMPRL1100] Nondeterminism error: ...`. */
   message: string;
   /** The history event the mismatch is at, when known. */

@@ -97,7 +97,7 @@ export interface HistoryDispatch {
 }
 
 /** The SessionEnd marker: recorded once, right before SessionEnd is scheduled. */
-export interface HistorySessionEndMarker {
+interface HistorySessionEndMarker {
   /** SessionEnd's `reason`: `other` (close), `idle_timeout`, `cancelled`, ... */
   reason: string;
   /** Workflow time it was recorded, ms since epoch. */
@@ -107,7 +107,7 @@ export interface HistorySessionEndMarker {
 }
 
 /** A workflow execution's status, named as the Temporal client names it. */
-export type HistoryWorkflowStatus =
+type HistoryWorkflowStatus =
   | 'RUNNING'
   | 'COMPLETED'
   | 'FAILED'
@@ -147,7 +147,7 @@ export interface HistoryTimeline {
 }
 
 /** Options of {@link timelineFromHistory}. */
-export interface TimelineFromHistoryOptions {
+interface TimelineFromHistoryOptions {
   /** Decodes payloads. @default Temporal's default payload converter (JSON, binary, null) */
   payloadConverter?: PayloadConverter;
 }

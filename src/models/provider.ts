@@ -89,7 +89,7 @@ export interface ProviderModelOptions {
 }
 
 /** Default of {@link ProviderModelOptions.timeoutMs}: 2 minutes, in ms. */
-export const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
+const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
 
 /**
  * A model behind a hosted API: OpenAI (chat completions API), Anthropic (messages API),

@@ -11,7 +11,7 @@ import { EngineError } from '../common/errors.js';
 import { cutSuffix } from '../common/text.js';
 
 /** A server process this process started. */
-export interface ServerProcess {
+interface ServerProcess {
   readonly child: ChildProcess;
   /** The last 4,000 characters it wrote (stdout and stderr). */
   output(): string;

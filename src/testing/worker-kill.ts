@@ -65,7 +65,7 @@ export class WorkerKillSwitch {
 }
 
 /** A worker and its kill switch. */
-export interface KillableWorker {
+interface KillableWorker {
   worker: AgentWorker;
   killSwitch: WorkerKillSwitch;
 }

@@ -6,7 +6,7 @@
 import { utf8PrefixLength } from '../common/text.js';
 
 /** What {@link capOutput} returns. */
-export interface CappedOutput {
+interface CappedOutput {
   /** The text, cut with a marker when it was too long. */
   text: string;
   /** Whether it was cut. */

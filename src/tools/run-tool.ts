@@ -11,10 +11,10 @@ import { capOutput } from './output.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 
 /** `error.type` of the result given for input that fails the tool's schema. */
-export const INVALID_TOOL_INPUT = 'InvalidToolInput';
+const INVALID_TOOL_INPUT = 'InvalidToolInput';
 
 /** `error.type` of the result given when `execute` returns something that is not a result. */
-export const INVALID_TOOL_RESULT = 'InvalidToolResult';
+const INVALID_TOOL_RESULT = 'InvalidToolResult';
 
 function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
   return issues
@@ -116,7 +116,7 @@ export async function runTool<Input extends JsonObject>(
 }
 
 /** Largest `data` or `metadata` a result keeps, bytes of JSON; bigger ones are replaced by a note. */
-export const MAX_RESULT_EXTRA_BYTES = 262_144;
+const MAX_RESULT_EXTRA_BYTES = 262_144;
 
 /**
  * Keep a result small and serialisable whatever the tool put in it: `display` and error

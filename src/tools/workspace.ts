@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join, parse, relative, resolve, sep } from 'node:p
 import { ToolError } from '../common/errors.js';
 
 /** Why a path was refused. */
-export type WorkspaceErrorReason =
+type WorkspaceErrorReason =
   /** No workspace roots are configured, or a root does not exist or is not a directory. */
   | 'invalid_root'
   /** The path is empty or contains a NUL byte. */

@@ -14,16 +14,16 @@ import { defineTool } from '../tool.js';
 import { normalizeRoots } from '../workspace.js';
 
 /** How often a running command reports liveness through `context.heartbeat`, ms. */
-export const BASH_HEARTBEAT_INTERVAL_MS = 1000;
+const BASH_HEARTBEAT_INTERVAL_MS = 1000;
 
 /** Time between SIGTERM and SIGKILL to the process group when stopping a command, ms. */
-export const BASH_KILL_GRACE_MS = 2000;
+const BASH_KILL_GRACE_MS = 2000;
 
 /**
  * How long to wait, after bash itself exits, for whatever it left running to release the
  * output pipes before those stragglers are stopped too, ms.
  */
-export const BASH_PIPE_GRACE_MS = 1000;
+const BASH_PIPE_GRACE_MS = 1000;
 
 /** The longest delay `setTimeout` takes, ms. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -80,15 +80,12 @@ export function toolEnvironment(
 }
 
 /** Input of {@link Bash}. */
-export const bashInputSchema = z.object({
+const bashInputSchema = z.object({
   /** The command, run as `bash -c <command>` with the first workspace root as cwd. */
   command: z.string().min(1),
   /** Time limit, ms; the call's own budget (`context.timeoutMs`) caps it. @default that budget */
   timeout_ms: z.number().int().positive().optional(),
 });
-
-/** Input of {@link Bash}. */
-export type BashInput = z.infer<typeof bashInputSchema>;
 
 function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {

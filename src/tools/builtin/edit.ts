@@ -12,7 +12,7 @@ import { resolveInWorkspace, workspacePath } from '../workspace.js';
 import { writeFileInWorkspace } from './write.js';
 
 /** Input of {@link Edit}. */
-export const editInputSchema = z.object({
+const editInputSchema = z.object({
   /** File to edit: absolute, or relative to the first workspace root. It must exist. */
   file_path: z.string().min(1),
   /** Exact text to find (not a pattern). Must occur once, unless `replace_all`. */
@@ -22,9 +22,6 @@ export const editInputSchema = z.object({
   /** Replace every occurrence instead of requiring exactly one. @default false */
   replace_all: z.boolean().optional(),
 });
-
-/** Input of {@link Edit}. */
-export type EditInput = z.infer<typeof editInputSchema>;
 
 /** How many non-overlapping times `needle` occurs in `haystack`. */
 function countOccurrences(haystack: string, needle: string): number {

@@ -12,21 +12,18 @@ import { defineTool } from '../tool.js';
 import { isInside, normalizeRoots, resolveInWorkspace, workspacePath } from '../workspace.js';
 
 /** Most paths `Glob` returns; the rest are counted, not listed. */
-export const GLOB_MAX_RESULTS = 1000;
+const GLOB_MAX_RESULTS = 1000;
 
 /** Folders never searched: version control internals. */
-export const GLOB_IGNORE: readonly string[] = ['**/.git/**'];
+const GLOB_IGNORE: readonly string[] = ['**/.git/**'];
 
 /** Input of {@link Glob}. */
-export const globInputSchema = z.object({
+const globInputSchema = z.object({
   /** Glob pattern relative to `path`, e.g. `src/**\/*.ts`. No absolute paths, no `..`. */
   pattern: z.string().min(1),
   /** Folder to search: absolute, or relative to the first root. @default the first root */
   path: z.string().min(1).optional(),
 });
-
-/** Input of {@link Glob}. */
-export type GlobInput = z.infer<typeof globInputSchema>;
 
 /**
  * Why `pattern` may not be used to search below a folder, or `undefined` when it may. A
@@ -44,7 +41,7 @@ export function whyPatternLeaves(pattern: string): string | undefined {
 }
 
 /** What {@link findWorkspaceFiles} searches. */
-export interface FindFilesOptions {
+interface FindFilesOptions {
   /** Workspace roots; matches whose real path is outside them are dropped. */
   roots: readonly string[];
   /** Real path of the folder to search; results are relative to it. */

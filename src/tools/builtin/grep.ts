@@ -11,27 +11,25 @@ import { workspacePath } from '../workspace.js';
 import { findWorkspaceFiles, patternError, resolveSearchDir, whyPatternLeaves } from './glob.js';
 import type { ToolResult } from '../../common/types.js';
 import { searchInThread, type SearchOutcome } from './grep-thread.js';
+import { BINARY_SNIFF_BYTES } from './read.js';
 
 /** Most matching lines `Grep` returns. */
 export const GREP_MAX_MATCHES = 1000;
 
 /** Files larger than this are skipped, bytes. */
-export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
 /** A matching line longer than this is cut, characters. */
 export const GREP_MAX_LINE_CHARS = 500;
-
-/** A file whose first this-many bytes hold a NUL byte is taken for binary and skipped. */
-const BINARY_SNIFF_BYTES = 8000;
 
 /** Files searched between two heartbeats with progress details. */
 const PROGRESS_EVERY_FILES = 200;
 
 /** Folders never searched, besides `.git`. */
-export const GREP_IGNORE: readonly string[] = ['**/node_modules/**'];
+const GREP_IGNORE: readonly string[] = ['**/node_modules/**'];
 
 /** Input of {@link Grep}. */
-export const grepInputSchema = z.object({
+const grepInputSchema = z.object({
   /** JavaScript regular expression, without slashes or flags, matched line by line. */
   pattern: z.string().min(1),
   /** File or folder to search: absolute, or relative to the first root. @default the first root */
@@ -39,9 +37,6 @@ export const grepInputSchema = z.object({
   /** Only files matching this glob (relative to the folder), e.g. `**\/*.ts`. @default all */
   glob: z.string().min(1).optional(),
 });
-
-/** Input of {@link Grep}. */
-export type GrepInput = z.infer<typeof grepInputSchema>;
 
 /**
  * Search files below a folder of the workspace (or one file) for lines matching a

@@ -12,12 +12,6 @@ import { Read } from './read.js';
 import { Write } from './write.js';
 
 export { Bash, Edit, Glob, Grep, Read, Write };
-export type { BashInput } from './bash.js';
-export type { EditInput } from './edit.js';
-export type { GlobInput } from './glob.js';
-export type { GrepInput } from './grep.js';
-export type { ReadInput } from './read.js';
-export type { WriteInput } from './write.js';
 
 /**
  * All six built-in tools, in the order `Read`, `Write`, `Edit`, `Bash`, `Glob`, `Grep`.

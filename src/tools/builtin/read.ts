@@ -21,7 +21,7 @@ const NOTE_RESERVE_BYTES = 200;
 export const BINARY_SNIFF_BYTES = 8000;
 
 /** Input of {@link Read}. */
-export const readInputSchema = z.object({
+const readInputSchema = z.object({
   /** File to read: absolute, or relative to the first workspace root. */
   file_path: z.string().min(1),
   /** First line to return, 1-based (0 is read as 1). @default 1 */
@@ -29,9 +29,6 @@ export const readInputSchema = z.object({
   /** How many lines to return at most. @default all */
   limit: z.number().int().min(1).optional(),
 });
-
-/** Input of {@link Read}. */
-export type ReadInput = z.infer<typeof readInputSchema>;
 
 /** One line of a file as raw bytes, terminator included; `overflow` when cut at `keepBytes`. */
 interface RawLine {

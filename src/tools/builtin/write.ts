@@ -11,15 +11,12 @@ import { defineTool } from '../tool.js';
 import { resolveInWorkspace, workspacePath } from '../workspace.js';
 
 /** Input of {@link Write}. */
-export const writeInputSchema = z.object({
+const writeInputSchema = z.object({
   /** File to write: absolute, or relative to the first workspace root. */
   file_path: z.string().min(1),
   /** The whole new content, written as UTF-8. */
   content: z.string(),
 });
-
-/** Input of {@link Write}. */
-export type WriteInput = z.infer<typeof writeInputSchema>;
 
 /**
  * Write `content` to `path` (already checked by the workspace guard), replacing what was
