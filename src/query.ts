@@ -7,6 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
+import { EngineError } from './common/errors.js';
 
 /** How long one attempt of a query may take, ms. */
 const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
@@ -30,11 +31,70 @@ export async function queryWithDeadline<T, A extends unknown[] = []>(
       );
     } catch (error) {
       // The client ends a call at its deadline as CANCELLED or DEADLINE_EXCEEDED.
+      const noPoller = isNoPollerError(error);
       const timedOut = Date.now() >= deadline - 100 && isCancelledCall(error);
-      if (attempt >= ATTEMPTS || !timedOut) throw error;
+      if (!noPoller && !timedOut) throw error;
+      // Only a worker answers a query: say so when none polls the session's task queue.
+      const queue = await pollerlessQueue(handle);
+      if (noPoller || queue !== undefined || attempt >= ATTEMPTS) {
+        throw noWorkerError(handle, queue, attempt * QUERY_ATTEMPT_DEADLINE_MS, error);
+      }
     }
   }
 }
+
+/**
+ * Whether Temporal refused a query because no worker polls the workflow's task queue (gRPC
+ * FAILED_PRECONDITION, "no poller seen for task queue recently"): only a worker can answer one.
+ */
+export function isNoPollerError(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
+    const { code } = e as { code?: unknown };
+    if (code === 9 && /no poller/i.test(e.message)) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
+function noWorkerError(
+  handle: WorkflowHandle,
+  queue: string | undefined,
+  waitedMs: number,
+  cause: unknown,
+): EngineError {
+  const why =
+    queue !== undefined
+      ? `no worker polls its task queue '${queue}'`
+      : `no worker answered within ${Math.round(waitedMs / 1000)} s`;
+  return new EngineError(
+    'WORKER_UNAVAILABLE',
+    `No answer from session workflow '${handle.workflowId}': ${why} (only the agent's worker ` +
+      "can answer a query); start the agent's worker (createAgent or createAgentWorker on the " +
+      "session's task queue) and try again",
+    { cause },
+  );
+}
+
+/** The workflow's task queue when no worker polls it; undefined when one does (or unknown). */
+async function pollerlessQueue(handle: WorkflowHandle): Promise<string | undefined> {
+  const { client } = handle;
+  try {
+    return await client.connection.withDeadline(Date.now() + 2_000, async () => {
+      const { taskQueue } = await handle.describe();
+      const { pollers } = await client.workflowService.describeTaskQueue({
+        namespace: client.options.namespace,
+        taskQueue: { name: taskQueue },
+        taskQueueType: WORKFLOW_TASK_QUEUE,
+      });
+      return (pollers ?? []).length === 0 ? taskQueue : undefined;
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+/** `TASK_QUEUE_TYPE_WORKFLOW` of Temporal's API. */
+const WORKFLOW_TASK_QUEUE = 1;
 
 function isCancelledCall(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {

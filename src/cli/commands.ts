@@ -25,6 +25,7 @@ import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
+import { isNoPollerError } from '../query.js';
 import { Session } from '../session.js';
 import { hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
 import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
@@ -274,7 +275,9 @@ async function pending(client: Client, args: CommandArgs, io: CliOutput): Promis
         .getHandle(found.workflowId)
         .query(Queries.pendingPermissions);
     } catch (error) {
-      if (isDeadline(error, args)) throw await noAnswer(client, found, args, error);
+      if (isDeadline(error, args) || isNoPollerError(error)) {
+        throw await noAnswer(client, found, args, error);
+      }
       throw sessionError(error, args, found.sessionId);
     }
   }
@@ -336,7 +339,9 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
       const described = await handle.query(Queries.describe);
       if (typeof described?.taskQueue === 'string') activityQueue = described.taskQueue;
     } catch (error) {
-      if (isDeadline(error, args)) throw await noAnswer(client, found, args, error, true);
+      if (isDeadline(error, args) || isNoPollerError(error)) {
+        throw await noAnswer(client, found, args, error, true);
+      }
       throw sessionError(error, args, found.sessionId);
     }
   }

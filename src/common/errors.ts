@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'ENGINE_ERROR'
   | 'TEMPORAL_UNREACHABLE'
   | 'NAMESPACE_NOT_FOUND'
+  | 'WORKER_UNAVAILABLE'
   | 'PAYLOAD_NOT_FOUND'
   | 'PAYLOAD_CORRUPT'
   | 'SESSION_ROLLING_OVER';
@@ -396,6 +397,7 @@ export function deserializeError(s: SerializedError): Error {
     case 'ENGINE_ERROR':
     case 'TEMPORAL_UNREACHABLE':
     case 'NAMESPACE_NOT_FOUND':
+    case 'WORKER_UNAVAILABLE':
       error = new EngineError(s.code, s.message);
       break;
     case 'MODEL_ERROR': {
