@@ -142,7 +142,7 @@ export async function assertDecision(
     expectedView.decidedBy = expected.decidedBy;
     if (dispatch.decidedBy !== expected.decidedBy) {
       wrong.push(
-        `decidedBy: expected callback ${expected.decidedBy}, got ${dispatch.decidedBy === undefined ? 'none' : `callback ${dispatch.decidedBy}`}`,
+        `decidedBy: expected ${expected.decidedBy} (callback #${expected.decidedBy + 1}), got ${dispatch.decidedBy === undefined ? 'none' : `${dispatch.decidedBy} (callback #${dispatch.decidedBy + 1})`}`,
       );
     }
   }
@@ -240,7 +240,8 @@ function listDispatches(dispatches: readonly HistoryDispatch[]): string {
   if (dispatches.length === 0) return 'Dispatches recorded: none';
   const rows = dispatches.map((d) => {
     const tool = d.toolName ? ` ${d.toolName}` : '';
-    const by = d.decidedBy !== undefined ? ` by callback ${d.decidedBy}` : '';
+    // People count callbacks from 1, as `inspect` and the worker's log lines do.
+    const by = d.decidedBy !== undefined ? ` by callback #${d.decidedBy + 1}` : '';
     const reason = d.reason !== undefined ? `: ${d.reason}` : '';
     return `  #${d.seq} ${d.event}${tool} -> ${d.decision}${by}${reason}`;
   });

@@ -215,7 +215,8 @@ export async function assertGoldenSession(golden: GoldenSession, hooks: HookMap)
 /** The changes as a table: dispatch, event, tool, before, after. */
 export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
   const show = (d: GoldenDecision) => {
-    const by = d.decidedBy !== undefined ? ` by #${d.decidedBy}` : '';
+    // People count callbacks from 1, as `inspect` and the worker's log lines do.
+    const by = d.decidedBy !== undefined ? ` by callback #${d.decidedBy + 1}` : '';
     const reason = d.reason !== undefined ? `: ${d.reason}` : '';
     const input = d.modifiedInput !== undefined ? ` input=${JSON.stringify(d.modifiedInput)}` : '';
     const output =

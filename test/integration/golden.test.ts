@@ -131,7 +131,7 @@ describe('golden sessions', () => {
       },
     ]);
     await expect(assertGoldenSession(recorded, looser)).rejects.toThrow(
-      /1 of 3 hook decisions changed[\s\S]*#0 +PreToolUse +Bash +abort by #0: dangerous command blocked +continue/,
+      /1 of 3 hook decisions changed[\s\S]*#0 +PreToolUse +Bash +abort by callback #1: dangerous command blocked +continue/,
     );
   });
 

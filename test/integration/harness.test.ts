@@ -135,7 +135,7 @@ describe('createHookTestEnv: the dangerous-command block', () => {
         `Expected PreToolUse to be dispatched 2 times in session ${session.id}, but it was dispatched 1 time.`,
       );
       expect(error.message).toContain(
-        '#1 PreToolUse Bash -> abort by callback 1: 危险命令被阻止: rm -rf /tmp/x',
+        '#1 PreToolUse Bash -> abort by callback #2: 危险命令被阻止: rm -rf /tmp/x',
       );
       expect(error).toMatchObject({ actual: 1, expected: 2 });
     });
@@ -170,7 +170,7 @@ describe('createHookTestEnv: the dangerous-command block', () => {
       );
       expect(error.message).toContain('The 1st PreToolUse (tool Bash) dispatch of session');
       expect(error.message).toContain('action: expected continue, got abort');
-      expect(error.message).toContain('decidedBy: expected callback 0, got callback 1');
+      expect(error.message).toContain('decidedBy: expected 0 (callback #1), got 1 (callback #2)');
       expect(error.message).toContain(
         'reason: expected "nope", got "危险命令被阻止: rm -rf /tmp/x"',
       );
