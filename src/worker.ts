@@ -151,6 +151,10 @@ export async function startAgentWorker(
     cleanup = await Worker.create({
       ...common,
       taskQueue: cleanupQueue,
+      // Its only activity waits for a callback that already outlived its dispatch: a stopping
+      // worker cancels that wait at once (the session then treats the holder as gone) instead
+      // of holding shutdown for the grace time meant for hooks still in their budget.
+      shutdownGraceTime: 1,
       activities: { awaitHookSettled: activities.awaitHookSettled },
     });
   } catch (error) {

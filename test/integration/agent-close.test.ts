@@ -36,7 +36,11 @@ async function agentWith(advanced: AgentOptions['advanced'] = {}): Promise<Agent
           async (input) => (ids.push(input.sessionId), { action: 'continue' }),
         ],
       },
-      temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('agent-close') },
+      temporal: {
+        ...advanced.temporal,
+        address: temporalAddress(),
+        taskQueue: uniqueTaskQueue('agent-close'),
+      },
     },
   });
   agents.push(agent);
@@ -158,6 +162,35 @@ describe('agent.close() refused', () => {
     },
     60_000,
   );
+});
+
+describe('agent.shutdown() after a refused close', () => {
+  it('stops at once, without waiting the grace time for a callback that outlived its dispatch', async () => {
+    const hold = gate();
+    let settled = false;
+    const agent = await agentWith({
+      hookTimeoutMs: 200,
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            await hold.opened; // ignores its signal
+            settled = true;
+            return { action: 'continue' };
+          },
+        ],
+      },
+      // Far longer than the test's own timeout: a shutdown that waited for it would hang.
+      temporal: { shutdownGraceTimeMs: 600_000 },
+    });
+    expect(await agent.send('stuck').catch((e: unknown) => e)).toMatchObject({
+      code: 'HOOK_TIMEOUT',
+    });
+    await expect(agent.close()).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
+    await agent.shutdown();
+    expect(await workerStopped(agent, 1000)).toBe(true);
+    expect(settled).toBe(false); // it stopped while the callback still ran
+    hold.open();
+  });
 });
 
 describe('agent.close() twice', () => {
