@@ -13,6 +13,7 @@
 import { connect as tcpConnect } from 'node:net';
 import { Connection } from '@temporalio/client';
 import { TemporalConnectionError } from './common/errors.js';
+import { cutPrefix } from './common/text.js';
 
 /** Where a user sets the address and the namespace, as the messages should name it. */
 export interface ConnectionHints {
@@ -241,5 +242,5 @@ function proxyConfigured(): boolean {
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  return line.length > 300 ? `${cutPrefix(line, 300)}…` : line;
 }

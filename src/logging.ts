@@ -15,6 +15,7 @@
  */
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 import { ConfigError } from './common/errors.js';
+import { cutPrefix } from './common/text.js';
 
 /**
  * A logger the SDK can write to: `console`, winston, a pino child wrapped as
@@ -136,7 +137,7 @@ function isErrorLike(value: unknown): boolean {
 
 function oneLine(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > 2_000 ? `${line.slice(0, 2_000)}…` : line;
+  return line.length > 2_000 ? `${cutPrefix(line, 2_000)}…` : line;
 }
 
 /** An entry's message, context and error as one line of text plus plain meta. */

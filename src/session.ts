@@ -600,8 +600,18 @@ function isTransientTaskFailure(error: unknown): boolean {
   return /Workflow Task in failed state|unexpected workflow task failure/i.test(message);
 }
 
+/**
+ * Whether `error` says the run closed under the call: it had completed before the call
+ * reached it, or it closed (terminated, say) while an Update was in flight.
+ */
 function isCompletedError(error: unknown): boolean {
-  return /already completed|workflow execution already completed/i.test(messageOf(error));
+  for (let e: unknown = error, depth = 0; e !== undefined && depth < 8; depth++) {
+    if (/already completed|workflow completed before the update completed/i.test(messageOf(e))) {
+      return true;
+    }
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return false;
 }
 
 function abortError(): Error {

@@ -375,6 +375,35 @@ describe('a terminated session', () => {
     expect(ends).toBe(0);
   }, 30_000);
 
+  it('rejects a send in flight when the session is terminated with SessionClosedError naming the termination', async () => {
+    const inHook = gate();
+    const hold = gate();
+    const agent = await agentWith({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            inHook.open();
+            await hold.opened;
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const session = await agent.createSession();
+    const sending = session.send('slow').catch((e: unknown) => e);
+    await inHook.opened;
+    const client = await rawClient();
+    try {
+      await client.workflow.getHandle(session.workflowId).terminate('ops: pulled the plug');
+    } finally {
+      await client.connection.close();
+      hold.open();
+    }
+    const error = await sending;
+    expect(error).toBeInstanceOf(SessionClosedError);
+    expect((error as Error).message).toMatch(/terminated: ops: pulled the plug/);
+  }, 30_000);
+
   it('as the default session: agent.close() resolves with terminated and stops the agent', async () => {
     const agent = await agentWith();
     await agent.send('x');
