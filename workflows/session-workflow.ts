@@ -51,6 +51,8 @@ import type { CloseAttempt, PromptRun, SessionState } from './session-state.js';
 const PATCH_ABORT_RESOLVES_WHEN_STOPPED = 'abort-resolves-when-stopped';
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
+/** A run whose SessionStart failed waits for its callbacks still cleaning up before it ends. */
+const PATCH_START_FAILURE_WAITS_FOR_CLEANUP = 'start-failure-waits-for-cleanup';
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -369,6 +371,12 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (state.startError) {
       state.status = 'closed';
       await condition(() => state.readyAcked, '1 minute');
+      // A SessionStart callback that outlived its dispatch (a timeout) still runs: the run
+      // stays open until it settles or its worker is lost, so the id cannot be started afresh
+      // (running SessionStart again beside it) meanwhile. Fail-closed, as for any dispatch.
+      if (state.pendingCleanups.size > 0 && patched(PATCH_START_FAILURE_WAITS_FOR_CLEANUP)) {
+        await condition(() => state.pendingCleanups.size === 0);
+      }
       await condition(allHandlersFinished);
       return { sessionId: input.sessionId, startError: state.startError, timeline: state.timeline };
     }

@@ -24,7 +24,7 @@ import {
   startWorkerProcess,
   waitForEffect,
 } from '../process-helpers.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {
@@ -105,6 +105,48 @@ describe('session ids after a start that failed', () => {
     expect(starts).toEqual(['refused', 'allowed']);
     expect(await session.close()).toEqual({ closedNow: true, sessionEndRan: false });
   }, 30_000);
+
+  it('a SessionStart that timed out holds its id until the callback settles: no second SessionStart runs beside it', async () => {
+    const sessionId = `timed-out-${randomUUID()}`;
+    const hold = gate();
+    let running = 0;
+    let most = 0;
+    let starts = 0;
+    const hooks = {
+      [HookEvent.SessionStart]: [
+        async () => {
+          starts++;
+          running++;
+          most = Math.max(most, running);
+          if (starts === 1) await hold.opened; // ignores its signal, outlives its budget
+          running--;
+          return { action: 'continue' as const };
+        },
+      ],
+    };
+    const first = await agent
+      .createSession({ sessionId, hooks, hookTimeoutMs: 300 })
+      .catch((e: unknown) => e);
+    expect(first).toMatchObject({ code: 'SESSION_START_FAILED' });
+    // While the first callback still runs, the id is held: creation fails again and starts nothing.
+    const second = await agent.createSession({ sessionId, hooks }).catch((e: unknown) => e);
+    expect(second).toMatchObject({ code: 'SESSION_START_FAILED' });
+    expect(starts).toBe(1);
+    hold.open();
+    // Once it settled, the id is free: a new run starts the session afresh.
+    let session: Awaited<ReturnType<Agent['createSession']>> | undefined;
+    await waitFor(
+      async () => {
+        session = await agent.createSession({ sessionId, hooks }).catch(() => undefined);
+        return session !== undefined;
+      },
+      20_000,
+      'the id to be free once the timed-out SessionStart settled',
+    );
+    expect(starts).toBe(2);
+    expect(most).toBe(1);
+    await session!.close();
+  }, 40_000);
 
   it('a SessionStart callback that throws fails creation with SESSION_START_FAILED carrying the thrown error', async () => {
     const sessionId = `threw-${randomUUID()}`;
