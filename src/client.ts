@@ -204,7 +204,9 @@ function createClientOn(
       if (result?.startError) throw startFailure(deserializeError(result.startError));
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, options.payloadStore, calls);
+    return new Session(sessionId, live, options.payloadStore, calls, () =>
+      registry?.removeSessionHooks(sessionId),
+    );
   }
 
   /** Whether the newest run of `workflowId` is closed and ended with a start error. */

@@ -102,6 +102,7 @@ export class Session {
   readonly #handle: WorkflowHandle;
   readonly #payloadStore: PayloadStore | undefined;
   readonly #calls: ClientCalls | undefined;
+  readonly #onClosed: (() => void) | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
   constructor(
@@ -109,11 +110,13 @@ export class Session {
     handle: WorkflowHandle,
     payloadStore?: PayloadStore,
     calls?: ClientCalls,
+    onClosed?: () => void,
   ) {
     this.id = id;
     this.#handle = handle;
     this.#payloadStore = payloadStore;
     this.#calls = calls;
+    this.#onClosed = onClosed;
   }
 
   /** The workflow id backing this session. */
@@ -231,13 +234,17 @@ export class Session {
    *   again. `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
    */
   async close(): Promise<CloseResult> {
+    let result: CloseResult;
     try {
-      return await this.#update(Updates.close, []);
+      result = await this.#update(Updates.close, []);
     } catch (error) {
       if (!(error instanceof SessionClosedError)) throw error;
       const terminated = await this.#termination();
-      return { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
+      result = { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
     }
+    // Closed: this process's session hooks and permission function are not needed again.
+    this.#onClosed?.();
+    return result;
   }
 
   /** How the session was terminated, when it was (its newest run ended as TERMINATED). */

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, SessionNotFoundError, type Agent } from '../../src/index.js';
+import { createAgent, HookEvent, SessionNotFoundError, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 
@@ -42,5 +42,21 @@ describe('agent.session()', () => {
     const error = await agent.session(missing).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SessionNotFoundError);
     expect((error as Error).message).toContain(missing);
+  });
+
+  it("releases a closed session's hooks and permission function in this process", async () => {
+    const session = await agent.createSession({
+      hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
+      permissionHandler: async () => 'allow' as const,
+    });
+    const { registry } = agent.worker;
+    const held = () =>
+      registry.callbacksFor('default', session.id, HookEvent.UserPromptSubmit).length;
+    expect(held()).toBe(1);
+    expect(registry.sessionPermission(session.id)).toBeTypeOf('function');
+    await session.send('hi');
+    await session.close();
+    expect(held()).toBe(0);
+    expect(registry.sessionPermission(session.id)).toBeUndefined();
   });
 });
