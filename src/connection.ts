@@ -187,10 +187,13 @@ interface ProbeResult {
 export function probeAddress(address: string): Promise<ProbeResult> {
   const target = splitAddress(address);
   if (!target) {
+    const bare = address.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/+$/, '');
+    const scheme = bare !== address && splitAddress(bare) ? ` (drop the scheme: '${bare}')` : '';
+    // Waiting does not fix a malformed address: say so at once.
     return Promise.resolve({
       connected: false,
-      decisive: false,
-      reason: `'${address}' is not host:port`,
+      decisive: true,
+      reason: `'${address}' is not host:port${scheme}`,
     });
   }
   return new Promise((resolve) => {
@@ -235,7 +238,7 @@ function splitAddress(address: string): { host: string; port: number } | undefin
 }
 
 /** Whether gRPC would go through a proxy, which a direct TCP probe does not see. */
-function proxyConfigured(): boolean {
+export function proxyConfigured(): boolean {
   const env = process.env;
   return Boolean(env.grpc_proxy || env.https_proxy || env.http_proxy || env.HTTPS_PROXY);
 }

@@ -27,6 +27,8 @@ import {
   checkNamespace,
   isNamespaceNotFound,
   namespaceNotFound,
+  probeAddress,
+  proxyConfigured,
   temporalUnreachable,
   transportReason,
 } from './connection.js';
@@ -192,6 +194,17 @@ export async function startAgentWorker(
  * namespace `NAMESPACE_NOT_FOUND`, checked here before `Worker.create` would fail on it.
  */
 async function connectWorker(address: string, namespace: string): Promise<NativeConnection> {
+  // A malformed address, a refused port or an unknown host is known from one TCP round trip.
+  const probe = await probeAddress(address);
+  if (probe.decisive && !proxyConfigured()) {
+    throw temporalUnreachable(
+      address,
+      namespace,
+      probe.reason,
+      AGENT_CONNECTION_HINTS,
+      probe.error,
+    );
+  }
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect({ address });

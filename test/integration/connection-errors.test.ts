@@ -101,6 +101,22 @@ describe('a closed loopback port', () => {
   });
 });
 
+describe('an address with a scheme', () => {
+  for (const [name, create] of [
+    ['createAgent', createAgent],
+    ['createAgentWorker', createAgentWorker],
+    ['createAgentClient', createAgentClient],
+  ] as const) {
+    it(`${name} rejects with TEMPORAL_UNREACHABLE saying to drop the scheme`, async () => {
+      const address = `http://${temporalAddress()}`;
+      const error = await failure(() => create(options(address)));
+      expect(error).toBeInstanceOf(TemporalConnectionError);
+      expect(error).toMatchObject({ code: 'TEMPORAL_UNREACHABLE', address });
+      expect((error as Error).message).toContain(`drop the scheme: '${temporalAddress()}'`);
+    });
+  }
+});
+
 describe('a namespace the server does not have', () => {
   const namespace = `no-such-namespace-${process.pid}`;
 
