@@ -12,6 +12,7 @@ import { hasWorkflowTask, normalizeHistory } from '../history/decode.js';
 import type { SessionHistory } from '../history/files.js';
 import { describeHistoryEvent, describeNondeterminism } from '../history/nondeterminism.js';
 import { workflowBundle } from '../workflow-code.js';
+import { installQuietRuntime } from '../worker.js';
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).
@@ -35,6 +36,9 @@ export async function replaySessionHistories(
     .map((h) => ({ ...h, history: normalizeHistory(h.history) }))
     .filter((h) => hasWorkflowTask(h.history));
   if (entries.length === 0) return;
+  // The replay worker logs through Temporal's runtime: the SDK's level and one-line format,
+  // not the SDK default's INFO blocks (unless the application installed a runtime itself).
+  installQuietRuntime();
   const failures: string[] = [];
   const results = Worker.runReplayHistories(
     {
