@@ -14,20 +14,13 @@
  * Prints each cycle as a chain of files and exits 1 when there is one.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const scanned = ['src', 'workflows', 'activities'];
+import { parsedTsConfig, root, scanned } from './ts-project.js';
 
 /** The compiler options of tsconfig.json, so `./x.js` specifiers resolve as tsc resolves them. */
 function compilerOptions(): ts.CompilerOptions {
-  const configPath = resolve(root, 'tsconfig.json');
-  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
-  if (config.error)
-    throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
-  return ts.parseJsonConfigFileContent(config.config, ts.sys, root).options;
+  return parsedTsConfig().options;
 }
 
 function isScanned(file: string): boolean {

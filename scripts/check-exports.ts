@@ -18,19 +18,12 @@
  * Prints `file:line name` for each unused export and exits 1 when there is one.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const scanned = ['src', 'workflows', 'activities'];
+import { parsedTsConfig, root, scanned } from './ts-project.js';
 
 function program(): ts.Program {
-  const configPath = resolve(root, 'tsconfig.json');
-  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
-  if (config.error)
-    throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+  const parsed = parsedTsConfig();
   return ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
 }
 
