@@ -90,7 +90,15 @@ export function transportReason(error: unknown): string {
   if (/HostUnreachable|NetworkUnreachable|No route to host/i.test(text)) {
     return 'host unreachable (no route to it)';
   }
-  if (/timed out|TimedOut|deadline/i.test(text)) return 'no answer (the connection timed out)';
+  if (/timed out|TimedOut|TimeoutExpired|deadline/i.test(text)) {
+    return 'no answer (the connection timed out: a firewall, or a wrong host or port)';
+  }
+  // The port answered, but not as an HTTP/2 gRPC server (an HTTP server, a metrics port).
+  if (
+    /GoAway|FRAME_SIZE_ERROR|BrokenPipe|ConnectionReset|Http2|invalid HTTP|h2 protocol/i.test(text)
+  ) {
+    return "the port answers, but not with Temporal's gRPC (another service on that port? the SDK connects without TLS)";
+  }
   return `transport error: ${clip(text)}`;
 }
 

@@ -24,6 +24,22 @@ describe('transportReason', () => {
     expect(transportReason(error)).toBe('unknown host (the name does not resolve)');
   });
 
+  it('reads a connect timeout (a port that accepts and never answers) out of the core error', () => {
+    const error = new Error(
+      'transport error: Failed to call GetSystemInfo: Status { code: Unavailable, source: Some(tonic::transport::Error(Transport, TimeoutExpired(()))) }',
+    );
+    expect(transportReason(error)).toMatch(/^no answer \(the connection timed out/);
+  });
+
+  it('reads a port that is not an HTTP/2 gRPC server out of the core error', () => {
+    for (const text of [
+      'transport error: tonic::transport::Error(Transport, hyper::Error(Io, Custom { kind: BrokenPipe, error: "connection closed" }))',
+      'transport error: hyper::Error(Http2, Error { kind: GoAway(b"", FRAME_SIZE_ERROR, Library) })',
+    ]) {
+      expect(transportReason(new Error(text))).toMatch(/not with Temporal's gRPC/);
+    }
+  });
+
   it('keeps an unknown transport error on one line', () => {
     expect(transportReason(new Error('something\nelse'))).toBe('transport error: something else');
   });
