@@ -73,10 +73,14 @@ describe('probeAddress', () => {
     }
   });
 
-  it('says an address that is not host:port is not, without connecting', async () => {
+  it('says an address that is not host:port is not, without connecting; waiting does not fix it', async () => {
     expect(await probeAddress('http://x:1/y')).toMatchObject({
-      decisive: false,
+      decisive: true,
       reason: "'http://x:1/y' is not host:port",
+    });
+    expect(await probeAddress('http://x:1')).toMatchObject({
+      decisive: true,
+      reason: "'http://x:1' is not host:port (drop the scheme: 'x:1')",
     });
   });
 });
