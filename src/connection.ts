@@ -144,18 +144,33 @@ export async function checkNamespace(
  * @param options.connectTimeoutMs the gRPC connect deadline, ms. @default Temporal's (10 s)
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
  */
+/**
+ * A plain TCP connect to `address` first (one round trip): a malformed address, a refused
+ * port or an unknown host is known at once, where gRPC's connect, which cannot be called
+ * off, would wait out its deadline.
+ * @returns what the probe found, when it settled nothing.
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when it settled that nothing
+ *   usable answers there (skipped when a proxy is configured: the probe cannot see it).
+ */
+export async function probeReachable(
+  address: string,
+  namespace: string,
+  hints: ConnectionHints,
+): Promise<ProbeResult> {
+  const probe = await probeAddress(address);
+  if (probe.decisive && !proxyConfigured()) {
+    throw temporalUnreachable(address, namespace, probe.reason, hints, probe.error);
+  }
+  return probe;
+}
+
 export async function connectTemporalClient(
   address: string,
   namespace: string,
   options: { connectTimeoutMs?: number; hints?: ConnectionHints } = {},
 ): Promise<Connection> {
   const hints = options.hints ?? AGENT_CONNECTION_HINTS;
-  // First a plain TCP connect (a round trip): a refused port or an unknown host is known
-  // at once, and gRPC's connect, which cannot be called off, would wait out its deadline.
-  const probe = await probeAddress(address);
-  if (probe.decisive && !proxyConfigured()) {
-    throw temporalUnreachable(address, namespace, probe.reason, hints, probe.error);
-  }
+  const probe = await probeReachable(address, namespace, hints);
   const connection = Connection.lazy({
     address,
     ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
@@ -246,7 +261,7 @@ function splitAddress(address: string): { host: string; port: number } | undefin
 }
 
 /** Whether gRPC would go through a proxy, which a direct TCP probe does not see. */
-export function proxyConfigured(): boolean {
+function proxyConfigured(): boolean {
   const env = process.env;
   return Boolean(env.grpc_proxy || env.https_proxy || env.http_proxy || env.HTTPS_PROXY);
 }

@@ -27,8 +27,7 @@ import {
   checkNamespace,
   isNamespaceNotFound,
   namespaceNotFound,
-  probeAddress,
-  proxyConfigured,
+  probeReachable,
   temporalUnreachable,
   transportReason,
 } from './connection.js';
@@ -194,17 +193,7 @@ export async function startAgentWorker(
  * namespace `NAMESPACE_NOT_FOUND`, checked here before `Worker.create` would fail on it.
  */
 async function connectWorker(address: string, namespace: string): Promise<NativeConnection> {
-  // A malformed address, a refused port or an unknown host is known from one TCP round trip.
-  const probe = await probeAddress(address);
-  if (probe.decisive && !proxyConfigured()) {
-    throw temporalUnreachable(
-      address,
-      namespace,
-      probe.reason,
-      AGENT_CONNECTION_HINTS,
-      probe.error,
-    );
-  }
+  await probeReachable(address, namespace, AGENT_CONNECTION_HINTS);
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect({ address });
