@@ -7,7 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import { EngineError } from './common/errors.js';
+import { EngineError, causeChain } from './common/errors.js';
 
 /** How long one attempt of a query may take, ms. */
 const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
@@ -48,12 +48,9 @@ export async function queryWithDeadline<T, A extends unknown[] = []>(
  * FAILED_PRECONDITION, "no poller seen for task queue recently"): only a worker can answer one.
  */
 export function isNoPollerError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    const { code } = e as { code?: unknown };
-    if (code === 9 && /no poller/i.test(e.message)) return true;
-    e = e.cause;
-  }
-  return false;
+  return causeChain(error).some(
+    (e) => e instanceof Error && grpcCode(e) === 9 && /no poller/i.test(e.message),
+  );
 }
 
 function noWorkerError(
@@ -97,9 +94,11 @@ async function pollerlessQueue(handle: WorkflowHandle): Promise<string | undefin
 const WORKFLOW_TASK_QUEUE = 1;
 
 function isCancelledCall(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 1 || code === 4) return true; // gRPC CANCELLED, DEADLINE_EXCEEDED
-  }
-  return false;
+  // gRPC CANCELLED, DEADLINE_EXCEEDED
+  return causeChain(error).some((e) => e instanceof Error && [1, 4].includes(grpcCode(e) ?? -1));
+}
+
+function grpcCode(error: Error): number | undefined {
+  const { code } = error as { code?: unknown };
+  return typeof code === 'number' ? code : undefined;
 }

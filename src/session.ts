@@ -19,6 +19,7 @@ import {
   SessionClosedError,
   SessionNotFoundError,
   deserializeError,
+  causeChain,
   messageOf,
   serializeError,
   type SerializedError,
@@ -612,13 +613,9 @@ function isTransientTaskFailure(error: unknown): boolean {
  * reached it, or it closed (terminated, say) while an Update was in flight.
  */
 function isCompletedError(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e !== undefined && depth < 8; depth++) {
-    if (/already completed|workflow completed before the update completed/i.test(messageOf(e))) {
-      return true;
-    }
-    e = e instanceof Error ? e.cause : undefined;
-  }
-  return false;
+  return causeChain(error).some((e) =>
+    /already completed|workflow completed before the update completed/i.test(messageOf(e)),
+  );
 }
 
 function abortError(): Error {

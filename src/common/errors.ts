@@ -320,6 +320,22 @@ export function messageOf(error: unknown): string {
 }
 
 /**
+ * `error` and the `cause`s it chains (an Error's `cause`, then that one's, ...), at most 8
+ * links: how the clients find what a wrapped Temporal or gRPC error says underneath.
+ */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (
+    let e: unknown = error;
+    e !== undefined && e !== null && chain.length < 8;
+    e = e instanceof Error ? e.cause : undefined
+  ) {
+    chain.push(e);
+  }
+  return chain;
+}
+
+/**
  * `text` cut to {@link MAX_ERROR_TEXT_CHARS} UTF-16 code units (never inside a character)
  * with a marker saying how long it was.
  */
