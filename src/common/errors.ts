@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'WORKER_UNAVAILABLE'
   | 'PAYLOAD_NOT_FOUND'
   | 'PAYLOAD_CORRUPT'
+  | 'PAYLOAD_UNDECRYPTABLE'
   | 'SESSION_ROLLING_OVER';
 
 /** Base class of every error the SDK throws on purpose. */
