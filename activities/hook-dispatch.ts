@@ -30,7 +30,7 @@ import {
 } from '../src/common/protocol.js';
 import type { HookInput, HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
-import { localAbortReason, type AgentRegistry } from '../src/registry.js';
+import { localAbortReason, type AgentRegistry } from '../src/agent/registry.js';
 
 /** Dependencies of the hook activities. */
 interface HookActivityDeps {

@@ -5,7 +5,7 @@
  */
 import type { ActivityName } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
-import type { AgentRegistry } from '../src/registry.js';
+import type { AgentRegistry } from '../src/agent/registry.js';
 import type { BudgetClock } from './budget-clock.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';

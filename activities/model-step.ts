@@ -8,9 +8,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { AgentSdkError, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
-import { readConversationPages } from '../src/conversation-reader.js';
+import { readConversationPages } from '../src/client/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
-import type { AgentRegistry } from '../src/registry.js';
+import type { AgentRegistry } from '../src/agent/registry.js';
 import { cutPrefix } from '../src/common/text.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */

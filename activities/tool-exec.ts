@@ -17,7 +17,7 @@ import type {
   ToolCallDescription,
 } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
-import type { AgentRegistry } from '../src/registry.js';
+import type { AgentRegistry } from '../src/agent/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 

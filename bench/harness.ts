@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HookEvent, type HookCallback } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
-import type { Session } from '../src/session.js';
+import type { Session } from '../src/client/session.js';
 import {
   assertDispatched,
   createHookTestEnv,

@@ -27,7 +27,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
-import { WORKFLOW_BUNDLE_FILE, WORKFLOW_BUNDLE_MANIFEST_FILE } from '../src/workflow-code.js';
+import {
+  WORKFLOW_BUNDLE_FILE,
+  WORKFLOW_BUNDLE_MANIFEST_FILE,
+} from '../src/worker/workflow-code.js';
 import { fmt, percentile, printTable } from './stats.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -19,7 +19,7 @@ import {
   bundleWorkflowSources,
   checkPrebuiltBundle,
   type WorkflowBundleManifest,
-} from '../src/workflow-code.js';
+} from '../src/worker/workflow-code.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(repo, 'dist');

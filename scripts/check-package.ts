@@ -36,7 +36,7 @@ import {
   WORKFLOW_BUNDLE_MANIFEST_FILE,
   bundleWorkflowSources,
   checkPrebuiltBundle,
-} from '../src/workflow-code.js';
+} from '../src/worker/workflow-code.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(repo, 'dist');

@@ -1,20 +1,28 @@
 /**
  * durable-agent-sdk: an agent SDK whose hooks lifecycle runs on Temporal.
  *
+ * The root export is the core surface: agents, sessions, hooks, tools, models, errors.
+ * Infrastructure is on subpaths: `durable-agent-sdk/testing` (test env, scripted models,
+ * replay, golden sessions), `durable-agent-sdk/server` (the embedded Temporal server and
+ * CLI), `durable-agent-sdk/payloads` (payload store, offload codec, encryption).
+ *
  * @module
  */
-export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent.js';
-export type { AgentClient, SessionSummary } from './client.js';
-export type { AgentWorker } from './worker.js';
-export { workflowsPath as agentWorkflowsPath, type WorkflowBundleSource } from './workflow-code.js';
-export { Session, SendResponse, type SendOptions } from './session.js';
+export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent/agent.js';
+export type { AgentClient, SessionSummary } from './client/client.js';
+export type { AgentWorker } from './worker/worker.js';
+export {
+  workflowsPath as agentWorkflowsPath,
+  type WorkflowBundleSource,
+} from './worker/workflow-code.js';
+export { Session, SendResponse, type SendOptions } from './client/session.js';
 export {
   type AgentOptions,
   type AdvancedOptions,
   type SessionOptions,
   type TemporalOptions,
   type ToolEnvOptions,
-} from './options.js';
+} from './agent/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {
   HookInput,
@@ -47,7 +55,12 @@ export {
   type HookErrorRecord,
   type ModelErrorDetails,
 } from './common/errors.js';
-export { LOG_LEVELS, LOG_LEVEL_VARIABLE, type AgentLogger, type AgentLogLevel } from './logging.js';
+export {
+  LOG_LEVELS,
+  LOG_LEVEL_VARIABLE,
+  type AgentLogger,
+  type AgentLogLevel,
+} from './temporal/logging.js';
 export type {
   TimelineEntry,
   DispatchOutcomeKind,
@@ -75,19 +88,5 @@ export type {
   PendingPermission,
 } from './common/permission.js';
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
-export { startDevServer, type DevServer, type DevServerOptions } from './server/dev-server.js';
-export {
-  ensureTemporalCli,
-  defaultTemporalCacheDir,
-  type EnsureTemporalCliOptions,
-  type TemporalBinaries,
-  type TemporalCliSource,
-} from './server/temporal-cli.js';
-export {
-  fileStore,
-  payloadRef,
-  PayloadNotFoundError,
-  type PayloadStore,
-} from './payloads/store.js';
-export { payloadStoreCodec, PAYLOAD_REF_ENCODING } from './payloads/codec.js';
+export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

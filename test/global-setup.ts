@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { ensureTemporalCli } from '../src/server/temporal-cli.js';
-import { workflowsPath } from '../src/workflow-code.js';
+import { workflowsPath } from '../src/worker/workflow-code.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { DEFAULTS } from '../common/defaults.js';
-import { listSessionSummaries, type SessionSummary } from '../client.js';
+import { listSessionSummaries, type SessionSummary } from '../client/client.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,14 +19,14 @@ import {
   TemporalConnectionError,
   messageOf,
 } from '../common/errors.js';
-import { connectTemporalClient, type ConnectionHints } from '../connection.js';
-import { RoutingLogger, resolveLogLevel } from '../logging.js';
+import { connectTemporalClient, type ConnectionHints } from '../temporal/connection.js';
+import { RoutingLogger, resolveLogLevel } from '../temporal/logging.js';
 import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
-import type { AgentOptions } from '../options.js';
-import { isNoPollerError } from '../query.js';
-import { Session } from '../session.js';
+import type { AgentOptions } from '../agent/options.js';
+import { isNoPollerError } from '../client/query.js';
+import { Session } from '../client/session.js';
 import { hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
 import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
 import { CliError, oneLine, type ParsedArgs } from './args.js';
@@ -230,7 +230,7 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   // Loaded here: the worker's native runtime costs startup time other commands need not pay.
   const [{ Worker }, { workflowBundle }] = await Promise.all([
     import('@temporalio/worker'),
-    import('../workflow-code.js'),
+    import('../worker/workflow-code.js'),
   ]);
   await installReplayRuntime();
   try {
@@ -475,7 +475,7 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
   const options = await loadAgentModule(modulePath, args.args[0]!);
   const [{ startDevServer }, { createAgentWorker }] = await Promise.all([
     import('../server/dev-server.js'),
-    import('../agent.js'),
+    import('../agent/agent.js'),
   ]);
 
   // The dev server installs signal handlers that kill it and exit at once; ours stop the

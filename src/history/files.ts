@@ -14,7 +14,7 @@ import {
   historyToJSON,
   type History,
 } from '@temporalio/common/lib/proto-utils.js';
-import type { AgentClient } from '../client.js';
+import type { AgentClient } from '../client/client.js';
 import { normalizeHistory, sessionIdOfHistory } from './decode.js';
 import { ConfigError, SessionNotFoundError, messageOf } from '../common/errors.js';
 import { collapseWhitespace } from '../common/text.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import { ConfigError } from '../common/errors.js';
-import type { ResolvedAgentOptions } from '../options.js';
+import type { ResolvedAgentOptions } from '../agent/options.js';
 import type { AgentModel } from './model.js';
 import { apiKeyVariable, providerModel, providerOf, type ModelProvider } from './provider.js';
 

@@ -5,7 +5,7 @@
  * @module
  */
 import type { DataConverter } from '@temporalio/common';
-import type { ResolvedAgentOptions } from '../options.js';
+import type { ResolvedAgentOptions } from '../agent/options.js';
 import { payloadStoreCodec } from './codec.js';
 
 /** The data converter for `options` (its payload store and offload threshold). */

@@ -11,8 +11,8 @@ import { messageOf } from '../common/errors.js';
 import { hasWorkflowTask, normalizeHistory } from '../history/decode.js';
 import type { SessionHistory } from '../history/files.js';
 import { describeHistoryEvent, describeNondeterminism } from '../history/nondeterminism.js';
-import { workflowBundle } from '../workflow-code.js';
-import { installQuietRuntime } from '../worker.js';
+import { workflowBundle } from '../worker/workflow-code.js';
+import { installQuietRuntime } from '../worker/worker.js';
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).

@@ -8,8 +8,8 @@
  * @module
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { AgentRegistry } from '../registry.js';
-import type { AgentWorker } from '../worker.js';
+import type { AgentRegistry } from '../agent/registry.js';
+import type { AgentWorker } from '../worker/worker.js';
 
 /** The kill switch of one worker: an activity interceptor, and the switch. */
 export class WorkerKillSwitch {

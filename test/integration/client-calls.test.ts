@@ -7,7 +7,7 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/index.js';
-import { clientCallsOf } from '../../src/client.js';
+import { clientCallsOf } from '../../src/client/client.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 

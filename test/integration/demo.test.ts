@@ -12,7 +12,7 @@ import { temporalAddress } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
-const main = 'src/demo/main.ts';
+const main = 'examples/demo/main.ts';
 
 interface Run {
   code: number | null;

@@ -16,7 +16,7 @@ import {
   toolCall,
   type HookTestEnv,
 } from '../../src/testing/index.js';
-import type { Session } from '../../src/session.js';
+import type { Session } from '../../src/client/session.js';
 import { waitFor } from '../helpers.js';
 import { isAlive } from '../unit/tools/fixtures.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { workflowBundle } from '../../src/workflow-code.js';
+import { workflowBundle } from '../../src/worker/workflow-code.js';
 
 const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));

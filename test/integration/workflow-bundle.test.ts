@@ -27,7 +27,7 @@ import {
   buildWorkflowBundle,
   bundleWorkflowSources,
   type WorkflowBundleManifest,
-} from '../../src/workflow-code.js';
+} from '../../src/worker/workflow-code.js';
 import { temporalAddress } from '../helpers.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));

@@ -1,7 +1,7 @@
 /** ClientCalls: per-call signals, the send turn of a session, and closing. */
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ClientCalls } from '../../src/client-calls.js';
+import { ClientCalls } from '../../src/client/client-calls.js';
 
 /** A connection stand-in that hands `fn` the signal it was given, as Temporal's does. */
 function connection() {

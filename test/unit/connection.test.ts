@@ -6,7 +6,7 @@ import {
   checkNamespace,
   probeAddress,
   transportReason,
-} from '../../src/connection.js';
+} from '../../src/temporal/connection.js';
 
 describe('transportReason', () => {
   // The texts @temporalio/worker's NativeConnection.connect rejects with (1.24).

@@ -6,7 +6,7 @@ import { HookTimeoutError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import type { CleanupHandle, DispatchHookInput } from '../../src/common/protocol.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../src/common/types.js';
-import { AgentRegistry } from '../../src/registry.js';
+import { AgentRegistry } from '../../src/agent/registry.js';
 
 /** Upper bound of every wait in this file: generous, so a slow CI box does not flake. */
 const WAIT_MS = 2_000;

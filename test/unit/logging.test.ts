@@ -6,8 +6,8 @@ import {
   resolveLogLevel,
   stderrLine,
   type AgentLogger,
-} from '../../src/logging.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/options.js';
+} from '../../src/temporal/logging.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.js';
 import type { AgentModel } from '../../src/models/model.js';
 
 const model: AgentModel = { name: 'm', step: async () => ({ text: '', finishReason: 'stop' }) };

@@ -9,7 +9,7 @@ import {
 } from '../../src/common/errors.js';
 import { createAgent } from '../../src/index.js';
 import { resolveModel } from '../../src/models/resolve.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.js';
 
 function roundTrip(error: unknown): Error {
   return deserializeError(JSON.parse(JSON.stringify(serializeError(error))));

@@ -10,7 +10,7 @@ import {
   validateSessionOptions,
   type AgentOptions,
   type SessionOptions,
-} from '../../src/options.js';
+} from '../../src/agent/options.js';
 
 const model: AgentModel = {
   name: 'test-model',

@@ -7,8 +7,8 @@ import {
   PayloadNotFoundError,
   payloadStoreCodec,
   PAYLOAD_REF_ENCODING,
-} from '../../src/index.js';
-import { resolveAgentOptions } from '../../src/options.js';
+} from '../../src/payloads/index.js';
+import { resolveAgentOptions } from '../../src/agent/options.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { tempDir } from '../temp-dirs.js';
 

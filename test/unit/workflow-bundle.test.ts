@@ -12,7 +12,7 @@ import {
   WORKFLOW_BUNDLE_MANIFEST_FILE,
   checkPrebuiltBundle,
   type WorkflowBundleManifest,
-} from '../../src/workflow-code.js';
+} from '../../src/worker/workflow-code.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 

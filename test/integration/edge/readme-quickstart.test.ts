@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, expect, it, vi } from 'vitest';
 import { offlineQuickStart } from '../../../examples/readme-offline.js';
 import type { ConversationMessage } from '../../../src/common/conversation.js';
-import { Session } from '../../../src/session.js';
+import { Session } from '../../../src/client/session.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

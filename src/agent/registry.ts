@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { ConfigError } from './common/errors.js';
-import type { HookEvent } from './common/hook-events.js';
-import type { HookCallback, HookMap } from './common/types.js';
-import type { AgentModel } from './models/model.js';
-import type { PermissionHandler } from './common/permission.js';
-import type { ToolDefinition } from './tools/tool.js';
+import { ConfigError } from '../common/errors.js';
+import type { HookEvent } from '../common/hook-events.js';
+import type { HookCallback, HookMap } from '../common/types.js';
+import type { AgentModel } from '../models/model.js';
+import type { PermissionHandler } from '../common/permission.js';
+import type { ToolDefinition } from '../tools/tool.js';
 
 /** What a worker knows of one agent definition. */
 interface RegisteredAgent {

@@ -18,7 +18,7 @@ export function createDemoWorkspace(): string {
   const files: Record<string, string> = {
     'README.md': '# acme-service\n\nA tiny service for the durable-agent-sdk demo.\n',
     'src/app.ts':
-      "import { greet } from './util.js';\n\n// TODO: validate input before greeting\nexport function handle(name: string): string {\n  return greet(name);\n}\n",
+      "import { greet } from '../../src/demo/util.js';\n\n// TODO: validate input before greeting\nexport function handle(name: string): string {\n  return greet(name);\n}\n",
     'src/util.ts':
       'export function greet(name: string): string {\n  return `Hello, ${name}!`;\n}\n',
     '.env': `SECRET_KEY=${PLANTED_SECRET}\nPORT=8080\n`,

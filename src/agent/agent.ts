@@ -5,16 +5,21 @@
  *
  * @module
  */
-import { ConfigError, EngineError, SessionClosedError } from './common/errors.js';
-import type { CloseResult } from './common/protocol.js';
-import type { Prompt } from './common/types.js';
-import { clientCallsOf, connectClient, type AgentClient, type SessionSummary } from './client.js';
+import { ConfigError, EngineError, SessionClosedError } from '../common/errors.js';
+import type { CloseResult } from '../common/protocol.js';
+import type { Prompt } from '../common/types.js';
+import {
+  clientCallsOf,
+  connectClient,
+  type AgentClient,
+  type SessionSummary,
+} from '../client/client.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
-import { resolveModel } from './models/resolve.js';
-import type { DevServer } from './server/dev-server.js';
+import { resolveModel } from '../models/resolve.js';
+import type { DevServer } from '../server/dev-server.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from './options.js';
-import type { Session, SendOptions, SendResponse } from './session.js';
-import { startAgentWorker, type AgentWorker } from './worker.js';
+import type { Session, SendOptions, SendResponse } from '../client/session.js';
+import { startAgentWorker, type AgentWorker } from '../worker/worker.js';
 
 /** An agent with its worker, client and (maybe) embedded server. */
 export interface Agent {

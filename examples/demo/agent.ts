@@ -10,8 +10,8 @@
  * @module
  */
 import { appendFileSync } from 'node:fs';
-import { HookEvent, type AgentOptions, type AgentModel } from '../index.js';
-import { scriptedModel, type ScriptedTurn } from '../testing/index.js';
+import { HookEvent, type AgentOptions, type AgentModel } from '../../src/index.js';
+import { scriptedModel, type ScriptedTurn } from '../../src/testing/index.js';
 
 /** What the demo processes share through the environment. */
 export interface DemoEnv {

@@ -11,17 +11,17 @@ import {
   Worker,
   type ActivityInterceptorsFactory,
 } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
-import type { BudgetClock } from '../activities/budget-clock.js';
-import type { HookMap } from './common/types.js';
-import type { AgentModel } from './models/model.js';
-import { resolveModel } from './models/resolve.js';
-import type { ResolvedAgentOptions } from './options.js';
-import { AgentRegistry } from './registry.js';
-import { normalizeRoots } from './tools/workspace.js';
+import { createActivities } from '../../activities/index.js';
+import type { BudgetClock } from '../../activities/budget-clock.js';
+import type { HookMap } from '../common/types.js';
+import type { AgentModel } from '../models/model.js';
+import { resolveModel } from '../models/resolve.js';
+import type { ResolvedAgentOptions } from '../agent/options.js';
+import { AgentRegistry } from '../agent/registry.js';
+import { normalizeRoots } from '../tools/workspace.js';
 import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
-import { toolEnvironment } from './tools/builtin/bash.js';
-import { dataConverterOf } from './payloads/data-converter.js';
+import { toolEnvironment } from '../tools/builtin/bash.js';
+import { dataConverterOf } from '../payloads/data-converter.js';
 import {
   AGENT_CONNECTION_HINTS,
   checkNamespace,
@@ -30,8 +30,8 @@ import {
   probeReachable,
   temporalUnreachable,
   transportReason,
-} from './connection.js';
-import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from './logging.js';
+} from '../temporal/connection.js';
+import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/logging.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
 export interface AgentWorker {
@@ -59,7 +59,7 @@ export interface AgentWorker {
 /**
  * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
  * lines (and its activities' `Context.current().log`) go to `options.logger` at
- * `options.logLevel` (see `src/logging.ts`).
+ * `options.logLevel` (see `src/temporal/logging.ts`).
  * @throws {ConfigError} for a model id without its API key (see `resolveModel`).
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at
  *   `address`, `NAMESPACE_NOT_FOUND` when the server lacks the namespace.

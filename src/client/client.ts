@@ -18,8 +18,8 @@ import {
   SessionClosedError,
   SessionNotFoundError,
   deserializeError,
-} from './common/errors.js';
-import { HookEvent } from './common/hook-events.js';
+} from '../common/errors.js';
+import { HookEvent } from '../common/hook-events.js';
 import {
   SESSION_WORKFLOW,
   Updates,
@@ -28,18 +28,18 @@ import {
   type SessionWorkflow,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
-} from './common/protocol.js';
+} from '../common/protocol.js';
 import {
   hookCountsOf,
   validateSessionOptions,
   type ResolvedAgentOptions,
   type SessionOptions,
-} from './options.js';
-import type { AgentRegistry } from './registry.js';
-import { dataConverterOf } from './payloads/data-converter.js';
+} from '../agent/options.js';
+import type { AgentRegistry } from '../agent/registry.js';
+import { dataConverterOf } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
-import { connectTemporalClient } from './connection.js';
+import { connectTemporalClient } from '../temporal/connection.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {

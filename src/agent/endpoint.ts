@@ -5,8 +5,8 @@
  * @module
  */
 import type { ResolvedAgentOptions } from './options.js';
-import { shows } from './logging.js';
-import { startDevServer, type DevServer } from './server/dev-server.js';
+import { shows } from '../temporal/logging.js';
+import { startDevServer, type DevServer } from '../server/dev-server.js';
 
 /** A Temporal frontend to talk to, and the embedded server when we started one. */
 export interface TemporalEndpoint {

@@ -7,7 +7,7 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import { EngineError, causeChain } from './common/errors.js';
+import { EngineError, causeChain } from '../common/errors.js';
 
 /** How long one attempt of a query may take, ms. */
 const QUERY_ATTEMPT_DEADLINE_MS = 10_000;

@@ -6,9 +6,9 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import type { ConversationMessage } from './common/conversation.js';
-import { Queries, type ConversationPage } from './common/protocol.js';
-import type { Prompt } from './common/types.js';
+import type { ConversationMessage } from '../common/conversation.js';
+import { Queries, type ConversationPage } from '../common/protocol.js';
+import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from './query.js';
 
 /** A paged conversation query: `Queries.conversationPage` or `Queries.transcriptPage`. */

@@ -7,11 +7,11 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
-import { HookEvent } from '../common/hook-events.js';
-import { modelTextOf } from '../common/hook-rules.js';
-import { isPlainObject } from '../common/json.js';
-import type { TimelineEntry } from '../common/protocol.js';
-import type { GoldenSession } from '../testing/golden.js';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { modelTextOf } from '../../src/common/hook-rules.js';
+import { isPlainObject } from '../../src/common/json.js';
+import type { TimelineEntry } from '../../src/common/protocol.js';
+import type { GoldenSession } from '../../src/testing/golden.js';
 
 /** What a `continue` dispatch changed, as the demo shows it after the outcome. */
 export type DispatchChange = 'prompt modified' | 'input modified' | 'output modified';

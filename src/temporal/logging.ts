@@ -14,8 +14,8 @@
  * @module
  */
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
-import { ConfigError } from './common/errors.js';
-import { cutPrefix } from './common/text.js';
+import { ConfigError } from '../common/errors.js';
+import { cutPrefix } from '../common/text.js';
 
 /**
  * A logger the SDK can write to: `console`, winston, a pino child wrapped as

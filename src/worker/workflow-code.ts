@@ -26,7 +26,7 @@ import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { Compiler, NormalModule, WebpackPluginInstance } from 'webpack';
-import { messageOf } from './common/errors.js';
+import { messageOf } from '../common/errors.js';
 
 /** File name of the prebuilt bundle, next to the `workflows/` folder it was built from. */
 export const WORKFLOW_BUNDLE_FILE = 'workflow-bundle.js';
@@ -45,7 +45,7 @@ const MANIFEST_FORMAT = 1;
  * @throws Error when neither file exists next to the package.
  */
 export function workflowsPath(): string {
-  for (const candidate of ['../workflows/index.js', '../workflows/index.ts']) {
+  for (const candidate of ['../../workflows/index.js', '../../workflows/index.ts']) {
     const path = fileURLToPath(new URL(candidate, import.meta.url));
     if (existsSync(path)) return path;
   }

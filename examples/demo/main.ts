@@ -19,9 +19,14 @@ import { createInterface } from 'node:readline/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
-import { createAgentClient, type AgentClient, type Session, type TimelineEntry } from '../index.js';
-import { startDevServer, type DevServer } from '../server/dev-server.js';
-import { goldenFromHistories } from '../testing/golden.js';
+import {
+  createAgentClient,
+  type AgentClient,
+  type Session,
+  type TimelineEntry,
+} from '../../src/index.js';
+import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { goldenFromHistories } from '../../src/testing/golden.js';
 import { DEMO_PROMPT, demoAgentOptions, demoModel, type DemoEnv, type DemoEvent } from './agent.js';
 import {
   activityPayloadsHolding,
@@ -32,7 +37,7 @@ import {
 } from './report.js';
 import { createDemoWorkspace, PLANTED_SECRET } from './workspace.js';
 
-const USAGE = `usage: npm run demo [-- OPTIONS]     (or: npx tsx src/demo/main.ts [OPTIONS])
+const USAGE = `usage: npm run demo [-- OPTIONS]     (or: npx tsx examples/demo/main.ts [OPTIONS])
 
 A real agent session on Temporal, guarded by the recipes of docs/hooks.md. While a person's
 approval waits, the demo kills the worker with SIGKILL and starts another; the session

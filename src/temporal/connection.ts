@@ -12,8 +12,8 @@
  */
 import { connect as tcpConnect } from 'node:net';
 import { Connection } from '@temporalio/client';
-import { TemporalConnectionError } from './common/errors.js';
-import { cutPrefix } from './common/text.js';
+import { TemporalConnectionError } from '../common/errors.js';
+import { cutPrefix } from '../common/text.js';
 
 /** Where a user sets the address and the namespace, as the messages should name it. */
 export interface ConnectionHints {

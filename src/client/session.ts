@@ -23,7 +23,7 @@ import {
   messageOf,
   serializeError,
   type SerializedError,
-} from './common/errors.js';
+} from '../common/errors.js';
 import {
   Queries,
   Updates,
@@ -40,15 +40,15 @@ import {
   type RunArchiveBody,
   type TimelineEntry,
   type ToolCallRecord,
-} from './common/protocol.js';
-import type { ConversationMessage } from './common/conversation.js';
-import type { JsonObject } from './common/json.js';
-import type { PendingPermission } from './common/permission.js';
-import type { Prompt } from './common/types.js';
+} from '../common/protocol.js';
+import type { ConversationMessage } from '../common/conversation.js';
+import type { JsonObject } from '../common/json.js';
+import type { PendingPermission } from '../common/permission.js';
+import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from './query.js';
 import { readConversation } from './conversation-reader.js';
-import type { PayloadStore } from './payloads/store.js';
-import { localAbortReason, rememberAbortReason } from './registry.js';
+import type { PayloadStore } from '../payloads/store.js';
+import { localAbortReason, rememberAbortReason } from '../agent/registry.js';
 import type { ClientCalls } from './client-calls.js';
 
 /** Options of {@link Session.send}. */

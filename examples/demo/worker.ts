@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createAgentWorker } from '../index.js';
+import { createAgentWorker } from '../../src/index.js';
 import { demoAgentOptions, type DemoEnv } from './agent.js';
 
 const env = JSON.parse(process.env.DEMO_ENV ?? '{}') as DemoEnv;

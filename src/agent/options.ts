@@ -5,20 +5,20 @@
  * @module
  */
 import { z } from 'zod';
-import { DEFAULTS, MAX_TIMEOUT_MS } from './common/defaults.js';
-import { ConfigError } from './common/errors.js';
-import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from './common/hook-events.js';
-import type { HookCallback, HookMap } from './common/types.js';
+import { DEFAULTS, MAX_TIMEOUT_MS } from '../common/defaults.js';
+import { ConfigError } from '../common/errors.js';
+import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from '../common/hook-events.js';
+import type { HookCallback, HookMap } from '../common/types.js';
 import { resolve as resolvePath } from 'node:path';
-import { isAgentModel, type AgentModel } from './models/model.js';
+import { isAgentModel, type AgentModel } from '../models/model.js';
 import {
   PERMISSION_PRESETS,
   type PermissionHandler,
   type PermissionPreset,
-} from './common/permission.js';
-import { builtinTools } from './tools/builtin/index.js';
-import { fileStore, isPayloadStore, type PayloadStore } from './payloads/store.js';
-import type { ToolDefinition } from './tools/tool.js';
+} from '../common/permission.js';
+import { builtinTools } from '../tools/builtin/index.js';
+import { fileStore, isPayloadStore, type PayloadStore } from '../payloads/store.js';
+import type { ToolDefinition } from '../tools/tool.js';
 import {
   LOG_LEVELS,
   isAgentLogger,
@@ -26,7 +26,7 @@ import {
   resolveLogLevel,
   type AgentLogLevel,
   type AgentLogger,
-} from './logging.js';
+} from '../temporal/logging.js';
 
 /** Where Temporal is and how the agent uses it. */
 export interface TemporalOptions {
