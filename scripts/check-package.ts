@@ -49,6 +49,10 @@ const importStarted = performance.now();
 const { z } = await import('zod');
 const { createAgent, defineTool } = await import('durable-agent-sdk');
 const { scriptedModel, toolCall } = await import('durable-agent-sdk/testing');
+const subpaths = {
+  server: typeof (await import('durable-agent-sdk/server')).startDevServer,
+  payloads: typeof (await import('durable-agent-sdk/payloads')).encryptionCodec,
+};
 const importMs = Math.round(performance.now() - importStarted);
 
 let toolRan = false;
@@ -79,6 +83,7 @@ console.log(
     status: response.status,
     text: response.text(),
     toolRan,
+    subpaths,
     workflowBundle: 'codePath' in source ? { ...source, codePath: realpathSync(source.codePath) } : source,
   }),
 );
@@ -197,6 +202,7 @@ try {
     status: string;
     text: string;
     toolRan: boolean;
+    subpaths: Record<string, string>;
     workflowBundle: { from: string; codePath?: string; reason?: string };
   };
   const expected = realpathSync(join(installed, 'dist', WORKFLOW_BUNDLE_FILE));
@@ -210,9 +216,13 @@ try {
   ) {
     fail(`the session in the fresh folder did not run the tool: ${JSON.stringify(result)}`);
   }
+  if (result.subpaths.server !== 'function' || result.subpaths.payloads !== 'function') {
+    fail(`a subpath export did not load: ${JSON.stringify(result.subpaths)}`);
+  }
   ok(
     `the installed worker loaded its shipped bundle; first createAgent ${result.createAgentMs} ms ` +
-      `(imports ${result.importMs} ms), a session ran the zod-defined tool (server ${address})`,
+      `(imports ${result.importMs} ms), a session ran the zod-defined tool (server ${address}); ` +
+      `the /server and /payloads subpaths load`,
   );
 } finally {
   await server?.stop();
