@@ -191,7 +191,7 @@ describe('the Web UI through the codec server', () => {
     await screenshot(page, sealed, 'refused.png');
     expect(answers.length).toBeGreaterThan(0);
     expect(answers.map((a) => a.status())).toEqual(answers.map(() => 401));
-    expect(await page.evaluate(() => document.body.innerText)).not.toContain(SECRET);
+    expect(await page.locator('body').innerText()).not.toContain(SECRET);
     expect(await page.content()).not.toContain(SECRET);
     await page.context().close();
   });
