@@ -8,7 +8,8 @@
  *    later install the `zod` and `ai` peers too), a TypeScript script there that defines a
  *    tool with its own `zod` type-checks against the package's types, and run with node it
  *    starts an agent whose worker loads the shipped bundle (`workflowBundle.from` is
- *    `package`, the path is the installed file) and runs the tool in a session.
+ *    `package`, the path is the installed file) and runs the tool in a session; and the
+ *    `durable-agent-sdk/codec-server` subpath encodes and decodes a payload over HTTP.
  *
  *   npm run build && npx tsx scripts/check-package.ts [--keep]
  *
@@ -75,6 +76,27 @@ const agent = await createAgent({
 const createAgentMs = Math.round(performance.now() - started);
 const response = await agent.send('Weather in Paris?');
 await agent.close();
+// The codec-server subpath: an encode and a decode round trip over HTTP.
+const { createCodecServer } = await import('durable-agent-sdk/codec-server');
+const { randomBytes } = await import('node:crypto');
+const codec = await createCodecServer({
+  keys: { currentKeyId: 'k1', keys: { k1: randomBytes(32) } },
+  token: 'check-package-token-0123456789',
+});
+const call = async (path: string, body: unknown) => {
+  const res = await fetch(codec.url + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer check-package-token-0123456789' },
+    body: JSON.stringify(body),
+  });
+  return (await res.json()) as { payloads: { metadata: Record<string, string>; data?: string }[] };
+};
+const plain = { payloads: [{ metadata: { encoding: btoa('json/plain') }, data: btoa('"hi"') }] };
+const sealed = await call('/encode', plain);
+const opened = await call('/decode', sealed);
+await codec.close();
+const codecRoundTrip =
+  sealed.payloads[0]?.data !== plain.payloads[0]!.data && JSON.stringify(opened) === JSON.stringify(plain);
 const source = agent.worker.workflowBundle;
 console.log(
   JSON.stringify({
@@ -84,6 +106,7 @@ console.log(
     text: response.text(),
     toolRan,
     subpaths,
+    codecRoundTrip,
     workflowBundle: 'codePath' in source ? { ...source, codePath: realpathSync(source.codePath) } : source,
   }),
 );
@@ -203,6 +226,7 @@ try {
     text: string;
     toolRan: boolean;
     subpaths: Record<string, string>;
+    codecRoundTrip: boolean;
     workflowBundle: { from: string; codePath?: string; reason?: string };
   };
   const expected = realpathSync(join(installed, 'dist', WORKFLOW_BUNDLE_FILE));
@@ -219,10 +243,13 @@ try {
   if (result.subpaths.server !== 'function' || result.subpaths.payloads !== 'function') {
     fail(`a subpath export did not load: ${JSON.stringify(result.subpaths)}`);
   }
+  if (!result.codecRoundTrip) {
+    fail('durable-agent-sdk/codec-server did not encode and decode a payload over HTTP');
+  }
   ok(
     `the installed worker loaded its shipped bundle; first createAgent ${result.createAgentMs} ms ` +
       `(imports ${result.importMs} ms), a session ran the zod-defined tool (server ${address}); ` +
-      `the /server and /payloads subpaths load`,
+      'the /server and /payloads subpaths load; durable-agent-sdk/codec-server round-tripped a payload',
   );
 } finally {
   await server?.stop();

@@ -39,10 +39,30 @@ const COMMANDS = {
   },
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
+  'codec-server': { positionals: [], options: ['port', 'host', 'cors-origin'] },
 } as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
 
 /** Default of `--timeout`: how long a command waits on the server and on a worker, ms. */
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Environment variable holding the bearer token of `codec-server`. */
+export const CODEC_TOKEN_VARIABLE = 'DURABLE_AGENT_CODEC_TOKEN';
+
+/** Default `--port` of `codec-server` (Temporal's samples' port). */
+export const DEFAULT_CODEC_PORT = 8888;
+
+/** Default `--cors-origin`s of `codec-server`: the dev server's UI, and Temporal Cloud's. */
+export const DEFAULT_CORS_ORIGINS = [
+  'http://localhost:8233',
+  'http://127.0.0.1:8233',
+  'https://cloud.temporal.io',
+];
+
+/**
+ * The key ring's variable (`ENCRYPTION_KEYS_VARIABLE` of src/payloads/encryption.ts, not
+ * imported: help and usage errors answer without loading Temporal's protobufs).
+ */
+const KEYS_VARIABLE = 'DURABLE_AGENT_ENCRYPTION_KEYS';
 
 /** A command's name. */
 type CommandName = keyof typeof COMMANDS;
@@ -61,6 +81,9 @@ const OPTIONS = {
   payloads: { type: 'string' },
   timeout: { type: 'string' },
   wait: { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
 } as const;
 
 const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help'];
@@ -95,6 +118,12 @@ export type ParsedArgs =
       interrupt: boolean;
       ui: boolean;
       db?: string;
+      /** `--port` (codec-server). */
+      port?: number;
+      /** `--host` (codec-server). */
+      host?: string;
+      /** `--cors-origin`, each time given (codec-server). */
+      corsOrigins: string[];
     };
 
 /** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
@@ -170,6 +199,15 @@ export function parseCommandLine(
       });
     }
   }
+  let port: number | undefined;
+  if (values.port !== undefined) {
+    port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new CliError(`--port must be a port number (0 to 65535), got '${values.port}'`, {
+        usage: true,
+      });
+    }
+  }
   const timeoutMs =
     values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimeout(values.timeout);
   const address = values.address ?? (env.TEMPORAL_ADDRESS || DEFAULT_ADDRESS);
@@ -187,7 +225,10 @@ export function parseCommandLine(
     json: values.json ?? false,
     interrupt: values.interrupt ?? false,
     ui: values.ui ?? false,
+    corsOrigins: values['cors-origin'] ?? [],
     ...(limit !== undefined ? { limit } : {}),
+    ...(port !== undefined ? { port } : {}),
+    ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values.input !== undefined ? { input: values.input } : {}),
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
@@ -223,7 +264,8 @@ const USAGES: Record<CommandName, string> = {
   approve: 'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait]',
   deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait]',
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
-  golden: 'durable-agent golden <module.ts|js> <recording.json | folder> [--json]',
+  golden: 'durable-agent golden <module.ts|js> <recording.json | history.json | folder> [--json]',
+  'codec-server': 'durable-agent codec-server [--port N] [--host H] [--cors-origin URL]...',
 };
 
 /** One command's usage line. */
@@ -263,6 +305,12 @@ const GLOBALS = [
   `  --timeout T           how long sessions, inspect, replay, pending, approve and deny wait on the server`,
   `                        and on the session's worker, in all: milliseconds, or 500ms, 10s, 2m (default: ${DEFAULT_TIMEOUT_MS / 1000}s)`,
   '  -h, --help            this help',
+  '',
+  'environment:',
+  `  ${KEYS_VARIABLE}   the key ring of an agent with encryption (keyId:base64Key, comma-separated,`,
+  '                        the current key first): inspect, replay, golden and the client commands decrypt',
+  '                        with it; codec-server serves it',
+  `  ${CODEC_TOKEN_VARIABLE}     the bearer token codec-server requires (at least 16 characters)`,
 ].join('\n');
 
 const SUMMARIES: Record<CommandName, string> = {
@@ -274,6 +322,7 @@ const SUMMARIES: Record<CommandName, string> = {
   deny: 'deny a pending permission request',
   dev: 'embedded dev server and a worker for an agent module',
   golden: "check golden sessions against an agent module's current hooks",
+  'codec-server': 'decrypt sessions for the Temporal Web UI (remote codec endpoint)',
 };
 
 const DESCRIPTIONS: Record<CommandName, string> = {
@@ -310,7 +359,17 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     "Runs the agent module's current hooks on every dispatch of the golden session recordings\n" +
     '(a file, or every .json in a folder; record them with env.recordGolden) and prints each\n' +
     'decision that changed, before and after. Exit 0: none changed; 1: some did; 2: bad input\n' +
-    '(a missing or malformed recording, a module that does not load) or usage. No server needed.',
+    '(a missing or malformed recording, a module that does not load) or usage. No server needed.\n' +
+    'A session history file (from writeHistoryFile or temporal workflow show --output json) is\n' +
+    'read as a recording of its dispatches; an encrypted one is decrypted with the key ring.',
+  'codec-server':
+    "Serves Temporal's remote codec protocol (POST /decode, /encode) with the key ring of\n" +
+    `${KEYS_VARIABLE}, so the Web UI (--ui-codec-endpoint, or the UI's codec server\n` +
+    'setting) and `temporal workflow show --codec-endpoint URL --codec-auth "Bearer <token>"`\n' +
+    `show encrypted sessions decrypted. Every request needs Authorization: Bearer $${CODEC_TOKEN_VARIABLE}.\n` +
+    `Serves the namespace of --namespace only; offloaded payloads are read from --payloads.\n` +
+    `--port (default ${DEFAULT_CODEC_PORT}), --host (default 127.0.0.1); --cors-origin URL, repeatable: the UI\n` +
+    `origins browsers may call from (default: ${DEFAULT_CORS_ORIGINS.join(', ')}). Runs until Ctrl-C.`,
 };
 
 /** An error's message on one line: its first non-blank line. */

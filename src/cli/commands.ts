@@ -6,10 +6,11 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { listSessionSummaries, type SessionSummary } from '../client/client.js';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client, type Connection } from '@temporalio/client';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import {
   AgentSdkError,
@@ -27,9 +28,17 @@ import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
 import { isNoPollerError } from '../client/query.js';
 import { Session } from '../client/session.js';
-import { hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
+import { decodeHistoryPayloads, hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
+import type { EncryptionKeyRing } from '../payloads/encryption.js';
 import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
-import { CliError, oneLine, type ParsedArgs } from './args.js';
+import {
+  CODEC_TOKEN_VARIABLE,
+  CliError,
+  DEFAULT_CODEC_PORT,
+  DEFAULT_CORS_ORIGINS,
+  oneLine,
+  type ParsedArgs,
+} from './args.js';
 import { timelineFromHistory } from '../history/timeline.js';
 import { describeNondeterminism } from '../history/nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
@@ -73,6 +82,8 @@ export async function runCommand(args: CommandArgs, io: CliOutput): Promise<numb
       return dev(args, io);
     case 'golden':
       return golden(args, io);
+    case 'codec-server':
+      return codecServer(args, io);
   }
 }
 
@@ -156,17 +167,61 @@ function serverTimeout(args: CommandArgs, what: string, error: unknown): CliErro
 
 /**
  * The data converter of the CLI's clients and replays: payloads a long session moved to its
- * payload store (references in history) are read back from `--payloads`.
+ * payload store (references in history) are read back from `--payloads`, and encrypted ones
+ * are opened with the key ring of `DURABLE_AGENT_ENCRYPTION_KEYS` (none set: an encrypted
+ * payload is a clear error naming its key id).
  */
-async function payloadDataConverter(args: CommandArgs) {
-  const [{ dataConverterOf }, { fileStore }] = await Promise.all([
-    import('../payloads/data-converter.js'),
+async function payloadDataConverter(args: CommandArgs): Promise<DataConverter> {
+  return { payloadCodecs: await historyCodecs(args) };
+}
+
+/** The codecs a history of an agent is read with (see {@link payloadDataConverter}). */
+async function historyCodecs(args: CommandArgs): Promise<PayloadCodec[]> {
+  const [{ encryptedCodecs }, { fileStore }] = await Promise.all([
+    import('../payloads/encrypted-converter.js'),
     import('../payloads/store.js'),
   ]);
-  return dataConverterOf({
+  return encryptedCodecs(await keyRing(), {
     payloadStore: fileStore(args.payloads),
     offloadPayloadBytes: DEFAULTS.offloadPayloadBytes,
   });
+}
+
+/**
+ * The key ring of `DURABLE_AGENT_ENCRYPTION_KEYS`, `undefined` when unset.
+ * @throws {CliError} when the variable is malformed (naming the entry, never a key).
+ */
+async function keyRing(): Promise<EncryptionKeyRing | undefined> {
+  const { keyRingFromEnv } = await import('../payloads/encryption.js');
+  try {
+    return keyRingFromEnv(process.env);
+  } catch (error) {
+    throw new CliError(oneLine(error), { cause: error });
+  }
+}
+
+/**
+ * `history` with its payloads decoded (decrypted, offloaded ones read back), for the
+ * readers that decode with the payload converter alone (timeline, golden).
+ * @throws {CliError} naming `target` and the key id when a payload does not open, or the
+ *   reference when a stored payload is missing.
+ */
+async function decodedHistory(
+  history: History,
+  args: CommandArgs,
+  target: string,
+): Promise<History> {
+  const codecs = await historyCodecs(args);
+  try {
+    return await decodeHistoryPayloads(history, codecs);
+  } catch (error) {
+    if (error instanceof AgentSdkError) {
+      throw new CliError(`${target}: cannot read its payloads: ${oneLine(error)}`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
 }
 
 async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
@@ -196,9 +251,10 @@ async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promi
 
 async function inspect(args: CommandArgs, io: CliOutput): Promise<number> {
   const target = args.args[0]!;
-  const { history } = isHistoryFile(target)
+  const { history: recorded } = isHistoryFile(target)
     ? { history: loadHistoryFile(target) }
     : await withClient(args, (client) => fetchSessionHistory(client, target, args));
+  const history = await decodedHistory(recorded, args, target);
   let timeline;
   try {
     timeline = timelineFromHistory(history);
@@ -214,13 +270,16 @@ async function replay(args: CommandArgs, io: CliOutput): Promise<number> {
   let history: History;
   let workflowId: string;
   if (isHistoryFile(target)) {
-    history = loadHistoryFile(target);
+    history = await decodedHistory(loadHistoryFile(target), args, target);
     const sessionId = sessionIdOfHistory(history);
     workflowId = sessionId !== undefined ? sessionWorkflowId(sessionId) : target;
   } else {
     ({ history, workflowId } = await withClient(args, (client) =>
       fetchSessionHistory(client, target, args),
     ));
+    // Decoded here, not by the replayer: a payload that does not open is a clear error
+    // naming its key id, not a workflow task failure.
+    history = await decodedHistory(history, args, target);
   }
   if (!hasWorkflowTask(history)) {
     // Temporal's replayer would wait forever on it.
@@ -582,16 +641,24 @@ async function checkGoldenRecordings(args: CommandArgs, io: CliOutput): Promise<
     : [target];
   if (files.length === 0) throw new CliError(`no .json recordings in ${args.args[1]}`);
   const options = await loadAgentModule(modulePath, args.args[0]!);
-  const { checkGoldenSession, formatGoldenChanges, readGoldenSession } =
+  const { checkGoldenSession, formatGoldenChanges, goldenFromHistories, readGoldenSession } =
     await import('../testing/golden.js');
   const hooks = options.advanced?.hooks ?? {};
   const reports = [];
   for (const file of files) {
     let recording;
-    try {
-      recording = readGoldenSession(file);
-    } catch (error) {
-      throw new CliError(oneLine(error), { cause: error });
+    const shown = relative(process.cwd(), file) || file;
+    const history = historyInFile(file);
+    if (history) {
+      // A session's history: its dispatches, decrypted with the key ring.
+      const decoded = await decodedHistory(history, args, shown);
+      recording = goldenFromHistories(sessionIdOfHistory(decoded) ?? shown, [decoded]);
+    } else {
+      try {
+        recording = readGoldenSession(file);
+      } catch (error) {
+        throw new CliError(oneLine(error), { cause: error });
+      }
     }
     reports.push({ file, ...(await checkGoldenSession(recording, hooks)) });
   }
@@ -609,6 +676,80 @@ async function checkGoldenRecordings(args: CommandArgs, io: CliOutput): Promise<
     }
   }
   return changed.length > 0 ? 1 : 0;
+}
+
+/**
+ * The workflow history a `.json` file holds (Temporal's history JSON, with an `events`
+ * array), or `undefined` when it holds something else (a golden recording) or is not JSON.
+ */
+function historyInFile(file: string): History | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined; // readGoldenSession says what is wrong with it
+  }
+  if (!isObject(parsed) || !Array.isArray(parsed.events)) return undefined;
+  return loadHistoryFile(file);
+}
+
+/**
+ * `codec-server`: the remote codec endpoint for the Web UI and the Temporal CLI, with the key
+ * ring of the environment, until a signal.
+ */
+async function codecServer(args: CommandArgs, io: CliOutput): Promise<number> {
+  const ring = await keyRing();
+  if (!ring) {
+    throw new CliError(
+      `codec-server needs the key ring: set DURABLE_AGENT_ENCRYPTION_KEYS (keyId:base64Key, comma-separated, the current key first)`,
+    );
+  }
+  const token = process.env[CODEC_TOKEN_VARIABLE];
+  if (!token) {
+    throw new CliError(
+      `codec-server needs a bearer token: set ${CODEC_TOKEN_VARIABLE} (at least 16 characters; ` +
+        `e.g. node -e "console.log(crypto.randomBytes(24).toString('base64url'))")`,
+    );
+  }
+  const [{ createCodecServer }, { fileStore }] = await Promise.all([
+    import('../codec-server/index.js'),
+    import('../payloads/store.js'),
+  ]);
+  const port = args.port ?? DEFAULT_CODEC_PORT;
+  const corsOrigins = args.corsOrigins.length > 0 ? args.corsOrigins : DEFAULT_CORS_ORIGINS;
+  let server;
+  try {
+    server = await createCodecServer({
+      keys: ring,
+      payloadStore: fileStore(args.payloads),
+      token,
+      port,
+      host: args.host ?? '127.0.0.1',
+      corsOrigins,
+      namespaces: [args.namespace],
+    });
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'EADDRINUSE') {
+      throw new CliError(`port ${port} is in use: pass another --port`, { cause: error });
+    }
+    throw new CliError(oneLine(error), { cause: error });
+  }
+  io.out(`codec server: ${server.url} (namespace ${args.namespace})`);
+  io.out(`key ids: ${Object.keys(ring.keys).join(', ')} (current: ${ring.currentKeyId})`);
+  io.out(`CORS origins: ${corsOrigins.join(', ')}`);
+  io.out(`Web UI: temporal server start-dev --ui-codec-endpoint ${server.url}`);
+  io.out(
+    `CLI: temporal workflow show --workflow-id <id> --codec-endpoint ${server.url} --codec-auth "Bearer $${CODEC_TOKEN_VARIABLE}"`,
+  );
+  io.out('Press Ctrl-C to stop.');
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const signal = await new Promise<string>((resolveSignal) => {
+    for (const s of signals) process.once(s, () => resolveSignal(s));
+  });
+  io.err(`stopping (${signal}) ...`);
+  await server.close();
+  return 0;
 }
 
 /** Import the agent module and return its default export, checked to look like AgentOptions. */

@@ -36,6 +36,18 @@ export interface DevServerOptions extends EnsureTemporalCliOptions {
   port?: number;
   /** Start the Web UI too (on its own free port). @default false */
   ui?: boolean;
+  /**
+   * With `ui`: the codec server the Web UI decodes payloads through
+   * (`--ui-codec-endpoint`), e.g. the `url` of `createCodecServer` from
+   * `durable-agent-sdk/codec-server`. It must allow the UI's origin (`uiUrl`) in its CORS.
+   * @default none: the UI shows payloads as history holds them
+   */
+  uiCodecEndpoint?: string;
+  /**
+   * With `ui`: the Web UI's port on 127.0.0.1 (known before the start, e.g. for a codec
+   * server's `corsOrigins`: `http://127.0.0.1:<uiPort>`). @default a free port
+   */
+  uiPort?: number;
   /** SQLite file that keeps the server's state across restarts. @default in memory */
   dbFilename?: string;
   /** Namespace created on start. @default `default` */
@@ -74,7 +86,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   if (found.temporalPath === undefined) return startWithSdkDownload(options, found.failures, log);
   const { temporalPath, origin } = found;
   const port = options.port ?? (await freePort());
-  const uiPort = options.ui ? await freePort() : undefined;
+  const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const namespace = options.namespace ?? 'default';
   const args = [
     'server',
@@ -89,6 +101,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   args.push('--namespace', namespace);
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort));
+  if (uiPort !== undefined && options.uiCodecEndpoint) {
+    args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
+  }
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
   for (const [key, value] of Object.entries({
     ...DEV_SERVER_DYNAMIC_CONFIG,

@@ -17,6 +17,7 @@ import type { HookEvent } from '../common/hook-events.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { connectClient, type AgentClient } from '../client/client.js';
 import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
+import { decodeHistoryPayloads } from '../history/decode.js';
 import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../agent/options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../client/session.js';
@@ -305,6 +306,14 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
   const fetchHistory = async (session: Session): Promise<History> =>
     client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
   /** Every run's history, oldest first, following the continue-as-new chain backwards. */
+  // The readers decode with the payload converter alone: encrypted or offloaded payloads are
+  // run through the agent's codecs first.
+  const decodedHistories = async (session: Session): Promise<History[]> =>
+    Promise.all(
+      (await fetchHistories(session)).map((h) =>
+        decodeHistoryPayloads(h, dataConverter.payloadCodecs ?? []),
+      ),
+    );
   const fetchHistories = (session: Session): Promise<History[]> =>
     fetchRunHistories(client.temporal, session.workflowId);
 
@@ -398,7 +407,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return fetchHistories(own(ref));
     },
     async timeline(ref) {
-      const runs = (await fetchHistories(own(ref))).map((h) => timelineFromHistory(h));
+      const runs = (await decodedHistories(own(ref))).map((h) => timelineFromHistory(h));
       const newest = runs.at(-1)!;
       const dispatches = runs
         .flatMap((run) => run.dispatches)
@@ -411,7 +420,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     },
     async recordGolden(ref, file) {
       const session = own(ref);
-      const golden = goldenFromHistories(session.id, await fetchHistories(session));
+      const golden = goldenFromHistories(session.id, await decodedHistories(session));
       if (file !== undefined) writeGoldenSession(file, golden);
       return golden;
     },
