@@ -6,6 +6,8 @@
  * plain server, the start fails with a TemporalConnectionError whose reason says what to
  * set; an API key reaches the server as `authorization: Bearer <key>`.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAgent,
@@ -23,6 +25,25 @@ import {
   type TestCertificates,
   type TlsProxy,
 } from '../tls-proxy.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Run `durable-agent` from the sources. */
+async function cli(
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, DEBUG: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, stdout, stderr };
+}
 
 let certs: TestCertificates;
 let tlsProxy: TlsProxy;
@@ -246,5 +267,40 @@ describe('connections over TLS', () => {
       expect(headers.authorization).toBe('Bearer test-api-key');
       expect(headers['x-team']).toBe('agents');
     }
+  });
+
+  it("durable-agent lists sessions over mTLS with the temporal CLI's flags, and says what to set without them", async () => {
+    const ok = await cli([
+      'sessions',
+      '--limit',
+      '1',
+      '--address',
+      mtlsProxy.address,
+      '--tls-ca-path',
+      certs.caPath,
+      '--tls-server-name',
+      'temporal.test',
+      '--tls-cert-path',
+      certs.clientCertPath,
+      '--tls-key-path',
+      certs.clientKeyPath,
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^(SESSION|no sessions)/);
+    const refused = await cli([
+      'sessions',
+      '--address',
+      mtlsProxy.address,
+      '--tls-ca-path',
+      certs.caPath,
+      '--tls-server-name',
+      'temporal.test',
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `durable-agent: cannot connect to Temporal at ${mtlsProxy.address}: the server requires a ` +
+        'client certificate (mTLS) and the connection has none: set --tls-cert-path and ' +
+        '--tls-key-path (or TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)',
+    );
   });
 });
