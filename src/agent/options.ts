@@ -334,7 +334,8 @@ export interface AdvancedOptions {
    * `activityType`, `attempt`, ...), a `stack` key only at `DEBUG`/`TRACE`.
    *
    * The Temporal runtime is one per process: when the application installed its own
-   * first (`Runtime.install`), Temporal's lines go to that runtime's logger instead.
+   * first (`Runtime.install`), or `advanced.temporal.runtime` is `'never'`, Temporal's lines
+   * go to that runtime's logger instead.
    *
    * @default one line per entry on stderr: `[durable-agent-sdk WARN] message (k=v, ...)`
    */

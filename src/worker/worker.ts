@@ -263,7 +263,9 @@ function transportLevel(level: AgentLogLevel): AgentLogLevel {
  * filtered at the level of the first call in the process (`level`, default
  * `DURABLE_AGENT_LOG_LEVEL`, else WARN). When the application installed a runtime first,
  * `Runtime.install` throws and theirs stays: Temporal's lines then go to its logger, and
- * this returns undefined.
+ * this returns undefined. Temporal shuts a runtime down once no worker or connection uses
+ * it, so this installs again (with the same logger) after one went; the worker skips it
+ * with `advanced.temporal.runtime: 'never'`.
  *
  * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is set to something that is not a level.
  */
