@@ -97,7 +97,7 @@ const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help', ...CONNECTIO
 const SERVERLESS_COMMANDS: readonly string[] = ['dev', 'golden'];
 
 /** How resolution errors name the CLI's flags. */
-export const CLI_OPTION_NAMES: ConnectionOptionNames = {
+const CLI_OPTION_NAMES: ConnectionOptionNames = {
   tls: (field) =>
     ({
       tls: '--tls',

@@ -75,7 +75,7 @@ export interface TemporalTlsOptions {
 }
 
 /** The connection fields of `advanced.temporal` ({@link TemporalOptions} in options.ts). */
-export interface TemporalConnectionOptions {
+interface TemporalConnectionOptions {
   address?: string;
   namespace?: string;
   tls?: boolean | TemporalTlsOptions;
@@ -120,7 +120,7 @@ export interface ConnectionOptionNames {
 }
 
 /** The names of `advanced.temporal`'s fields. */
-export const AGENT_OPTION_NAMES: ConnectionOptionNames = {
+const AGENT_OPTION_NAMES: ConnectionOptionNames = {
   tls: (field) => (field === 'tls' ? 'advanced.temporal.tls' : `advanced.temporal.tls.${field}`),
   apiKey: 'advanced.temporal.apiKey',
   metadata: 'advanced.temporal.metadata',
