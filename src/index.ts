@@ -21,6 +21,9 @@ export {
   type AdvancedOptions,
   type SessionOptions,
   type TemporalOptions,
+  type TemporalTlsOptions,
+  type TemporalPlugin,
+  type TemporalInterceptorOptions,
   type ToolEnvOptions,
 } from './agent/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';

@@ -27,16 +27,160 @@ import {
   type AgentLogLevel,
   type AgentLogger,
 } from '../temporal/logging.js';
+import {
+  resolveTemporalConnection,
+  type ResolvedTemporalConnection,
+  type TemporalTlsOptions,
+} from '../temporal/connection-config.js';
+import type {
+  ClientInterceptors,
+  ClientPlugin,
+  ConnectionPlugin,
+  WorkflowClientInterceptor,
+} from '@temporalio/client';
+import type {
+  ActivityInterceptorsFactory,
+  BundlerPlugin,
+  NativeConnectionPlugin,
+  WorkerPlugin,
+} from '@temporalio/worker';
+
+export type { TemporalTlsOptions } from '../temporal/connection-config.js';
+
+/**
+ * A Temporal plugin (`SimplePlugin` from `@temporalio/plugin`, Temporal's OpenTelemetry
+ * plugin, your own): an object with a `name` and any of Temporal's plugin hooks. It is given
+ * to the worker's and the client's connections (which hand it to every Worker and Client
+ * made on them: `configureNativeConnection`, `configureConnection`, `configureWorker`,
+ * `runWorker`, `configureClient`) and to the workflow bundler (`configureBundler`).
+ */
+export type TemporalPlugin = { readonly name: string } & Partial<
+  Omit<WorkerPlugin, 'name'> &
+    Omit<ClientPlugin, 'name'> &
+    Omit<BundlerPlugin, 'name'> &
+    Omit<NativeConnectionPlugin, 'name'> &
+    Omit<ConnectionPlugin, 'name'>
+>;
+
+/** Temporal interceptors added to the SDK's own: see {@link TemporalOptions.interceptors}. */
+export interface TemporalInterceptorOptions {
+  /**
+   * Activity interceptor factories of the worker (Temporal's `WorkerInterceptors.activity`):
+   * they see every activity the SDK runs (hook dispatches, model steps, tools), after the
+   * SDK's own. @default none
+   */
+  activity?: ActivityInterceptorsFactory[];
+  /**
+   * Workflow interceptor modules (paths or package names the bundler resolves, each
+   * exporting `interceptors`), bundled into the session workflow's code: the worker then
+   * bundles at startup instead of using the prebuilt bundle. @default none
+   */
+  workflowModules?: string[];
+  /**
+   * Interceptors of the client (Temporal's `ClientInterceptors`: `workflow` as an array,
+   * `schedule`, ...); workflow client interceptors run after the SDK's own. @default none
+   */
+  client?: Omit<ClientInterceptors, 'workflow'> & { workflow?: WorkflowClientInterceptor[] };
+}
 
 /** Where Temporal is and how the agent uses it. */
 export interface TemporalOptions {
   /**
    * `host:port` of the Temporal frontend.
-   * @default `TEMPORAL_ADDRESS`, else an embedded dev server started with the agent.
+   *
+   * Connection settings (this, `namespace`, `tls`, `apiKey`, `metadata`) come from, in
+   * order: these options, the `TEMPORAL_*` variables, the profile of Temporal's config file
+   * (`profile`, `configFile`), the defaults: the same variables and file as the `temporal`
+   * CLI, read through `@temporalio/envconfig`.
+   * @default `TEMPORAL_ADDRESS`, else the profile's `address`, else an embedded dev server
+   *   started with the agent (without TLS: the variables' and profile's TLS and API key do
+   *   not apply to it).
    */
   address?: string;
-  /** @default `'default'` */
+  /**
+   * @default `TEMPORAL_NAMESPACE`, else the profile's `namespace`, else `'default'`
+   */
   namespace?: string;
+  /**
+   * TLS of the connection to Temporal (worker and client): `true` for TLS with the
+   * system's roots (Temporal Cloud), an object for a server CA, a server name, or a client
+   * certificate and key (mTLS), `false` for none whatever the environment says.
+   *
+   * Settings are taken field by field from, in order: this option; the variables the
+   * `temporal` CLI reads (`TEMPORAL_TLS`, `TEMPORAL_TLS_SERVER_CA_CERT_PATH`,
+   * `TEMPORAL_TLS_SERVER_NAME`, `TEMPORAL_TLS_CLIENT_CERT_PATH`,
+   * `TEMPORAL_TLS_CLIENT_KEY_PATH`, and the `_DATA` forms); the `tls` table of the profile
+   * (see `profile`).
+   * @default TLS when the variables or the profile set it, or when an API key is set; else none
+   * @throws {ConfigError} at `createAgent` when a file cannot be read or is not PEM (naming
+   *   the option, variable or profile key and the path), when only one of the client
+   *   certificate and key is given, or when it is set without an address (the embedded dev
+   *   server has no TLS).
+   */
+  tls?: boolean | TemporalTlsOptions;
+  /**
+   * API key (Temporal Cloud), sent as `authorization: Bearer <key>` on every call; turns
+   * TLS on unless `tls: false`.
+   * @default `TEMPORAL_API_KEY`, else the profile's `api_key`, else none
+   * @throws {ConfigError} when `authorization` metadata is set too.
+   */
+  apiKey?: string;
+  /**
+   * gRPC metadata (headers) sent with every call, by header name (lowercased); merged over
+   * `TEMPORAL_GRPC_META_<NAME>` and the profile's `grpc_meta`.
+   * @default none
+   * @throws {ConfigError} for a name that is not a header name.
+   */
+  metadata?: Record<string, string>;
+  /**
+   * The profile of Temporal's config file to read (the `temporal` CLI's `--profile`).
+   * @default `TEMPORAL_PROFILE`, else `'default'` (when the file has it)
+   * @throws {ConfigError} when the file has no such profile.
+   */
+  profile?: string;
+  /**
+   * Temporal's TOML config file (the `temporal` CLI's; `[profile.<name>]` tables with
+   * `address`, `namespace`, `api_key`, `[profile.<name>.tls]`, `[profile.<name>.grpc_meta]`).
+   * @default `TEMPORAL_CONFIG_FILE`, else `$XDG_CONFIG_HOME/temporalio/temporal.toml` or
+   *   `~/.config/temporalio/temporal.toml` (macOS: `~/Library/Application Support/temporalio/`),
+   *   which may be absent
+   * @throws {ConfigError} when a file named here or by `TEMPORAL_CONFIG_FILE` cannot be read
+   *   or parsed.
+   */
+  configFile?: string;
+  /**
+   * Read the `TEMPORAL_*` variables and the profile file. `false`: only these options count
+   * (and with no `address`, `createAgent` starts its embedded dev server).
+   * @default true
+   */
+  envConfig?: boolean;
+  /**
+   * Temporal plugins, given to the worker's connection (so to its Workers), the client's
+   * connection (so to its Client) and the workflow bundler: Temporal's OpenTelemetry plugin,
+   * a codec plugin, your own. A plugin with `configureBundler` makes the worker bundle the
+   * workflow code at startup (unless `workflowBundle` is given: then your bundle is used as
+   * is and `configureBundler` is not called).
+   * @default none
+   */
+  plugins?: TemporalPlugin[];
+  /** Temporal interceptors of the worker, the workflow code and the client. @default none */
+  interceptors?: TemporalInterceptorOptions;
+  /**
+   * Whether the worker installs Temporal's process-wide `Runtime` (`Runtime.install`, one per
+   * process) with the SDK's logger (`advanced.logger`, `advanced.logLevel`).
+   * - `'if-absent'`: when the worker starts and the process has no Temporal runtime, install
+   *   one; an application's own runtime installed before (`Runtime.install` before
+   *   `createAgent`) is used as is, and Temporal's lines go to its logger.
+   * - `'never'`: never; the worker uses the application's runtime, or Temporal's default one
+   *   (created on first use, logging at INFO to the console), and `advanced.logger` gets no
+   *   Temporal lines.
+   *
+   * Either way the runtime lives while a worker or native connection uses it: an
+   * application's `Runtime.install` throws while the agent's worker runs, and works again
+   * once the agent is closed. Install yours before `createAgent` to keep it throughout.
+   * @default 'if-absent'
+   */
+  runtime?: 'if-absent' | 'never';
   /** Task queue of sessions and their activities. @default `'durable-agent'` */
   taskQueue?: string;
   /** Options of the embedded dev server, used when no address is given. */
@@ -190,7 +334,8 @@ export interface AdvancedOptions {
    * `activityType`, `attempt`, ...), a `stack` key only at `DEBUG`/`TRACE`.
    *
    * The Temporal runtime is one per process: when the application installed its own
-   * first (`Runtime.install`), Temporal's lines go to that runtime's logger instead.
+   * first (`Runtime.install`), or `advanced.temporal.runtime` is `'never'`, Temporal's lines
+   * go to that runtime's logger instead.
    *
    * @default one line per entry on stderr: `[durable-agent-sdk WARN] message (k=v, ...)`
    */
@@ -320,7 +465,13 @@ export interface ResolvedAgentOptions {
         | 'stickyQueueScheduleToStartTimeoutMs'
       >
     > &
-    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'>;
+    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'> & {
+      /** The resolved connection (address and namespace as above, TLS, API key, metadata). */
+      connection: ResolvedTemporalConnection;
+      plugins: TemporalPlugin[];
+      interceptors: TemporalInterceptorOptions;
+      runtime: 'if-absent' | 'never';
+    };
 }
 
 const timeoutMs = (name: string) =>
@@ -444,6 +595,136 @@ const toolEnvSchema = z
         }
       }
     }
+  })
+  .optional();
+
+const PEM_KEYS = [
+  'serverCaCert',
+  'serverCaCertPath',
+  'serverName',
+  'clientCert',
+  'clientCertPath',
+  'clientKey',
+  'clientKeyPath',
+] as const;
+
+const tlsSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined || typeof value === 'boolean') return;
+    const issue = (message: string) => ctx.addIssue({ code: 'custom', message });
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      issue(
+        `advanced.temporal.tls must be true, false or an object { serverCaCert(Path)?, serverName?, clientCert(Path)?, clientKey(Path)? }, got ${describeValue(value)}`,
+      );
+      return;
+    }
+    for (const [key, v] of Object.entries(value)) {
+      if (!(PEM_KEYS as readonly string[]).includes(key)) {
+        issue(`advanced.temporal.tls has an unknown key '${key}' (keys: ${PEM_KEYS.join(', ')})`);
+      } else if (v === undefined) {
+        continue;
+      } else if (key.endsWith('Path') || key === 'serverName') {
+        if (typeof v !== 'string' || v === '') {
+          issue(`advanced.temporal.tls.${key} must be a non-empty string, got ${describeValue(v)}`);
+        }
+      } else if (!(typeof v === 'string' && v !== '') && !(v instanceof Uint8Array)) {
+        issue(
+          `advanced.temporal.tls.${key} must be PEM text (a string or bytes; ${key}Path for a file), got ${describeValue(v)}`,
+        );
+      }
+    }
+  })
+  .optional();
+
+const metadataSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `advanced.temporal.metadata must be an object of header values, got ${describeValue(value)}`,
+      });
+      return;
+    }
+    for (const [key, v] of Object.entries(value)) {
+      if (typeof v !== 'string') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `advanced.temporal.metadata['${key}'] must be a string, got ${describeValue(v)}`,
+        });
+      }
+    }
+  })
+  .optional();
+
+const pluginsSchema = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return;
+    if (!Array.isArray(value)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `advanced.temporal.plugins must be an array of Temporal plugins, got ${describeValue(value)}`,
+      });
+      return;
+    }
+    value.forEach((plugin: unknown, i) => {
+      const name = (plugin as { name?: unknown } | null)?.name;
+      if (typeof plugin !== 'object' || plugin === null || typeof name !== 'string') {
+        ctx.addIssue({
+          code: 'custom',
+          message: `advanced.temporal.plugins[${i}] is not a Temporal plugin (an object with a name and configureWorker, configureClient, ... methods), got ${describeValue(plugin)}`,
+        });
+      }
+    });
+  })
+  .optional();
+
+const functionArray = (name: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      if (!Array.isArray(value) || value.some((f) => typeof f !== 'function')) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be an array of interceptor factories (functions), got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
+const interceptorsSchema = z
+  .strictObject({
+    activity: functionArray('advanced.temporal.interceptors.activity'),
+    workflowModules: z
+      .unknown()
+      .superRefine((value, ctx) => {
+        if (value === undefined) return;
+        if (!Array.isArray(value) || value.some((m) => typeof m !== 'string' || m === '')) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `advanced.temporal.interceptors.workflowModules must be an array of module paths, got ${describeValue(value)}`,
+          });
+        }
+      })
+      .optional(),
+    client: z
+      .unknown()
+      .superRefine((value, ctx) => {
+        if (
+          value !== undefined &&
+          (typeof value !== 'object' || value === null || Array.isArray(value))
+        ) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `advanced.temporal.interceptors.client must be Temporal's ClientInterceptors ({ workflow?: [...], schedule?: [...] }, workflow an array), got ${describeValue(value)}`,
+          });
+        }
+      })
+      .optional(),
   })
   .optional();
 
@@ -624,6 +905,35 @@ const agentSchema = z.strictObject({
           stickyQueueScheduleToStartTimeoutMs: positiveInt(
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
           ),
+          tls: tlsSchema,
+          apiKey: optionalString('advanced.temporal.apiKey'),
+          metadata: metadataSchema,
+          profile: optionalString('advanced.temporal.profile'),
+          configFile: optionalString('advanced.temporal.configFile'),
+          envConfig: z
+            .unknown()
+            .superRefine((value, ctx) => {
+              if (value !== undefined && typeof value !== 'boolean') {
+                ctx.addIssue({
+                  code: 'custom',
+                  message: `advanced.temporal.envConfig must be true or false, got ${describeValue(value)}`,
+                });
+              }
+            })
+            .optional(),
+          plugins: pluginsSchema,
+          interceptors: interceptorsSchema,
+          runtime: z
+            .unknown()
+            .superRefine((value, ctx) => {
+              if (value !== undefined && value !== 'if-absent' && value !== 'never') {
+                ctx.addIssue({
+                  code: 'custom',
+                  message: `advanced.temporal.runtime must be 'if-absent' or 'never', got ${describeValue(value)}`,
+                });
+              }
+            })
+            .optional(),
         })
         .optional(),
     })
@@ -691,6 +1001,21 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
         `of advanced.temporal.dispatchHeartbeatTimeoutMs (${dispatchHeartbeatTimeoutMs}), or live hooks count as lost workers`,
     );
   }
+  const connection = resolveTemporalConnection(temporal);
+  if (connection.address === undefined) {
+    const given = (['tls', 'apiKey', 'metadata'] as const).filter((k) => temporal[k] !== undefined);
+    if (given.length > 0 && temporal.tls !== false) {
+      throw new ConfigError(
+        `Invalid agent options: ${given.map((k) => `advanced.temporal.${k}`).join(', ')} ` +
+          'set without an address: set advanced.temporal.address (or TEMPORAL_ADDRESS, or a ' +
+          "profile's address) to the server they are for; the embedded dev server runs without TLS",
+      );
+    }
+    // The embedded dev server: the variables' and profile's TLS and key are not for it.
+    connection.tls = false;
+    connection.apiKey = undefined;
+    connection.metadata = {};
+  }
   return {
     name: options.name ?? DEFAULTS.agentName,
     model: options.model,
@@ -720,8 +1045,8 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     logger: advanced.logger,
     logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: {
-      address: temporal.address ?? (process.env.TEMPORAL_ADDRESS || undefined),
-      namespace: temporal.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULTS.namespace,
+      address: connection.address,
+      namespace: connection.namespace,
       taskQueue: temporal.taskQueue ?? DEFAULTS.taskQueue,
       heartbeatIntervalMs: temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
       dispatchHeartbeatTimeoutMs:
@@ -732,6 +1057,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       stickyQueueScheduleToStartTimeoutMs: temporal.stickyQueueScheduleToStartTimeoutMs ?? 3_000,
       embedded: temporal.embedded,
       workflowBundle: temporal.workflowBundle,
+      connection,
+      plugins: [...(temporal.plugins ?? [])],
+      interceptors: { ...temporal.interceptors },
+      runtime: temporal.runtime ?? 'if-absent',
     },
   };
 }

@@ -8,6 +8,13 @@
 import { DEFAULTS } from '../common/defaults.js';
 import { parseArgs } from 'node:util';
 import { msToNumber } from '@temporalio/common/lib/time.js';
+import { ConfigError } from '../common/errors.js';
+import {
+  resolveTemporalConnection,
+  type ConnectionOptionNames,
+  type ResolvedTemporalConnection,
+  type TemporalTlsOptions,
+} from '../temporal/connection-config.js';
 
 /**
  * An error the CLI reports as one line: a usage error exits 2, anything else 1, unless
@@ -70,6 +77,15 @@ type CommandName = keyof typeof COMMANDS;
 const OPTIONS = {
   address: { type: 'string' },
   namespace: { type: 'string' },
+  tls: { type: 'boolean' },
+  'tls-ca-path': { type: 'string' },
+  'tls-cert-path': { type: 'string' },
+  'tls-key-path': { type: 'string' },
+  'tls-server-name': { type: 'string' },
+  'api-key': { type: 'string' },
+  'grpc-meta': { type: 'string', multiple: true },
+  profile: { type: 'string' },
+  'config-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   limit: { type: 'string' },
   json: { type: 'boolean' },
@@ -86,7 +102,41 @@ const OPTIONS = {
   'cors-origin': { type: 'string', multiple: true },
 } as const;
 
-const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help'];
+const CONNECTION_OPTIONS = [
+  'tls',
+  'tls-ca-path',
+  'tls-cert-path',
+  'tls-key-path',
+  'tls-server-name',
+  'api-key',
+  'grpc-meta',
+  'profile',
+  'config-file',
+];
+
+const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help', ...CONNECTION_OPTIONS];
+
+/** Commands that reach no Temporal server of the user's (no connection settings apply). */
+const SERVERLESS_COMMANDS: readonly string[] = ['dev', 'golden'];
+
+/** How resolution errors name the CLI's flags. */
+const CLI_OPTION_NAMES: ConnectionOptionNames = {
+  tls: (field) =>
+    ({
+      tls: '--tls',
+      serverCaCert: '--tls-ca-path',
+      serverCaCertPath: '--tls-ca-path',
+      serverName: '--tls-server-name',
+      clientCert: '--tls-cert-path',
+      clientCertPath: '--tls-cert-path',
+      clientKey: '--tls-key-path',
+      clientKeyPath: '--tls-key-path',
+    })[field],
+  apiKey: '--api-key',
+  metadata: '--grpc-meta',
+  profile: '--profile',
+  configFile: '--config-file',
+};
 
 /** A parsed command line. */
 export type ParsedArgs =
@@ -100,8 +150,13 @@ export type ParsedArgs =
       address: string;
       /** Whether the address came from `--address` (not the environment or the default). */
       addressGiven: boolean;
-      /** `--namespace`, else `TEMPORAL_NAMESPACE`, else `default`. */
+      /** `--namespace`, else `TEMPORAL_NAMESPACE`, else the profile's, else `default`. */
       namespace: string;
+      /**
+       * The connection: the flags, else the `TEMPORAL_*` variables, else the profile of
+       * Temporal's config file (as the `temporal` CLI); plain for `dev` and `golden`.
+       */
+      connection: ResolvedTemporalConnection;
       /** `--payloads`: folder of the agent's payload store. @default `.durable-agent/payloads` */
       payloads: string;
       /**
@@ -210,15 +265,23 @@ export function parseCommandLine(
   }
   const timeoutMs =
     values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimeout(values.timeout);
-  const address = values.address ?? (env.TEMPORAL_ADDRESS || DEFAULT_ADDRESS);
-  if (address === '') throw new CliError('--address must not be empty', { usage: true });
+  if (values.address === '') throw new CliError('--address must not be empty', { usage: true });
+  const connection = SERVERLESS_COMMANDS.includes(name)
+    ? resolveTemporalConnection(
+        { ...(values.namespace ? { namespace: values.namespace } : {}), envConfig: false },
+        env,
+      )
+    : connectionOf(values, env);
+  const address = connection.address ?? DEFAULT_ADDRESS;
+  connection.address = address;
   return {
     kind: 'command',
     command: name,
     args,
     address,
     addressGiven: values.address !== undefined,
-    namespace: values.namespace || env.TEMPORAL_NAMESPACE || 'default',
+    namespace: connection.namespace,
+    connection,
     payloads: values.payloads || DEFAULTS.payloadDir,
     timeoutMs,
     wait: values.wait ?? false,
@@ -233,6 +296,62 @@ export function parseCommandLine(
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
   };
+}
+
+/**
+ * The connection of the flags, the variables and the profile.
+ * @throws {CliError} a usage error naming the flag, variable or profile key at fault.
+ */
+function connectionOf(
+  values: {
+    address?: string | undefined;
+    namespace?: string | undefined;
+    tls?: boolean | undefined;
+    'tls-ca-path'?: string | undefined;
+    'tls-cert-path'?: string | undefined;
+    'tls-key-path'?: string | undefined;
+    'tls-server-name'?: string | undefined;
+    'api-key'?: string | undefined;
+    'grpc-meta'?: string[] | undefined;
+    profile?: string | undefined;
+    'config-file'?: string | undefined;
+  },
+  env: NodeJS.ProcessEnv,
+): ResolvedTemporalConnection {
+  const tls: TemporalTlsOptions = {
+    ...(values['tls-ca-path'] ? { serverCaCertPath: values['tls-ca-path'] } : {}),
+    ...(values['tls-cert-path'] ? { clientCertPath: values['tls-cert-path'] } : {}),
+    ...(values['tls-key-path'] ? { clientKeyPath: values['tls-key-path'] } : {}),
+    ...(values['tls-server-name'] ? { serverName: values['tls-server-name'] } : {}),
+  };
+  const metadata: Record<string, string> = {};
+  for (const entry of values['grpc-meta'] ?? []) {
+    const at = entry.indexOf('=');
+    if (at <= 0) {
+      throw new CliError(`--grpc-meta must be NAME=VALUE, got '${entry}'`, { usage: true });
+    }
+    metadata[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  try {
+    return resolveTemporalConnection(
+      {
+        ...(values.address ? { address: values.address } : {}),
+        ...(values.namespace ? { namespace: values.namespace } : {}),
+        ...(Object.keys(tls).length > 0 ? { tls } : values.tls ? { tls: true } : {}),
+        ...(values['api-key'] ? { apiKey: values['api-key'] } : {}),
+        ...(Object.keys(metadata).length > 0 ? { metadata } : {}),
+        ...(values.profile ? { profile: values.profile } : {}),
+        ...(values['config-file'] ? { configFile: values['config-file'] } : {}),
+      },
+      env,
+      CLI_OPTION_NAMES,
+    );
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      throw new CliError(error.message, { usage: true, cause: error });
+    }
+    throw error;
+  }
 }
 
 /** `--timeout`: a number of milliseconds, or a duration with a unit (`500ms`, `10s`, `2m`). */
@@ -300,7 +419,17 @@ export function helpText(command?: CommandName): string {
 const GLOBALS = [
   'global options:',
   `  --address HOST:PORT   Temporal frontend (default: $TEMPORAL_ADDRESS, else ${DEFAULT_ADDRESS})`,
-  '  --namespace NAME      namespace (default: $TEMPORAL_NAMESPACE, else default)',
+  "  --namespace NAME      namespace (default: $TEMPORAL_NAMESPACE, else the profile's, else default)",
+  '  --tls                 connect with TLS (default: $TEMPORAL_TLS, or when any TLS setting or an API key is set)',
+  '  --tls-ca-path FILE    CA certificate of the server, PEM ($TEMPORAL_TLS_SERVER_CA_CERT_PATH)',
+  '  --tls-server-name N   name the server certificate must carry ($TEMPORAL_TLS_SERVER_NAME)',
+  '  --tls-cert-path FILE  client certificate for mTLS, PEM ($TEMPORAL_TLS_CLIENT_CERT_PATH)',
+  '  --tls-key-path FILE   client private key for mTLS, PEM ($TEMPORAL_TLS_CLIENT_KEY_PATH)',
+  '  --api-key KEY         API key, sent as authorization: Bearer ($TEMPORAL_API_KEY)',
+  '  --grpc-meta N=V       gRPC header on every call, repeatable ($TEMPORAL_GRPC_META_<N>)',
+  "  --profile NAME        profile of Temporal's config file ($TEMPORAL_PROFILE, else default)",
+  "  --config-file FILE    Temporal's config file ($TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)",
+  '                        flags win over variables, variables over the profile (as the temporal CLI)',
   `  --payloads DIR        the agent's payload store, for sessions with offloaded payloads (default: ${DEFAULTS.payloadDir})`,
   `  --timeout T           how long sessions, inspect, replay, pending, approve and deny wait on the server`,
   `                        and on the session's worker, in all: milliseconds, or 500ms, 10s, 2m (default: ${DEFAULT_TIMEOUT_MS / 1000}s)`,

@@ -91,6 +91,12 @@ export async function runCommand(args: CommandArgs, io: CliOutput): Promise<numb
 const CLI_CONNECTION_HINTS: ConnectionHints = {
   address: '--address HOST:PORT (or TEMPORAL_ADDRESS)',
   namespace: '--namespace NAME (or TEMPORAL_NAMESPACE)',
+  tls: '--tls (or TEMPORAL_TLS=true)',
+  serverCaCert: '--tls-ca-path (or TEMPORAL_TLS_SERVER_CA_CERT_PATH)',
+  serverName: '--tls-server-name (or TEMPORAL_TLS_SERVER_NAME)',
+  clientCert:
+    '--tls-cert-path and --tls-key-path (or TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)',
+  apiKey: '--api-key (or TEMPORAL_API_KEY)',
 };
 
 /**
@@ -104,6 +110,7 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
     connection = await connectTemporalClient(args.address, args.namespace, {
       connectTimeoutMs: connectTimeout,
       hints: CLI_CONNECTION_HINTS,
+      security: args.connection,
     });
   } catch (error) {
     if (error instanceof TemporalConnectionError && error.code === 'NAMESPACE_NOT_FOUND') {
@@ -115,6 +122,11 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
       );
     }
     const reason = error instanceof TemporalConnectionError ? error.reason : oneLine(error);
+    if (error instanceof TemporalConnectionError && isSecurityFailure(error)) {
+      throw new CliError(`cannot connect to Temporal at ${args.address}: ${reason}`, {
+        cause: error,
+      });
+    }
     const hint =
       connectTimeout < CONNECT_TIMEOUT_MS
         ? 'pass a longer --timeout, or --address HOST:PORT'
@@ -132,6 +144,11 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+/** Whether the connection's TLS or credentials failed (see `temporalTlsFailed`). */
+function isSecurityFailure(error: TemporalConnectionError): boolean {
+  return error.message.startsWith('Cannot connect to Temporal at');
 }
 
 function deadlineOf(args: CommandArgs): number {
@@ -577,6 +594,11 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
           ...options.advanced?.temporal,
           address: server.address,
           namespace: args.namespace,
+          // The dev server is plain: the module's and the environment's TLS are not for it.
+          envConfig: false,
+          tls: false,
+          apiKey: undefined,
+          metadata: undefined,
         },
       },
     });

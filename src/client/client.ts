@@ -99,8 +99,11 @@ function createClientOn(
     connection,
     namespace: options.temporal.namespace,
     dataConverter: dataConverterOf(options),
-    // Tells a send whether the workflow accepted it, so the next one may go (call order).
-    interceptors: { workflow: [calls.interceptor()] },
+    interceptors: {
+      ...options.temporal.interceptors.client,
+      // Tells a send whether the workflow accepted it, so the next one may go (call order).
+      workflow: [calls.interceptor(), ...(options.temporal.interceptors.client?.workflow ?? [])],
+    },
   });
 
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
@@ -297,7 +300,10 @@ export async function connectClient(
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): Promise<AgentClient> {
-  const connection = await connectTemporalClient(address, options.temporal.namespace);
+  const connection = await connectTemporalClient(address, options.temporal.namespace, {
+    security: options.temporal.connection,
+    plugins: options.temporal.plugins,
+  });
   return createClientOn(connection, options, registry);
 }
 

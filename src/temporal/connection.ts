@@ -10,8 +10,10 @@
  *
  * @module
  */
-import { connect as tcpConnect } from 'node:net';
-import { Connection } from '@temporalio/client';
+import { connect as tcpConnect, isIP } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { Connection, type ConnectionPlugin } from '@temporalio/client';
+import type { ResolvedTls } from './connection-config.js';
 import { TemporalConnectionError } from '../common/errors.js';
 import { cutPrefix } from '../common/text.js';
 
@@ -23,6 +25,24 @@ export interface ConnectionHints {
   namespace: string;
   /** Say that leaving the address unset starts an embedded dev server (createAgent). */
   embedded?: boolean;
+  /** Where TLS is set, e.g. `advanced.temporal.tls (or TEMPORAL_TLS, TEMPORAL_TLS_*)`. */
+  tls?: string;
+  /** Where the server CA is set. */
+  serverCaCert?: string;
+  /** Where the server name is set. */
+  serverName?: string;
+  /** Where the client certificate and key are set. */
+  clientCert?: string;
+  /** Where the API key is set. */
+  apiKey?: string;
+}
+
+/** How a connection is secured (resolved by `resolveTemporalConnection`). */
+export interface ConnectionSecurity {
+  /** `false`: plain. */
+  tls: ResolvedTls | false;
+  apiKey?: string | undefined;
+  metadata?: Record<string, string>;
 }
 
 /** The hints of `createAgent`, `createAgentWorker` and `createAgentClient`. */
@@ -30,7 +50,32 @@ export const AGENT_CONNECTION_HINTS: ConnectionHints = {
   address: 'advanced.temporal.address or TEMPORAL_ADDRESS',
   namespace: 'advanced.temporal.namespace or TEMPORAL_NAMESPACE',
   embedded: true,
+  tls: 'advanced.temporal.tls (or TEMPORAL_TLS=true)',
+  serverCaCert: 'advanced.temporal.tls.serverCaCertPath (or TEMPORAL_TLS_SERVER_CA_CERT_PATH)',
+  serverName: 'advanced.temporal.tls.serverName (or TEMPORAL_TLS_SERVER_NAME)',
+  clientCert:
+    'advanced.temporal.tls.clientCertPath and clientKeyPath (or TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH)',
+  apiKey: 'advanced.temporal.apiKey (or TEMPORAL_API_KEY)',
 };
+
+/**
+ * A `TEMPORAL_UNREACHABLE` error whose cause is the connection's security: TLS against a
+ * plain server, a plain connection to a TLS server, an untrusted or misnamed server
+ * certificate, a refused or missing client certificate, refused credentials. `reason`
+ * says what to check.
+ */
+export function temporalTlsFailed(
+  address: string,
+  namespace: string,
+  reason: string,
+  cause?: unknown,
+): TemporalConnectionError {
+  return new TemporalConnectionError(
+    'TEMPORAL_UNREACHABLE',
+    `Cannot connect to Temporal at ${address} (namespace '${namespace}'): ${reason}.`,
+    { address, namespace, reason, cause },
+  );
+}
 
 /** Temporal's default frontend port, for an address without one. */
 const DEFAULT_PORT = 7233;
@@ -97,7 +142,7 @@ export function transportReason(error: unknown): string {
   if (
     /GoAway|FRAME_SIZE_ERROR|BrokenPipe|ConnectionReset|Http2|invalid HTTP|h2 protocol/i.test(text)
   ) {
-    return "the port answers, but not with Temporal's gRPC (another service on that port? the SDK connects without TLS)";
+    return "the port answers, but not with Temporal's gRPC (another service on that port? a TLS port, with a plain connection?)";
   }
   return `transport error: ${clip(text)}`;
 }
@@ -129,6 +174,16 @@ export async function checkNamespace(
   } catch (error) {
     if ((error as { code?: unknown }).code === 5 || isNamespaceNotFound(error)) {
       throw namespaceNotFound(address, namespace, hints, error);
+    }
+    if ((error as { code?: unknown }).code === 16) {
+      const text = clip(error instanceof Error ? error.message : String(error));
+      throw temporalTlsFailed(
+        address,
+        namespace,
+        `the server refused the credentials (UNAUTHENTICATED: ${text}); check ` +
+          `${hints.apiKey ?? 'the API key'} or ${hints.clientCert ?? 'the client certificate'}`,
+        error,
+      );
     }
   }
 }
@@ -167,21 +222,35 @@ export async function probeReachable(
 export async function connectTemporalClient(
   address: string,
   namespace: string,
-  options: { connectTimeoutMs?: number; hints?: ConnectionHints } = {},
+  options: {
+    connectTimeoutMs?: number;
+    hints?: ConnectionHints;
+    /** TLS, API key, metadata. @default plain, none */
+    security?: ConnectionSecurity;
+    /** Connection plugins (given to the Client made on it too). */
+    plugins?: ConnectionPlugin[];
+  } = {},
 ): Promise<Connection> {
   const hints = options.hints ?? AGENT_CONNECTION_HINTS;
+  const security = options.security ?? { tls: false };
   const probe = await probeReachable(address, namespace, hints);
   const connection = Connection.lazy({
     address,
     ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
+    ...grpcSecurity(security),
+    ...(options.plugins && options.plugins.length > 0 ? { plugins: options.plugins } : {}),
   });
   try {
     await connection.ensureConnected();
   } catch (error) {
     await connection.close().catch(() => undefined);
+    if (probe.connected) {
+      const tlsReason = await diagnoseTls(address, security.tls, hints);
+      if (tlsReason) throw temporalTlsFailed(address, namespace, tlsReason, error);
+    }
     const reason = probe.connected
       ? 'a TCP connection opens, but no Temporal frontend answers gRPC there (another ' +
-        'service on that port? the SDK connects without TLS)'
+        `service on that port?${security.tls ? '' : ' the connection does not use TLS'})`
       : probe.reason;
     throw temporalUnreachable(address, namespace, reason, hints, error);
   }
@@ -192,6 +261,141 @@ export async function connectTemporalClient(
     throw error;
   }
   return connection;
+}
+
+/** The `tls`, `apiKey` and `metadata` options of Temporal's connections. */
+export function grpcSecurity(security: ConnectionSecurity): {
+  tls?: ResolvedTls;
+  apiKey?: string;
+  metadata?: Record<string, string>;
+} {
+  return {
+    ...(security.tls ? { tls: security.tls } : {}),
+    ...(security.apiKey !== undefined ? { apiKey: security.apiKey } : {}),
+    ...(security.metadata && Object.keys(security.metadata).length > 0
+      ? { metadata: { ...security.metadata } }
+      : {}),
+  };
+}
+
+/** How long {@link diagnoseTls} waits for the server's alert after a handshake, ms. */
+const ALERT_WAIT_MS = 1_000;
+
+/** The HTTP/2 client preface: makes a server that refuses the client's certificate say so. */
+const H2_PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
+
+/**
+ * After a failed connect to an address that accepts TCP: whether the connection's TLS is
+ * the cause, found with one TLS handshake of our own (node:tls, the same CA, name and
+ * client certificate). Bounded by 2 s plus 1 s waiting for the server's alert.
+ * @returns what is wrong and what to set, or undefined when TLS is not the cause.
+ */
+export function diagnoseTls(
+  address: string,
+  tls: ResolvedTls | false,
+  hints: ConnectionHints,
+): Promise<string | undefined> {
+  const target = splitAddress(address);
+  if (!target) return Promise.resolve(undefined);
+  const setTls = hints.tls ?? 'TLS';
+  return new Promise((resolve) => {
+    let settled = false;
+    let handshaken = false;
+    const servername = tls ? (tls.serverNameOverride ?? target.host) : target.host;
+    const socket = tlsConnect({
+      host: target.host,
+      port: target.port,
+      ALPNProtocols: ['h2'],
+      ...(isIP(servername) ? {} : { servername }),
+      ...(tls
+        ? {
+            ...(tls.serverRootCACertificate ? { ca: tls.serverRootCACertificate } : {}),
+            ...(tls.clientCertPair
+              ? { cert: tls.clientCertPair.crt, key: tls.clientCertPair.key }
+              : {}),
+          }
+        : { rejectUnauthorized: false }),
+    });
+    const done = (reason: string | undefined) => {
+      if (settled) return;
+      settled = true;
+      socket.destroy();
+      resolve(reason);
+    };
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(undefined));
+    socket.once('secureConnect', () => {
+      handshaken = true;
+      if (!tls) {
+        done(
+          `the server speaks TLS, and the connection does not use it: set ${setTls}` +
+            (hints.serverCaCert ? ` (with ${hints.serverCaCert} when its CA is private)` : ''),
+        );
+        return;
+      }
+      socket.write(H2_PREFACE);
+      setTimeout(() => done(undefined), ALERT_WAIT_MS).unref();
+    });
+    // The server answered the HTTP/2 preface: it accepted the handshake, TLS is not the cause.
+    socket.once('data', () => done(undefined));
+    // Closed after the handshake without a word: a server that refused the client's
+    // certificate (or its absence) without an alert.
+    socket.once('close', () => {
+      if (!handshaken || !tls) return done(undefined);
+      done(
+        tls.clientCertPair
+          ? `the server closed the connection right after the TLS handshake: it refused the client certificate? Check that ${hints.clientCert ?? 'the client certificate'} names a certificate signed by a CA the server trusts`
+          : `the server closed the connection right after the TLS handshake: it requires a client certificate (mTLS)? Set ${hints.clientCert ?? 'a client certificate and key'}`,
+      );
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      if (!tls) return done(undefined);
+      done(tlsFailureReason(error, handshaken, servername, hints));
+    });
+  });
+}
+
+/** What a failed TLS handshake (or the alert after it) says to check. */
+function tlsFailureReason(
+  error: NodeJS.ErrnoException,
+  handshaken: boolean,
+  servername: string,
+  hints: ConnectionHints,
+): string | undefined {
+  const code = error.code ?? '';
+  const text = `${code} ${error.message}`;
+  if (/CERTIFICATE_REQUIRED|alert certificate required/i.test(text)) {
+    return `the server requires a client certificate (mTLS) and the connection has none: set ${hints.clientCert ?? 'a client certificate and key'}`;
+  }
+  if (
+    /ALERT_BAD_CERTIFICATE|ALERT_UNKNOWN_CA|ALERT_CERTIFICATE_UNKNOWN|ALERT_ACCESS_DENIED|ALERT_HANDSHAKE_FAILURE/i.test(
+      text,
+    ) &&
+    handshaken
+  ) {
+    return `the server refused the client certificate (${code}): check that ${hints.clientCert ?? 'the client certificate'} names a certificate signed by a CA the server trusts`;
+  }
+  if (
+    /SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|CERT_SIGNATURE_FAILURE|CERT_UNTRUSTED/i.test(
+      text,
+    )
+  ) {
+    return `the server's certificate is not signed by a CA the connection trusts (${code}): set ${hints.serverCaCert ?? 'the server CA'} to the CA certificate that signed it`;
+  }
+  if (/ALTNAME|Hostname\/IP does not match|NotValidForName/i.test(text)) {
+    return `the server's certificate is not for '${servername}' (${clip(error.message)}): set ${hints.serverName ?? 'the server name'} to a name it carries`;
+  }
+  if (/CERT_HAS_EXPIRED|CERT_NOT_YET_VALID/i.test(text)) {
+    return `the server's certificate is not valid now (${code})`;
+  }
+  if (
+    !handshaken &&
+    /WRONG_VERSION_NUMBER|wrong version number|packet length too long|ECONNRESET|socket disconnected before secure TLS|unexpected eof|EPROTO/i.test(
+      text,
+    )
+  ) {
+    return `the server does not speak TLS (a plain server?), and the connection uses TLS: unset ${hints.tls ?? 'TLS'} (and TEMPORAL_TLS*), or point the address at the server's TLS port`;
+  }
+  return undefined;
 }
 
 /** What a plain TCP connect to the address found. */

@@ -19,12 +19,21 @@ import { resolveModel } from '../models/resolve.js';
 import type { ResolvedAgentOptions } from '../agent/options.js';
 import { AgentRegistry } from '../agent/registry.js';
 import { normalizeRoots } from '../tools/workspace.js';
-import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
+import {
+  bundleWithExtras,
+  resolveWorkflowBundle,
+  type WorkflowBundleSource,
+} from './workflow-code.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
+import type { TemporalPlugin } from '../agent/options.js';
 import {
   AGENT_CONNECTION_HINTS,
   checkNamespace,
+  diagnoseTls,
+  grpcSecurity,
+  temporalTlsFailed,
+  type ConnectionSecurity,
   isNamespaceNotFound,
   namespaceNotFound,
   probeReachable,
@@ -80,7 +89,8 @@ export async function startAgentWorker(
     shutdownForceTimeMs?: number;
   } = {},
 ): Promise<AgentWorker> {
-  const routing = installQuietRuntime(options.logLevel);
+  const routing =
+    options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
   const registry = extra.registry ?? new AgentRegistry();
   registry.register({
     name: options.name,
@@ -97,9 +107,14 @@ export async function startAgentWorker(
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   // Find (or bundle) the workflow code while the connection is made.
   const given = options.temporal.workflowBundle;
+  const { plugins, interceptors } = options.temporal;
+  const workflowModules = interceptors.workflowModules ?? [];
+  const bundlerPlugins = plugins.filter((p) => typeof p.configureBundler === 'function');
   const bundling = given
     ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
-    : resolveWorkflowBundle();
+    : workflowModules.length > 0 || bundlerPlugins.length > 0
+      ? bundleWithExtras(workflowModules, bundlerPlugins)
+      : resolveWorkflowBundle();
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const removeSink = routing?.addSink({
     taskQueues: [taskQueue, cleanupQueue],
@@ -108,7 +123,7 @@ export async function startAgentWorker(
   });
   let connection: NativeConnection;
   try {
-    connection = await connectWorker(address, namespace);
+    connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
   } catch (error) {
     removeSink?.();
     throw error;
@@ -131,8 +146,12 @@ export async function startAgentWorker(
     ...(extra.shutdownForceTimeMs !== undefined
       ? { shutdownForceTime: extra.shutdownForceTimeMs }
       : {}),
-    ...(extra.activityInterceptors
-      ? { interceptors: { activity: extra.activityInterceptors } }
+    ...(extra.activityInterceptors || interceptors.activity
+      ? {
+          interceptors: {
+            activity: [...(extra.activityInterceptors ?? []), ...(interceptors.activity ?? [])],
+          },
+        }
       : {}),
     dataConverter: dataConverterOf(options),
   } as const;
@@ -192,12 +211,24 @@ export async function startAgentWorker(
  * `TEMPORAL_UNREACHABLE` (the core's `tonic::transport::Error` stays the cause), a missing
  * namespace `NAMESPACE_NOT_FOUND`, checked here before `Worker.create` would fail on it.
  */
-async function connectWorker(address: string, namespace: string): Promise<NativeConnection> {
+async function connectWorker(
+  address: string,
+  namespace: string,
+  security: ConnectionSecurity,
+  plugins: TemporalPlugin[],
+): Promise<NativeConnection> {
   await probeReachable(address, namespace, AGENT_CONNECTION_HINTS);
   let connection: NativeConnection;
   try {
-    connection = await NativeConnection.connect({ address });
+    connection = await NativeConnection.connect({
+      address,
+      ...grpcSecurity(security),
+      ...(plugins.length > 0 ? { plugins } : {}),
+    });
   } catch (error) {
+    // The port accepted TCP (the probe): whether TLS is the cause, with a handshake of ours.
+    const tlsReason = await diagnoseTls(address, security.tls, AGENT_CONNECTION_HINTS);
+    if (tlsReason) throw temporalTlsFailed(address, namespace, tlsReason, error);
     throw temporalUnreachable(
       address,
       namespace,
@@ -232,14 +263,15 @@ function transportLevel(level: AgentLogLevel): AgentLogLevel {
  * filtered at the level of the first call in the process (`level`, default
  * `DURABLE_AGENT_LOG_LEVEL`, else WARN). When the application installed a runtime first,
  * `Runtime.install` throws and theirs stays: Temporal's lines then go to its logger, and
- * this returns undefined.
+ * this returns undefined. Temporal shuts a runtime down once no worker or connection uses
+ * it, so this installs again (with the same logger) after one went; the worker skips it
+ * with `advanced.temporal.runtime: 'never'`.
  *
  * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is set to something that is not a level.
  */
 export function installQuietRuntime(level?: AgentLogLevel): RoutingLogger | undefined {
-  if (runtimeLogger) return runtimeLogger;
   const threshold = level ?? resolveLogLevel(undefined);
-  const logger = new RoutingLogger(threshold);
+  const logger = (runtimeLogger ??= new RoutingLogger(threshold));
   try {
     Runtime.install({
       logger,
@@ -248,9 +280,10 @@ export function installQuietRuntime(level?: AgentLogLevel): RoutingLogger | unde
       },
     });
   } catch {
-    // A runtime exists already: keep the application's.
-    return undefined;
+    // A runtime exists: ours (a worker of this process still runs on it), or the
+    // application's, which stays (and gets Temporal's lines). Temporal shuts a runtime
+    // down once no worker or connection uses it, so ours may have gone and theirs come.
+    return Runtime.instance().logger === logger ? logger : undefined;
   }
-  runtimeLogger = logger;
   return logger;
 }

@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, type BundlerPlugin } from '@temporalio/worker';
 import type { Compiler, NormalModule, WebpackPluginInstance } from 'webpack';
 import { messageOf } from '../common/errors.js';
 
@@ -359,6 +359,34 @@ export function resolveWorkflowBundle(): Promise<ResolvedWorkflowBundle> {
     if (resolved === attempt) resolved = undefined;
   });
   return attempt;
+}
+
+/**
+ * The workflow code bundled at startup with the application's workflow interceptor modules
+ * (`advanced.temporal.interceptors.workflowModules`) and bundler plugins (plugins with
+ * `configureBundler`): the prebuilt bundle has neither. Not cached: each worker bundles.
+ * @throws when webpack fails, e.g. a module that does not resolve.
+ */
+export async function bundleWithExtras(
+  workflowInterceptorModules: string[],
+  plugins: BundlerPlugin[],
+): Promise<ResolvedWorkflowBundle> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    workflowInterceptorModules,
+    plugins,
+    logger: quietLogger,
+  });
+  const why = [
+    ...(workflowInterceptorModules.length > 0
+      ? ['advanced.temporal.interceptors.workflowModules']
+      : []),
+    ...(plugins.length > 0 ? [`bundler plugins (${plugins.map((p) => p.name).join(', ')})`] : []),
+  ];
+  return {
+    bundle: { code },
+    source: { from: 'sources', reason: `bundled with ${why.join(' and ')}` },
+  };
 }
 
 /** {@link resolveWorkflowBundle}'s bundle alone. */

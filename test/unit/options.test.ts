@@ -182,3 +182,45 @@ describe('hookCountsOf', () => {
     });
   });
 });
+
+describe('advanced.temporal connection and seams options', () => {
+  const temporal = (t: Record<string, unknown>) =>
+    agentWith({ temporal: { envConfig: false, ...t } });
+
+  it('refuses TLS or an API key without an address (the embedded server is plain)', () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ apiKey: 'k' }))),
+      'advanced.temporal.apiKey set without an address',
+    );
+    expect(resolveAgentOptions(temporal({ tls: false })).temporal.connection.tls).toBe(false);
+  });
+
+  it('refuses a tls option of the wrong shape, naming the key', () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ address: 'h:1', tls: { caPath: 'x' } }))),
+      "advanced.temporal.tls has an unknown key 'caPath'",
+    );
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ address: 'h:1', tls: 'yes' }))),
+      'advanced.temporal.tls must be true, false or an object',
+    );
+  });
+
+  it('refuses a plugin without a name and a runtime mode it does not know', () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ plugins: [{}] }))),
+      'advanced.temporal.plugins[0] is not a Temporal plugin',
+    );
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ runtime: 'always' }))),
+      "advanced.temporal.runtime must be 'if-absent' or 'never', got 'always'",
+    );
+  });
+
+  it("defaults runtime to 'if-absent', plugins and interceptors to none", () => {
+    const resolved = resolveAgentOptions(temporal({}));
+    expect(resolved.temporal.runtime).toBe('if-absent');
+    expect(resolved.temporal.plugins).toEqual([]);
+    expect(resolved.temporal.interceptors).toEqual({});
+  });
+});
