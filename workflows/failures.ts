@@ -5,7 +5,12 @@
  * @module
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import { clipErrorText, type ErrorCode, type SerializedError } from '../src/common/errors.js';
+import {
+  clipErrorText,
+  serializeError,
+  type ErrorCode,
+  type SerializedError,
+} from '../src/common/errors.js';
 import type { HookEvent } from '../src/common/hook-events.js';
 
 /** A non-retryable failure carrying `error` for the client to rebuild. */
@@ -46,4 +51,16 @@ export function sessionClosedFailure(sessionId: string): ApplicationFailure {
     code: 'SESSION_CLOSED',
     message: `Session '${sessionId}' is closed`,
   });
+}
+
+/**
+ * The serialized error a failure carries as its first detail (one of ours, raised by
+ * {@link toFailure}), else `error` serialized.
+ */
+export function failureToSerialized(error: unknown): SerializedError {
+  const detail = (error as { details?: unknown[] } | undefined)?.details?.[0] as
+    SerializedError | undefined;
+  if (detail && typeof detail.message === 'string' && typeof detail.name === 'string')
+    return detail;
+  return serializeError(error);
 }
