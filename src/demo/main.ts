@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { historyToJSON, type History } from '@temporalio/common/lib/proto-utils.js';
 import { createAgentClient, type AgentClient, type Session, type TimelineEntry } from '../index.js';
 import { startDevServer, type DevServer } from '../server/dev-server.js';
+import { messageOf } from '../common/errors.js';
 import { goldenFromHistories } from '../testing/golden.js';
 import { DEMO_PROMPT, demoAgentOptions, demoModel, type DemoEnv, type DemoEvent } from './agent.js';
 import {
@@ -85,7 +86,7 @@ let ok = false;
 try {
   ok = await main();
 } catch (error) {
-  say(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
+  say(`demo failed: ${messageOf(error)}`);
 } finally {
   await cleanup();
 }
@@ -106,7 +107,7 @@ function parseFlags() {
       },
     });
   } catch (error) {
-    console.error(`demo: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    console.error(`demo: ${messageOf(error)}\n\n${USAGE}`);
     process.exit(2);
   }
   if (parsed.values.help) {
