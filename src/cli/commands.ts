@@ -20,7 +20,7 @@ import {
   messageOf,
 } from '../common/errors.js';
 import { connectTemporalClient, type ConnectionHints } from '../connection.js';
-import { RoutingLogger, resolveLogLevel } from '../logging.js';
+import { resolveLogLevel } from '../logging.js';
 import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
@@ -744,26 +744,15 @@ function isNamespaceError(error: unknown): boolean {
   return e?.name === 'NamespaceNotFoundError' || /namespace .*not found/i.test(oneLine(error));
 }
 
-let runtimeInstalled = false;
-
 /**
  * Replay runs a worker: Temporal's own lines at ERROR, one line each, unless
  * `DURABLE_AGENT_LOG_LEVEL` asks for more.
  * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is not a level.
  */
 async function installReplayRuntime(): Promise<void> {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const { Runtime } = await import('@temporalio/worker');
-  const level = resolveLogLevel(undefined, process.env, 'ERROR');
-  try {
-    Runtime.install({
-      logger: new RoutingLogger(level),
-      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
-    });
-  } catch {
-    // A runtime exists already.
-  }
+  // Loaded here, as the worker is: its native runtime costs startup time other commands need not pay.
+  const { installQuietRuntime } = await import('../worker.js');
+  installQuietRuntime(resolveLogLevel(undefined, process.env, 'ERROR'));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
