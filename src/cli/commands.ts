@@ -21,7 +21,7 @@ import {
 } from '../common/errors.js';
 import { connectTemporalClient, type ConnectionHints } from '../connection.js';
 import { resolveLogLevel } from '../logging.js';
-import type { JsonObject } from '../common/json.js';
+import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../options.js';
@@ -458,7 +458,7 @@ function parseInputOption(text: string): JsonObject {
   } catch (error) {
     throw new CliError(`--input is not valid JSON: ${oneLine(error)}`, { usage: true });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     throw new CliError('--input must be a JSON object, e.g. \'{"file_path":"a.txt"}\'', {
       usage: true,
     });
