@@ -64,3 +64,10 @@ export function failureToSerialized(error: unknown): SerializedError {
     return detail;
   return serializeError(error);
 }
+
+/** A failure's message, followed by its cause's when it has one (`Activity task failed: boom`). */
+export function failureMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
+}

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ApplicationFailure, condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
@@ -21,27 +21,18 @@ import {
   applyPreToolUse,
 } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
-import {
-  presetDecision,
-  type PendingPermission,
-  type PermissionAnswer,
-  type PermissionResult,
-} from '../src/common/permission.js';
+import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
 import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
-import type { ToolKind, ToolResult } from '../src/common/types.js';
-import {
-  checkPermissionActivity,
-  describeToolCallActivity,
-  executeToolActivity,
-} from './activity-options.js';
+import type { ToolResult } from '../src/common/types.js';
+import { describeToolCallActivity, executeToolActivity } from './activity-options.js';
 import { dispatchEvent, type DispatchState } from './dispatch.js';
-import { toFailure } from './failures.js';
-
-/** A pending `ask`, and the answer once a person gave one. */
-interface PendingPermissionEntry {
-  request: PendingPermission;
-  answer?: PermissionAnswer;
-}
+import { failureMessage, toFailure } from './failures.js';
+import {
+  askPerson,
+  deniedResult,
+  policyDecision,
+  type PendingPermissionEntry,
+} from './tool-permission.js';
 
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends DispatchState {
@@ -337,87 +328,6 @@ export function cancelledResult(toolName: string, why: string): ToolResult {
   return { status: 'error', model: message, error: { message, type: 'Cancelled' } };
 }
 
-async function policyDecision(
-  state: ToolPipelineState,
-  toolUseId: string,
-  toolName: string,
-  input: JsonObject,
-  description: { kind: ToolKind; affectedPaths: string[] },
-): Promise<PermissionResult> {
-  const permission = state.input.permission ?? { preset: 'default' as const };
-  if ('preset' in permission) return presetDecision(permission.preset, description.kind);
-  const checked = await checkPermissionActivity(state.taskQueue)({
-    agentName: state.input.agentName,
-    sessionId: state.input.sessionId,
-    toolUseId,
-    toolName,
-    input,
-    kind: description.kind,
-    affectedPaths: description.affectedPaths,
-    ...('handler' in permission && permission.handler === 'session'
-      ? { handler: 'session' as const }
-      : {}),
-  }).catch((error: unknown) => {
-    if (isCancellation(error)) throw error;
-    return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
-  });
-  if (checked.ok) return checked.result;
-  return {
-    behavior: 'deny',
-    message: `Permission check for ${toolName} failed: ${checked.error.message}`,
-  };
-}
-
-async function askPerson(
-  state: ToolPipelineState,
-  ask: {
-    toolUseId: string;
-    toolName: string;
-    input: JsonObject;
-    kind: ToolKind;
-    paths: string[];
-    message?: string | undefined;
-  },
-): Promise<PermissionAnswer> {
-  const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
-  const askedAt = Date.now();
-  const entry: PendingPermissionEntry = {
-    request: {
-      requestId: uuid4(),
-      toolUseId: ask.toolUseId,
-      toolName: ask.toolName,
-      toolKind: ask.kind,
-      input: ask.input,
-      affectedPaths: ask.paths,
-      askedAt,
-      deadline: askedAt + timeoutMs,
-      ...(ask.message !== undefined ? { message: ask.message } : {}),
-    },
-  };
-  state.pendingPermissions.set(entry.request.requestId, entry);
-  try {
-    const answered = await condition(() => entry.answer !== undefined, timeoutMs);
-    if (!answered || !entry.answer) {
-      return {
-        behavior: 'deny',
-        message: `No decision on ${ask.toolName} within ${timeoutMs} ms: denied`,
-      };
-    }
-    return entry.answer;
-  } finally {
-    state.pendingPermissions.delete(entry.request.requestId);
-  }
-}
-
-function deniedResult(toolName: string, message: string): ToolResult {
-  return {
-    status: 'error',
-    model: message,
-    display: { summary: `Permission denied: ${toolName}` },
-    error: { message, type: 'PermissionDenied', code: 'PERMISSION_DENIED' },
-  };
-}
-
 /** The serialized error a failed dispatch raised, when it raised one of ours. */
 function detailOf(error: unknown): SerializedError | undefined {
   if (!(error instanceof ApplicationFailure)) return undefined;
@@ -439,10 +349,4 @@ function hookErrorResult(event: HookEvent, error: unknown): ToolResult {
       ...(detail?.code ? { code: detail.code } : {}),
     },
   };
-}
-
-function failureMessage(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
 }
