@@ -18,10 +18,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { createAgentClient, HookEvent, type Session } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
+import { installQuietRuntime } from '../src/worker/worker.js';
 import { fmt, percentile, printTable } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -29,7 +29,7 @@ const N = Number(process.env.BENCH_N ?? 60);
 const K = Number(process.env.BENCH_GREP_K ?? 10);
 const now = () => performance.timeOrigin + performance.now();
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+installQuietRuntime();
 const server = process.env.TEMPORAL_ADDRESS
   ? undefined
   : await startDevServer({ cacheDir: join(here, '..', '.temporal') });

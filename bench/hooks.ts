@@ -16,13 +16,14 @@ import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import { sessionWorkflowId, type DispatchHookInput } from '../src/common/protocol.js';
 import { createAgent, createAgentClient, HookEvent, type HookMap } from '../src/index.js';
 import { AgentRegistry } from '../src/agent/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
+import { installQuietRuntime } from '../src/worker/worker.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
 
@@ -372,8 +373,4 @@ async function modelAbortLatency(): Promise<void> {
       ],
     ],
   );
-}
-
-function installQuietRuntime(): void {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
 }

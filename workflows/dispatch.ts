@@ -25,6 +25,7 @@ import {
   clipErrorText,
   describeHookFailure,
   hookErrorRecord,
+  messageOf,
   type SerializedError,
 } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
@@ -161,9 +162,7 @@ async function settle(
     }
     entry.outcome = 'error';
     const cause = error instanceof ActivityFailure ? error.cause : undefined;
-    entry.reason = clipErrorText(
-      cause?.message ?? (error instanceof Error ? error.message : String(error)),
-    );
+    entry.reason = clipErrorText(cause?.message ?? messageOf(error));
     throw failed(
       state,
       entry,

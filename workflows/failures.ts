@@ -5,7 +5,12 @@
  * @module
  */
 import { ApplicationFailure } from '@temporalio/workflow';
-import { clipErrorText, type ErrorCode, type SerializedError } from '../src/common/errors.js';
+import {
+  clipErrorText,
+  serializeError,
+  type ErrorCode,
+  type SerializedError,
+} from '../src/common/errors.js';
 import type { HookEvent } from '../src/common/hook-events.js';
 
 /** A non-retryable failure carrying `error` for the client to rebuild. */
@@ -46,4 +51,23 @@ export function sessionClosedFailure(sessionId: string): ApplicationFailure {
     code: 'SESSION_CLOSED',
     message: `Session '${sessionId}' is closed`,
   });
+}
+
+/**
+ * The serialized error a failure carries as its first detail (one of ours, raised by
+ * {@link toFailure}), else `error` serialized.
+ */
+export function failureToSerialized(error: unknown): SerializedError {
+  const detail = (error as { details?: unknown[] } | undefined)?.details?.[0] as
+    SerializedError | undefined;
+  if (detail && typeof detail.message === 'string' && typeof detail.name === 'string')
+    return detail;
+  return serializeError(error);
+}
+
+/** A failure's message, followed by its cause's when it has one (`Activity task failed: boom`). */
+export function failureMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
 }

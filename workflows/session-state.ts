@@ -1,11 +1,18 @@
 /**
- * The session workflow's state, shared by the workflow and its rollover. Workflow code.
+ * The session workflow's state, shared by the workflow, its handlers and its rollover.
+ * Workflow code.
  *
  * @module
  */
 import type { CancellationScope } from '@temporalio/workflow';
-import type { ContextWindow } from '../src/common/context.js';
+import {
+  appendToContext,
+  contextOf,
+  tokensOfChars,
+  type ContextWindow,
+} from '../src/common/context.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
+import { DEFAULTS } from '../src/common/defaults.js';
 import type { SerializedError } from '../src/common/errors.js';
 import type {
   AbortRecord,
@@ -13,6 +20,7 @@ import type {
   RunArchive,
   SendResult,
   SessionDescription,
+  SessionWorkflowInput,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
 import type { PromptState } from './prompt-run.js';
@@ -73,4 +81,64 @@ export interface CloseAttempt {
   done: boolean;
   /** What the attempt threw; present (even if falsy) only when it failed. */
   error?: unknown;
+}
+
+/** A run's state at its start: fresh for a new session, carried over for a later run. */
+export function createSessionState(input: SessionWorkflowInput): SessionState {
+  const carry = input.carry;
+  const maxContextTokens = input.maxContextTokens ?? DEFAULTS.maxContextTokens;
+  const state: SessionState = {
+    input,
+    taskQueue: carry?.taskQueue ?? input.taskQueue,
+    timeline: [],
+    timelineBase: carry?.timelineBase ?? 0,
+    pendingCleanups: new Map(),
+    pendingPermissions: new Map(),
+    transcript: [],
+    context: contextOf(carry?.context ?? [], carry?.compactedMessages ?? 0),
+    archives: carry?.archives ?? [],
+    transcriptBase: carry?.transcriptBase ?? 0,
+    promptsThisRun: 0,
+    recentSends: carry?.recentSends ?? [],
+    rollingOver: false,
+    rolloverAllowed: true,
+    transcriptChars: 0,
+    rolloverNotBefore: 0,
+    addMessage(message) {
+      // Serialised once: it sizes both the run's transcript and the context estimate.
+      const chars = JSON.stringify(message).length;
+      state.transcript.push(message);
+      state.transcriptChars += chars;
+      appendToContext(state.context, message, maxContextTokens, tokensOfChars(chars));
+    },
+    modelSteps: carry?.modelSteps ?? 0,
+    status: 'starting',
+    readyAcked: false,
+    serving: 0,
+    nextTicket: 0,
+    promptsHandled: carry?.promptsHandled ?? 0,
+    // A SessionEnd that failed in an earlier run recorded the marker: it never runs again.
+    ...(carry?.endMarker ? { endMarker: carry.endMarker } : {}),
+    activitySeq: 0,
+    queuedAborts: new Map(),
+  };
+  return state;
+}
+
+/** What `session.describe()` answers. */
+export function describeSession(state: SessionState): SessionDescription {
+  return {
+    sessionId: state.input.sessionId,
+    status: state.status,
+    taskQueue: state.taskQueue,
+    ...(state.endMarker ? { sessionEndMarker: state.endMarker } : {}),
+    pendingCleanups: state.pendingCleanups.size,
+    promptsHandled: state.promptsHandled,
+    busy: state.current !== undefined,
+  };
+}
+
+/** Whether the session is closing or closed: no new prompt, handoff or close starts. */
+export function isClosing(state: SessionState): boolean {
+  return state.status === 'closing' || state.status === 'closed';
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ApplicationFailure, condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
@@ -21,27 +21,18 @@ import {
   applyPreToolUse,
 } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
-import {
-  presetDecision,
-  type PendingPermission,
-  type PermissionAnswer,
-  type PermissionResult,
-} from '../src/common/permission.js';
-import type { ToolCallRecord } from '../src/common/protocol.js';
-import type { ToolKind, ToolResult } from '../src/common/types.js';
-import {
-  checkPermissionActivity,
-  describeToolCallActivity,
-  executeToolActivity,
-} from './activity-options.js';
+import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
+import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
+import type { ToolResult } from '../src/common/types.js';
+import { describeToolCallActivity, executeToolActivity } from './activity-options.js';
 import { dispatchEvent, type DispatchState } from './dispatch.js';
-import { toFailure } from './failures.js';
-
-/** A pending `ask`, and the answer once a person gave one. */
-interface PendingPermissionEntry {
-  request: PendingPermission;
-  answer?: PermissionAnswer;
-}
+import { failureMessage, toFailure } from './failures.js';
+import {
+  askPerson,
+  deniedResult,
+  policyDecision,
+  type PendingPermissionEntry,
+} from './tool-permission.js';
 
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends DispatchState {
@@ -58,6 +49,17 @@ export interface ToolCallOutcome {
   rejectWith?: ApplicationFailure;
 }
 
+/** One call on its way through the pipeline. */
+interface CallRun {
+  readonly state: ToolPipelineState;
+  readonly call: ToolCall;
+  readonly tags: { toolUseId: string; toolName: string; requestId: string };
+  /** The input as it stands now: PreToolUse, PermissionRequest and the policy may edit it. */
+  input: JsonObject;
+  /** What the call is (its kind, the paths it touches), once described. */
+  description?: ToolCallDescription;
+}
+
 /** Run one tool call through the whole pipeline. Rethrows only cancellation. */
 export async function runToolCall(
   state: ToolPipelineState,
@@ -66,118 +68,160 @@ export async function runToolCall(
   onExecuted: (outcome: ToolCallOutcome) => void = () => undefined,
 ): Promise<ToolCallOutcome> {
   const { toolName, toolUseId } = call;
-  let input: JsonObject = call.input;
-  const tags = { toolUseId, toolName, requestId };
-  const end = (
-    result: ToolResult,
-    status: ToolCallRecord['status'],
-    interrupt = false,
-    hookError?: HookErrorRecord,
-  ): ToolCallOutcome => ({
+  const run: CallRun = { state, call, tags: { toolUseId, toolName, requestId }, input: call.input };
+  // Each stage ends the call with an outcome, or lets it go on.
+  const ended =
+    (await preToolUse(run)) ??
+    (await describe(run)) ??
+    (await permissionRequest(run)) ??
+    (await permission(run));
+  if (ended) return ended;
+  const result = await execute(run);
+  // The tool ran: if the prompt is aborted from here on, its result still stands.
+  onExecuted(end(run, result, result.status === 'success' ? 'success' : 'error'));
+  return result.status === 'success' ? postToolUse(run, result) : postToolUseFailure(run, result);
+}
+
+/** How the call ended: its result for the model and its record. */
+function end(
+  run: CallRun,
+  result: ToolResult,
+  status: ToolCallRecord['status'],
+  interrupt = false,
+  hookError?: HookErrorRecord,
+): ToolCallOutcome {
+  const { toolUseId, toolName } = run.call;
+  return {
     result,
     record: {
       toolUseId,
       toolName,
-      toolInput: input,
+      toolInput: run.input,
       status,
       ...(result.display ? { display: result.display } : {}),
       ...(result.outputRef ? { outputRef: result.outputRef } : {}),
       ...(hookError ? { hookError } : {}),
     },
     interrupt,
-  });
-  // A hook failed: the record says how; the model gets `result` (by default an error result
-  // naming the hook), or, with `toolHookErrors: 'reject'`, the send rejects with the error.
-  const hookFailed = (event: HookEvent, error: unknown, result?: ToolResult): ToolCallOutcome => {
-    const outcome = end(
-      result ?? hookErrorResult(event, error),
-      'error',
-      false,
-      hookErrorRecord(
-        event,
-        detailOf(error) ?? { name: 'HookError', message: failureMessage(error) },
-      ),
-    );
-    if (state.input.toolHookErrors !== 'reject') return outcome;
-    const rejectWith =
-      error instanceof ApplicationFailure
-        ? error
-        : toFailure({
-            name: 'HookError',
-            code: 'HOOK_CALLBACK_FAILED',
-            message: failureMessage(error),
-            event,
-          });
-    return { ...outcome, rejectWith };
   };
+}
 
-  // 1. PreToolUse
+/**
+ * A hook failed: the record says how; the model gets `result` (by default an error result
+ * naming the hook), or, with `toolHookErrors: 'reject'`, the send rejects with the error.
+ */
+function hookFailed(
+  run: CallRun,
+  event: HookEvent,
+  error: unknown,
+  result?: ToolResult,
+): ToolCallOutcome {
+  const outcome = end(
+    run,
+    result ?? hookErrorResult(event, error),
+    'error',
+    false,
+    hookErrorRecord(
+      event,
+      detailOf(error) ?? { name: 'HookError', message: failureMessage(error) },
+    ),
+  );
+  if (run.state.input.toolHookErrors !== 'reject') return outcome;
+  const rejectWith =
+    error instanceof ApplicationFailure
+      ? error
+      : toFailure({
+          name: 'HookError',
+          code: 'HOOK_CALLBACK_FAILED',
+          message: failureMessage(error),
+          event,
+        });
+  return { ...outcome, rejectWith };
+}
+
+/** 1. PreToolUse: its hooks may skip or abort the call, or edit its input. */
+async function preToolUse(run: CallRun): Promise<ToolCallOutcome | undefined> {
+  const { toolName, toolUseId } = run.call;
   try {
     const merged = await dispatchEvent(
-      state,
+      run.state,
       HookEvent.PreToolUse,
-      { toolName, toolInput: input, toolUseId },
-      tags,
+      { toolName, toolInput: run.input, toolUseId },
+      run.tags,
     );
     if (merged) {
-      const decision = applyPreToolUse(toolName, input, merged);
+      const decision = applyPreToolUse(toolName, run.input, merged);
       if (decision.kind !== 'run')
-        return end(decision.result, decision.kind === 'skip' ? 'skipped' : 'aborted');
-      input = decision.toolInput;
+        return end(run, decision.result, decision.kind === 'skip' ? 'skipped' : 'aborted');
+      run.input = decision.toolInput;
     }
   } catch (error) {
     if (isCancellation(error)) throw error;
-    return hookFailed(HookEvent.PreToolUse, error);
+    return hookFailed(run, HookEvent.PreToolUse, error);
   }
+  return undefined;
+}
 
-  // 2. What the call is: its kind and the paths it touches.
-  let description = await describeToolCallActivity()({
-    agentName: state.input.agentName,
-    toolName,
-    input,
-  });
-  if (!description.known) {
+/** 2. What the call is: its kind and the paths it touches. An unknown tool ends here. */
+async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
+  const { toolName } = run.call;
+  run.description = await describeCall(run);
+  if (!run.description.known) {
     const message = `Unknown tool '${toolName}'`;
     return end(
+      run,
       { status: 'error', model: message, error: { message, type: 'UnknownTool' } },
       'error',
     );
   }
+  return undefined;
+}
 
-  // 3. PermissionRequest hooks observe (and may block) the request.
+function describeCall(run: CallRun): Promise<ToolCallDescription> {
+  return describeToolCallActivity()({
+    agentName: run.state.input.agentName,
+    toolName: run.call.toolName,
+    input: run.input,
+  });
+}
+
+/** 3. PermissionRequest hooks observe (and may block) the request. */
+async function permissionRequest(run: CallRun): Promise<ToolCallOutcome | undefined> {
+  const { toolName, toolUseId } = run.call;
+  const description = run.description!;
   try {
     const merged = await dispatchEvent(
-      state,
+      run.state,
       HookEvent.PermissionRequest,
       {
         toolName,
-        toolInput: input,
+        toolInput: run.input,
         toolKind: description.kind,
         affectedPaths: description.affectedPaths,
         toolUseId,
       },
-      tags,
+      run.tags,
     );
     if (merged) {
-      const decision = applyPermissionRequest(toolName, input, merged);
-      input = decision.toolInput;
+      const decision = applyPermissionRequest(toolName, run.input, merged);
+      run.input = decision.toolInput;
       if (decision.kind === 'deny')
-        return end(deniedResult(toolName, decision.message), 'denied', decision.interrupt);
+        return end(run, deniedResult(toolName, decision.message), 'denied', decision.interrupt);
       // Edited input: the policy must judge the paths the call will really touch.
-      if (merged.modifiedInput) {
-        description = await describeToolCallActivity()({
-          agentName: state.input.agentName,
-          toolName,
-          input,
-        });
-      }
+      if (merged.modifiedInput) run.description = await describeCall(run);
     }
   } catch (error) {
     if (isCancellation(error)) throw error;
-    return hookFailed(HookEvent.PermissionRequest, error);
+    return hookFailed(run, HookEvent.PermissionRequest, error);
   }
+  return undefined;
+}
 
-  // 4. The policy decides; `ask` waits durably for a person.
+/** 4. The policy decides; `ask` waits durably for a person. */
+async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
+  const { state, input } = run;
+  const { toolName, toolUseId } = run.call;
+  const description = run.description!;
   let decision: PermissionResult | PermissionAnswer = await policyDecision(
     state,
     toolUseId,
@@ -197,15 +241,19 @@ export async function runToolCall(
   }
   if (decision.behavior === 'deny') {
     const message = decision.message ?? `Permission to run ${toolName} was denied`;
-    return end(deniedResult(toolName, message), 'denied', decision.interrupt === true);
+    return end(run, deniedResult(toolName, message), 'denied', decision.interrupt === true);
   }
-  if (decision.updatedInput) input = decision.updatedInput;
+  if (decision.updatedInput) run.input = decision.updatedInput;
+  return undefined;
+}
 
-  // 5. Execution.
-  let result: ToolResult;
+/** 5. Execution. A tool that could not run gives an error result, as a tool error does. */
+async function execute(run: CallRun): Promise<ToolResult> {
+  const { state } = run;
+  const { toolName, toolUseId } = run.call;
   try {
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
-    result = await executeToolActivity(
+    return await executeToolActivity(
       state.taskQueue,
       timeoutMs,
     )({
@@ -213,144 +261,71 @@ export async function runToolCall(
       agentName: state.input.agentName,
       toolUseId,
       toolName,
-      input,
+      input: run.input,
       timeoutMs,
     });
   } catch (error) {
     if (isCancellation(error)) throw error;
     const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
-    result = { status: 'error', model: message, error: { message, type: 'ToolExecutionFailed' } };
+    return { status: 'error', model: message, error: { message, type: 'ToolExecutionFailed' } };
   }
+}
 
-  // The tool ran: if the prompt is aborted from here on, its result still stands.
-  onExecuted(end(result, result.status === 'success' ? 'success' : 'error'));
-
-  // 6. PostToolUse or PostToolUseFailure.
-  if (result.status === 'success') {
-    try {
-      const merged = await dispatchEvent(
-        state,
-        HookEvent.PostToolUse,
-        { toolName, toolInput: input, toolOutput: result.model, toolUseId },
-        tags,
-      );
-      if (merged) result = applyPostToolUse(result, merged);
-    } catch (error) {
-      if (isCancellation(error)) throw error;
-      return hookFailed(HookEvent.PostToolUse, error);
-    }
-    return end(result, result.status === 'success' ? 'success' : 'error');
-  }
+/** 6a. PostToolUse, after a call that succeeded. */
+async function postToolUse(run: CallRun, ran: ToolResult): Promise<ToolCallOutcome> {
+  const { toolName, toolUseId } = run.call;
+  let result = ran;
   try {
-    const error: SerializedError = { name: result.error.type, message: result.error.message };
-    if (result.error.code) error.code = result.error.code;
     const merged = await dispatchEvent(
-      state,
+      run.state,
+      HookEvent.PostToolUse,
+      { toolName, toolInput: run.input, toolOutput: result.model, toolUseId },
+      run.tags,
+    );
+    if (merged) result = applyPostToolUse(result, merged);
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return hookFailed(run, HookEvent.PostToolUse, error);
+  }
+  return end(run, result, result.status === 'success' ? 'success' : 'error');
+}
+
+/** 6b. PostToolUseFailure, after a call that failed. */
+async function postToolUseFailure(
+  run: CallRun,
+  failed: Extract<ToolResult, { status: 'error' }>,
+): Promise<ToolCallOutcome> {
+  const { toolName, toolUseId } = run.call;
+  let result: ToolResult = failed;
+  try {
+    const error: SerializedError = { name: failed.error.type, message: failed.error.message };
+    if (failed.error.code) error.code = failed.error.code;
+    const merged = await dispatchEvent(
+      run.state,
       HookEvent.PostToolUseFailure,
       {
         toolName,
-        toolInput: input,
-        toolOutput: result.model,
+        toolInput: run.input,
+        toolOutput: failed.model,
         toolUseId,
         error: error as unknown as JsonObject,
       },
-      tags,
+      run.tags,
     );
-    if (merged) result = applyPostToolUseFailure(result, merged);
+    if (merged) result = applyPostToolUseFailure(failed, merged);
   } catch (error) {
     if (isCancellation(error)) throw error;
     // The seed: a PostToolUseFailure hook that throws is logged (the worker logs every failed
     // dispatch), and the tool error kept.
-    return hookFailed(HookEvent.PostToolUseFailure, error, result);
+    return hookFailed(run, HookEvent.PostToolUseFailure, error, result);
   }
-  return end(result, 'error');
+  return end(run, result, 'error');
 }
 
 /** The result given to a call that never ran because its prompt was aborted or interrupted. */
 export function cancelledResult(toolName: string, why: string): ToolResult {
   const message = `Tool ${toolName} did not run: ${why}`;
   return { status: 'error', model: message, error: { message, type: 'Cancelled' } };
-}
-
-async function policyDecision(
-  state: ToolPipelineState,
-  toolUseId: string,
-  toolName: string,
-  input: JsonObject,
-  description: { kind: ToolKind; affectedPaths: string[] },
-): Promise<PermissionResult> {
-  const permission = state.input.permission ?? { preset: 'default' as const };
-  if ('preset' in permission) return presetDecision(permission.preset, description.kind);
-  const checked = await checkPermissionActivity(state.taskQueue)({
-    agentName: state.input.agentName,
-    sessionId: state.input.sessionId,
-    toolUseId,
-    toolName,
-    input,
-    kind: description.kind,
-    affectedPaths: description.affectedPaths,
-    ...('handler' in permission && permission.handler === 'session'
-      ? { handler: 'session' as const }
-      : {}),
-  }).catch((error: unknown) => {
-    if (isCancellation(error)) throw error;
-    return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
-  });
-  if (checked.ok) return checked.result;
-  return {
-    behavior: 'deny',
-    message: `Permission check for ${toolName} failed: ${checked.error.message}`,
-  };
-}
-
-async function askPerson(
-  state: ToolPipelineState,
-  ask: {
-    toolUseId: string;
-    toolName: string;
-    input: JsonObject;
-    kind: ToolKind;
-    paths: string[];
-    message?: string | undefined;
-  },
-): Promise<PermissionAnswer> {
-  const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
-  const askedAt = Date.now();
-  const entry: PendingPermissionEntry = {
-    request: {
-      requestId: uuid4(),
-      toolUseId: ask.toolUseId,
-      toolName: ask.toolName,
-      toolKind: ask.kind,
-      input: ask.input,
-      affectedPaths: ask.paths,
-      askedAt,
-      deadline: askedAt + timeoutMs,
-      ...(ask.message !== undefined ? { message: ask.message } : {}),
-    },
-  };
-  state.pendingPermissions.set(entry.request.requestId, entry);
-  try {
-    const answered = await condition(() => entry.answer !== undefined, timeoutMs);
-    if (!answered || !entry.answer) {
-      return {
-        behavior: 'deny',
-        message: `No decision on ${ask.toolName} within ${timeoutMs} ms: denied`,
-      };
-    }
-    return entry.answer;
-  } finally {
-    state.pendingPermissions.delete(entry.request.requestId);
-  }
-}
-
-function deniedResult(toolName: string, message: string): ToolResult {
-  return {
-    status: 'error',
-    model: message,
-    display: { summary: `Permission denied: ${toolName}` },
-    error: { message, type: 'PermissionDenied', code: 'PERMISSION_DENIED' },
-  };
 }
 
 /** The serialized error a failed dispatch raised, when it raised one of ours. */
@@ -374,10 +349,4 @@ function hookErrorResult(event: HookEvent, error: unknown): ToolResult {
       ...(detail?.code ? { code: detail.code } : {}),
     },
   };
-}
-
-function failureMessage(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof Error ? `${error.message}: ${cause.message}` : error.message;
 }

@@ -27,6 +27,7 @@ import {
 } from '../../src/index.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { goldenFromHistories } from '../../src/testing/golden.js';
+import { messageOf } from '../../src/common/errors.js';
 import { DEMO_PROMPT, demoAgentOptions, demoModel, type DemoEnv, type DemoEvent } from './agent.js';
 import {
   activityPayloadsHolding,
@@ -90,7 +91,7 @@ let ok = false;
 try {
   ok = await main();
 } catch (error) {
-  say(`demo failed: ${error instanceof Error ? error.message : String(error)}`);
+  say(`demo failed: ${messageOf(error)}`);
 } finally {
   await cleanup();
 }
@@ -111,7 +112,7 @@ function parseFlags() {
       },
     });
   } catch (error) {
-    console.error(`demo: ${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
+    console.error(`demo: ${messageOf(error)}\n\n${USAGE}`);
     process.exit(2);
   }
   if (parsed.values.help) {

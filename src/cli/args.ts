@@ -6,6 +6,7 @@
  * @module
  */
 import { DEFAULTS } from '../common/defaults.js';
+import { messageOf } from '../common/errors.js';
 import { parseArgs } from 'node:util';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
@@ -503,7 +504,7 @@ const DESCRIPTIONS: Record<CommandName, string> = {
 
 /** An error's message on one line: its first non-blank line. */
 export function oneLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageOf(error);
   const first = message.split('\n').find((line) => line.trim() !== '') ?? message;
   return first.trim();
 }

@@ -21,8 +21,8 @@ import {
   messageOf,
 } from '../common/errors.js';
 import { connectTemporalClient, type ConnectionHints } from '../temporal/connection.js';
-import { RoutingLogger, resolveLogLevel } from '../temporal/logging.js';
-import type { JsonObject } from '../common/json.js';
+import { resolveLogLevel } from '../temporal/logging.js';
+import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
@@ -534,7 +534,7 @@ function parseInputOption(text: string): JsonObject {
   } catch (error) {
     throw new CliError(`--input is not valid JSON: ${oneLine(error)}`, { usage: true });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     throw new CliError('--input must be a JSON object, e.g. \'{"file_path":"a.txt"}\'', {
       usage: true,
     });
@@ -907,26 +907,15 @@ function isNamespaceError(error: unknown): boolean {
   return e?.name === 'NamespaceNotFoundError' || /namespace .*not found/i.test(oneLine(error));
 }
 
-let runtimeInstalled = false;
-
 /**
  * Replay runs a worker: Temporal's own lines at ERROR, one line each, unless
  * `DURABLE_AGENT_LOG_LEVEL` asks for more.
  * @throws {ConfigError} when `DURABLE_AGENT_LOG_LEVEL` is not a level.
  */
 async function installReplayRuntime(): Promise<void> {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const { Runtime } = await import('@temporalio/worker');
-  const level = resolveLogLevel(undefined, process.env, 'ERROR');
-  try {
-    Runtime.install({
-      logger: new RoutingLogger(level),
-      telemetryOptions: { logging: { filter: { core: level, other: level }, forward: {} } },
-    });
-  } catch {
-    // A runtime exists already.
-  }
+  // Loaded here, as the worker is: its native runtime costs startup time other commands need not pay.
+  const { installQuietRuntime } = await import('../worker/worker.js');
+  installQuietRuntime(resolveLogLevel(undefined, process.env, 'ERROR'));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

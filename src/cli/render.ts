@@ -5,6 +5,7 @@
  * @module
  */
 import type { HistoryDispatch, HistoryTimeline } from '../history/timeline.js';
+import { formatDuration } from './workers.js';
 
 /**
  * An aligned table: columns padded to their widest cell, two spaces apart, no trailing
@@ -42,14 +43,6 @@ export function formatTime(time: Date | number | undefined): string {
   const date = typeof time === 'number' ? new Date(time) : time;
   if (Number.isNaN(date.getTime())) return '-';
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-/** A duration for people: `0.4 ms`, `102 ms`, `12.5 s`, or `-` when unknown. */
-function formatDuration(ms: number | undefined): string {
-  if (ms === undefined || !Number.isFinite(ms)) return '-';
-  if (ms < 10) return `${ms.toFixed(1)} ms`;
-  if (ms < 10_000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(1)} s`;
 }
 
 /** `text` cut to `max` characters with an ellipsis, on one line. */

@@ -65,8 +65,13 @@ export function describePollers(pollers: QueuePollers): string {
   return `a worker polled ${queue} ${seconds(ago)} ago`;
 }
 
-/** A duration for people: `850 ms`, `12 s`, `2.5 min`. */
-export function formatDuration(ms: number): string {
+/**
+ * A duration for people: `0.4 ms`, `850 ms`, `2.5 s`, `12 s`, `2.5 min`; `-` when unknown
+ * (undefined, NaN, infinite). Timeouts in messages and the timeline's durations alike.
+ */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '-';
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 120_000) return seconds(ms);
   return `${Math.round(ms / 6000) / 10} min`;

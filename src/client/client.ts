@@ -24,6 +24,7 @@ import {
   SESSION_WORKFLOW,
   Updates,
   sessionIdCandidates,
+  sessionIdOfWorkflowId,
   sessionWorkflowId,
   type SessionWorkflow,
   type SessionWorkflowInput,
@@ -317,7 +318,7 @@ export async function listSessionSummaries(
     query: `WorkflowType = '${SESSION_WORKFLOW}'`,
   })) {
     rows.push({
-      sessionId: execution.workflowId.replace(/^session-/, ''),
+      sessionId: sessionIdOfWorkflowId(execution.workflowId) ?? execution.workflowId,
       workflowId: execution.workflowId,
       status: execution.status.name,
       startTime: execution.startTime,

@@ -114,10 +114,18 @@ export function sessionWorkflowId(sessionId: string): string {
  * by its id, try {@link sessionIdCandidates} in order.
  */
 export function sessionIdOf(idOrWorkflowId: string): string {
-  const rest = idOrWorkflowId.startsWith(SESSION_WORKFLOW_ID_PREFIX)
-    ? idOrWorkflowId.slice(SESSION_WORKFLOW_ID_PREFIX.length)
-    : '';
+  const rest = sessionIdOfWorkflowId(idOrWorkflowId) ?? '';
   return rest === '' ? idOrWorkflowId : rest;
+}
+
+/**
+ * What follows the prefix of a session's workflow id (`session-abc` gives `abc`, `session-`
+ * gives `''`), or `undefined` for an id without it. Pure.
+ */
+export function sessionIdOfWorkflowId(workflowId: string): string | undefined {
+  return workflowId.startsWith(SESSION_WORKFLOW_ID_PREFIX)
+    ? workflowId.slice(SESSION_WORKFLOW_ID_PREFIX.length)
+    : undefined;
 }
 
 /**

@@ -170,7 +170,6 @@ export function timelineFromHistory(
   options: TimelineFromHistoryOptions = {},
 ): HistoryTimeline {
   const converter = options.payloadConverter ?? defaultPayloadConverter;
-  const decode = <T>(payloads: PayloadList) => decodeFirstPayload<T>(payloads, converter);
 
   const events = history?.events;
   if (!Array.isArray(events) || events.length === 0) {
@@ -193,160 +192,183 @@ export function timelineFromHistory(
   const sessionId = sessionIdOfHistory(history, converter);
   if (sessionId !== undefined) timeline.sessionId = sessionId;
 
-  /** Dispatches by their scheduled event id. */
-  const byScheduledId = new Map<number, HistoryDispatch>();
-  /** Activities waiting for a lingering callback, by scheduled event id → dispatch id. */
-  const settleWaits = new Map<number, string>();
-  const byDispatchId = new Map<string, HistoryDispatch>();
-
-  const close = (dispatch: HistoryDispatch, event: HistoryEvent, eventId: number) => {
-    dispatch.closedEventId = eventId;
-    const closedAt = timeOf(event);
-    if (dispatch.durationMs === undefined && closedAt !== undefined) {
-      dispatch.durationMs = Math.max(0, closedAt - dispatch.scheduledAt);
-    }
+  const build: TimelineBuild = {
+    timeline,
+    converter,
+    byScheduledId: new Map(),
+    settleWaits: new Map(),
+    byDispatchId: new Map(),
   };
-  const watchCleanup = (dispatch: HistoryDispatch, handle: Partial<CleanupHandle> | undefined) => {
-    if (!handle || handle.settled !== false) return;
-    dispatch.cleanup = 'pending';
-    if (typeof handle.dispatchId === 'string') byDispatchId.set(handle.dispatchId, dispatch);
-  };
-
   for (const event of events) {
-    const eventId = numberOf(event.eventId);
-
-    const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled) {
-      const type = scheduled.activityType?.name;
-      if (type === ActivityNames.dispatchHook) {
-        const dispatchInput = decode<Partial<DispatchHookInput>>(scheduled.input) ?? {};
-        const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
-        const dispatch: HistoryDispatch = {
-          seq: timeline.dispatches.length,
-          event: String(dispatchInput.event ?? 'unknown'),
-          callbackCount: numberOr(dispatchInput.callbackCount, 0),
-          decision: 'running',
-          scheduledAt: timeOf(event) ?? 0,
-          budgetMs: numberOr(dispatchInput.budgetMs, 0),
-          dispatchId: String(dispatchInput.dispatchId ?? ''),
-          scheduledEventId: eventId,
-          cancelRequested: false,
-        };
-        if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
-        if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
-        timeline.dispatches.push(dispatch);
-        byScheduledId.set(eventId, dispatch);
-      } else if (type === ActivityNames.awaitHookSettled) {
-        const waitInput = decode<{ dispatchId?: unknown }>(scheduled.input);
-        if (typeof waitInput?.dispatchId === 'string')
-          settleWaits.set(eventId, waitInput.dispatchId);
-      }
-      continue;
-    }
-
-    const cancelRequested = event.activityTaskCancelRequestedEventAttributes;
-    if (cancelRequested) {
-      const dispatch = byScheduledId.get(numberOf(cancelRequested.scheduledEventId));
+    if (event.activityTaskScheduledEventAttributes) {
+      activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
+    } else if (event.activityTaskCancelRequestedEventAttributes) {
+      const { scheduledEventId } = event.activityTaskCancelRequestedEventAttributes;
+      const dispatch = build.byScheduledId.get(numberOf(scheduledEventId));
       if (dispatch) dispatch.cancelRequested = true;
-      continue;
-    }
-
-    const completed = event.activityTaskCompletedEventAttributes;
-    if (completed) {
-      const scheduledId = numberOf(completed.scheduledEventId);
-      const dispatch = byScheduledId.get(scheduledId);
-      if (dispatch) {
-        const outcome = decode<HookDispatchOutcome>(completed.result);
+    } else if (event.activityTaskCompletedEventAttributes) {
+      const completed = event.activityTaskCompletedEventAttributes;
+      activityClosed(build, event, completed.scheduledEventId, 'settled', (dispatch) => {
+        const outcome = decode<HookDispatchOutcome>(build, completed.result);
         applyOutcome(dispatch, outcome);
-        close(dispatch, event, eventId);
-        if (outcome?.status === 'timeout') watchCleanup(dispatch, outcome);
-      } else {
-        settle(settleWaits, byDispatchId, scheduledId, 'settled');
-      }
-      continue;
-    }
-
-    const failed = event.activityTaskFailedEventAttributes;
-    if (failed) {
-      const scheduledId = numberOf(failed.scheduledEventId);
-      const dispatch = byScheduledId.get(scheduledId);
-      if (dispatch) {
+        if (outcome?.status === 'timeout') watchCleanup(build, dispatch, outcome);
+      });
+    } else if (event.activityTaskFailedEventAttributes) {
+      const failed = event.activityTaskFailedEventAttributes;
+      activityClosed(build, event, failed.scheduledEventId, 'lost', (dispatch) => {
         dispatch.decision = 'error';
         dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';
-        close(dispatch, event, eventId);
-      } else {
-        settle(settleWaits, byDispatchId, scheduledId, 'lost');
-      }
-      continue;
-    }
-
-    const timedOut = event.activityTaskTimedOutEventAttributes;
-    if (timedOut) {
-      const scheduledId = numberOf(timedOut.scheduledEventId);
-      const dispatch = byScheduledId.get(scheduledId);
-      if (dispatch) {
+      });
+    } else if (event.activityTaskTimedOutEventAttributes) {
+      const timedOut = event.activityTaskTimedOutEventAttributes;
+      activityClosed(build, event, timedOut.scheduledEventId, 'lost', (dispatch) => {
         dispatch.decision = 'worker_lost';
         const type = timeoutTypeOf(timedOut.failure as Failure);
         dispatch.reason = `the worker running the dispatch was lost (${type})`;
-        close(dispatch, event, eventId);
-      } else {
-        settle(settleWaits, byDispatchId, scheduledId, 'lost');
-      }
-      continue;
-    }
-
-    const canceled = event.activityTaskCanceledEventAttributes;
-    if (canceled) {
-      const scheduledId = numberOf(canceled.scheduledEventId);
-      const dispatch = byScheduledId.get(scheduledId);
-      if (dispatch) {
+      });
+    } else if (event.activityTaskCanceledEventAttributes) {
+      const canceled = event.activityTaskCanceledEventAttributes;
+      activityClosed(build, event, canceled.scheduledEventId, 'lost', (dispatch) => {
         dispatch.decision = 'cancelled';
-        close(dispatch, event, eventId);
-        watchCleanup(dispatch, decode<Partial<CleanupHandle>>(canceled.details));
-      } else {
-        settle(settleWaits, byDispatchId, scheduledId, 'lost');
-      }
-      continue;
-    }
-
-    const modified = event.workflowPropertiesModifiedEventAttributes;
-    if (modified) {
-      const marker = decodePayload<{ reason?: unknown; at?: unknown }>(
-        modified.upsertedMemo?.fields?.sessionEndMarker,
-        converter,
-      );
-      if (marker && !timeline.sessionEndMarker) {
-        timeline.sessionEndMarker = {
-          reason: String(marker.reason ?? 'unknown'),
-          at: numberOr(marker.at, timeOf(event) ?? 0),
-          eventId,
-        };
-      }
-      continue;
-    }
-
-    const closedStatus = closedStatusOf(event);
-    if (closedStatus) {
-      timeline.status = closedStatus;
-      const closedAt = timeOf(event);
-      if (closedAt !== undefined) timeline.closedAt = closedAt;
-      const result = event.workflowExecutionCompletedEventAttributes?.result;
-      if (result) {
-        const value = decode<Partial<SessionWorkflowResult>>(result);
-        if (typeof value?.endReason === 'string') timeline.endReason = value.endReason;
-        if (typeof value?.promptsHandled === 'number')
-          timeline.promptsHandled = value.promptsHandled;
-        if (value?.startError && typeof value.startError.message === 'string') {
-          timeline.startError = value.startError.message;
-        }
-      }
-      const failure = event.workflowExecutionFailedEventAttributes?.failure as Failure | undefined;
-      const why =
-        failureMessage(failure ?? null) ?? event.workflowExecutionTerminatedEventAttributes?.reason;
-      if (why) timeline.closeReason = why;
+        watchCleanup(build, dispatch, decode<Partial<CleanupHandle>>(build, canceled.details));
+      });
+    } else if (event.workflowPropertiesModifiedEventAttributes) {
+      memoUpserted(build, event, event.workflowPropertiesModifiedEventAttributes);
+    } else {
+      const closedStatus = closedStatusOf(event);
+      if (closedStatus) workflowClosed(build, event, closedStatus);
     }
   }
   return timeline;
+}
+
+/** What {@link timelineFromHistory} keeps while it reads a history's events. */
+interface TimelineBuild {
+  timeline: HistoryTimeline;
+  converter: PayloadConverter;
+  /** Dispatches by their scheduled event id. */
+  byScheduledId: Map<number, HistoryDispatch>;
+  /** Activities waiting for a lingering callback, by scheduled event id → dispatch id. */
+  settleWaits: Map<number, string>;
+  /** Dispatches whose callback outlived them, by dispatch id. */
+  byDispatchId: Map<string, HistoryDispatch>;
+}
+
+type ScheduledAttributes = NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>;
+type MemoAttributes = NonNullable<HistoryEvent['workflowPropertiesModifiedEventAttributes']>;
+
+function decode<T>(build: TimelineBuild, payloads: PayloadList): T | undefined {
+  return decodeFirstPayload<T>(payloads, build.converter);
+}
+
+/** A `dispatchHook` activity starts a dispatch; an `awaitHookSettled` one waits for a callback. */
+function activityScheduled(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  scheduled: ScheduledAttributes,
+): void {
+  const eventId = numberOf(event.eventId);
+  const type = scheduled.activityType?.name;
+  if (type === ActivityNames.dispatchHook) {
+    const dispatchInput = decode<Partial<DispatchHookInput>>(build, scheduled.input) ?? {};
+    const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
+    const dispatch: HistoryDispatch = {
+      seq: build.timeline.dispatches.length,
+      event: String(dispatchInput.event ?? 'unknown'),
+      callbackCount: numberOr(dispatchInput.callbackCount, 0),
+      decision: 'running',
+      scheduledAt: timeOf(event) ?? 0,
+      budgetMs: numberOr(dispatchInput.budgetMs, 0),
+      dispatchId: String(dispatchInput.dispatchId ?? ''),
+      scheduledEventId: eventId,
+      cancelRequested: false,
+    };
+    if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
+    if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
+    build.timeline.dispatches.push(dispatch);
+    build.byScheduledId.set(eventId, dispatch);
+  } else if (type === ActivityNames.awaitHookSettled) {
+    const waitInput = decode<{ dispatchId?: unknown }>(build, scheduled.input);
+    if (typeof waitInput?.dispatchId === 'string')
+      build.settleWaits.set(eventId, waitInput.dispatchId);
+  }
+}
+
+/**
+ * An activity closed (completed, failed, timed out or cancelled). A dispatch gets its
+ * decision from `fill`, then its closing event and duration; a wait for a lingering
+ * callback marks that callback `waitEnded` (`settled` when the wait completed, else `lost`).
+ */
+function activityClosed(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  scheduledEventId: unknown,
+  waitEnded: 'settled' | 'lost',
+  fill: (dispatch: HistoryDispatch) => void,
+): void {
+  const scheduledId = numberOf(scheduledEventId);
+  const dispatch = build.byScheduledId.get(scheduledId);
+  if (!dispatch) {
+    settle(build, scheduledId, waitEnded);
+    return;
+  }
+  fill(dispatch);
+  dispatch.closedEventId = numberOf(event.eventId);
+  const closedAt = timeOf(event);
+  if (dispatch.durationMs === undefined && closedAt !== undefined) {
+    dispatch.durationMs = Math.max(0, closedAt - dispatch.scheduledAt);
+  }
+}
+
+/** A callback outlived its dispatch: pending until a wait for it ends. */
+function watchCleanup(
+  build: TimelineBuild,
+  dispatch: HistoryDispatch,
+  handle: Partial<CleanupHandle> | undefined,
+): void {
+  if (!handle || handle.settled !== false) return;
+  dispatch.cleanup = 'pending';
+  if (typeof handle.dispatchId === 'string') build.byDispatchId.set(handle.dispatchId, dispatch);
+}
+
+/** The first upsert of `sessionEndMarker` is the SessionEnd marker. */
+function memoUpserted(build: TimelineBuild, event: HistoryEvent, modified: MemoAttributes): void {
+  const marker = decodePayload<{ reason?: unknown; at?: unknown }>(
+    modified.upsertedMemo?.fields?.sessionEndMarker,
+    build.converter,
+  );
+  if (marker && !build.timeline.sessionEndMarker) {
+    build.timeline.sessionEndMarker = {
+      reason: String(marker.reason ?? 'unknown'),
+      at: numberOr(marker.at, timeOf(event) ?? 0),
+      eventId: numberOf(event.eventId),
+    };
+  }
+}
+
+/** The execution closed: its status, and what its result or failure says. */
+function workflowClosed(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  closedStatus: HistoryWorkflowStatus,
+): void {
+  const { timeline } = build;
+  timeline.status = closedStatus;
+  const closedAt = timeOf(event);
+  if (closedAt !== undefined) timeline.closedAt = closedAt;
+  const result = event.workflowExecutionCompletedEventAttributes?.result;
+  if (result) {
+    const value = decode<Partial<SessionWorkflowResult>>(build, result);
+    if (typeof value?.endReason === 'string') timeline.endReason = value.endReason;
+    if (typeof value?.promptsHandled === 'number') timeline.promptsHandled = value.promptsHandled;
+    if (value?.startError && typeof value.startError.message === 'string') {
+      timeline.startError = value.startError.message;
+    }
+  }
+  const failure = event.workflowExecutionFailedEventAttributes?.failure as Failure | undefined;
+  const why =
+    failureMessage(failure ?? null) ?? event.workflowExecutionTerminatedEventAttributes?.reason;
+  if (why) timeline.closeReason = why;
 }
 
 /** Fill a dispatch from the outcome its activity reported. */
@@ -396,15 +418,10 @@ function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | 
   }
 }
 
-function settle(
-  waits: Map<number, string>,
-  byDispatchId: Map<string, HistoryDispatch>,
-  scheduledId: number,
-  how: 'settled' | 'lost',
-): void {
-  const dispatchId = waits.get(scheduledId);
+function settle(build: TimelineBuild, scheduledId: number, how: 'settled' | 'lost'): void {
+  const dispatchId = build.settleWaits.get(scheduledId);
   if (dispatchId === undefined) return;
-  const dispatch = byDispatchId.get(dispatchId);
+  const dispatch = build.byDispatchId.get(dispatchId);
   if (dispatch) dispatch.cleanup = how;
 }
 

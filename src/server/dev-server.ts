@@ -6,7 +6,7 @@
  */
 import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
-import { EngineError } from '../common/errors.js';
+import { EngineError, messageOf } from '../common/errors.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import {
   describeProvisioningFailure,
@@ -180,7 +180,7 @@ async function startWithSdkDownload(
       },
     });
   } catch (error) {
-    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const why = messageOf(error).split('\n')[0];
     throw new EngineError(
       'TEMPORAL_CLI_UNAVAILABLE',
       describeProvisioningFailure([...failures, `the Temporal SDK's download: ${why}`]),

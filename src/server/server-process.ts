@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { EngineError } from '../common/errors.js';
+import { EngineError, messageOf } from '../common/errors.js';
 import { cutSuffix } from '../common/text.js';
 
 /** A server process this process started. */
@@ -89,7 +89,7 @@ export async function waitUntilReady<T>(
       throw new EngineError(
         'TEMPORAL_SERVER_START_FAILED',
         `${options.name} on 127.0.0.1:${port} was not ready within ${options.timeoutMs} ms ` +
-          `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}):\n${server.output()}`,
+          `(last error: ${messageOf(lastError)}):\n${server.output()}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 20));

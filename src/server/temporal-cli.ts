@@ -19,6 +19,7 @@ import { mkdir, writeFile, readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { messageOf } from '../common/errors.js';
 
 const run = promisify(execFile);
 
@@ -217,6 +218,6 @@ async function checkVersion(path: string): Promise<string> {
 }
 
 function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   return text.split('\n').find((l) => l.trim() !== '') ?? text;
 }

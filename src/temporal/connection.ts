@@ -14,7 +14,7 @@ import { connect as tcpConnect, isIP } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { Connection, type ConnectionPlugin } from '@temporalio/client';
 import type { ResolvedTls } from './connection-config.js';
-import { TemporalConnectionError } from '../common/errors.js';
+import { TemporalConnectionError, messageOf } from '../common/errors.js';
 import { cutPrefix } from '../common/text.js';
 
 /** Where a user sets the address and the namespace, as the messages should name it. */
@@ -127,7 +127,7 @@ export function namespaceNotFound(
  * `NativeConnection.connect` reports `tonic::transport::Error(...)` texts.
  */
 export function transportReason(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   if (/ConnectionRefused|Connection refused/i.test(text)) return REFUSED;
   if (/dns error|failed to lookup address|Name or service not known/i.test(text)) {
     return 'unknown host (the name does not resolve)';
@@ -150,7 +150,7 @@ export function transportReason(error: unknown): string {
 /** Whether `error` is the server's "namespace not found" (gRPC NOT_FOUND on a namespace call). */
 export function isNamespaceNotFound(error: unknown): boolean {
   const e = error as { code?: unknown; name?: unknown } | undefined;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = messageOf(error);
   return (
     e?.name === 'NamespaceNotFoundError' ||
     /Namespace .* (is not found|was not found|not found)/i.test(text) ||

@@ -15,6 +15,7 @@
  */
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 import { ConfigError } from '../common/errors.js';
+import { sessionIdOfWorkflowId } from '../common/protocol.js';
 import { cutPrefix } from '../common/text.js';
 
 /**
@@ -172,8 +173,9 @@ export function formatEntry(
     }
   }
   const workflowId = typeof out.workflowId === 'string' ? out.workflowId : undefined;
-  if (workflowId?.startsWith('session-') && out.sessionId === undefined) {
-    out.sessionId = workflowId.slice('session-'.length);
+  const sessionId = workflowId === undefined ? undefined : sessionIdOfWorkflowId(workflowId);
+  if (sessionId !== undefined && out.sessionId === undefined) {
+    out.sessionId = sessionId;
     if (!verbose) delete out.workflowId;
   }
   const stack = verbose && stacks.length > 0 ? stacks.join('\ncaused by: ') : undefined;

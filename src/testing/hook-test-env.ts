@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataConverter, Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { ConfigError, messageOf } from '../common/errors.js';
+import { ConfigError } from '../common/errors.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
 import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
@@ -18,13 +18,19 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { connectClient, type AgentClient } from '../client/client.js';
 import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
-import { resolveAgentOptions, type AgentOptions, type SessionOptions } from '../agent/options.js';
+import {
+  resolveAgentOptions,
+  type AgentOptions,
+  type ResolvedAgentOptions,
+  type SessionOptions,
+} from '../agent/options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../client/session.js';
 import { startAgentWorker } from '../worker/worker.js';
 import { RestartableWorker, WorkerKillSwitch } from './worker-kill.js';
-import { replaySessionHistories } from './replay.js';
-import { fetchRunHistories, type SessionHistory } from '../history/files.js';
+import { fetchRunHistories } from '../history/files.js';
+import { armAbort, armBudgetOverrun, armWorkerKill } from './env-faults.js';
+import { teardownEnv } from './env-teardown.js';
 import { startEnvServer, type EnvServer, type HookTestServerKind } from './env-server.js';
 import { VirtualClock } from './virtual-clock.js';
 
@@ -237,9 +243,26 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
   });
   const resolved = resolveAgentOptions(merged(server.address));
   const clock = server.kind === 'time-skipping' ? new VirtualClock() : undefined;
+  const { workers, client } = await startWorkerAndClient(resolved, server, clock);
+  return assembleEnv({
+    taskQueue,
+    server,
+    clock,
+    workers,
+    client,
+    stepTimeoutMs,
+    dataConverter: dataConverterOf(resolved),
+    faults,
+  });
+}
 
+/** The env's (restartable) worker and its client; the server is stopped when either fails. */
+async function startWorkerAndClient(
+  resolved: ResolvedAgentOptions,
+  server: EnvServer,
+  clock: VirtualClock | undefined,
+): Promise<{ workers: RestartableWorker; client: AgentClient }> {
   let workers: RestartableWorker | undefined;
-  let client: AgentClient | undefined;
   try {
     workers = await RestartableWorker.start(async (registry) => {
       const killSwitch = new WorkerKillSwitch();
@@ -253,22 +276,13 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
       return { worker, killSwitch };
     });
     // The worker's registry makes per-session hooks (`createSession({ hooks })`) work.
-    client = await connectClient(server.address, resolved, workers.registry);
+    const client = await connectClient(server.address, resolved, workers.registry);
+    return { workers, client };
   } catch (error) {
     await workers?.shutdown().catch(() => undefined);
     await server.stop();
     throw error;
   }
-  return assembleEnv({
-    taskQueue,
-    server,
-    clock,
-    workers,
-    client,
-    stepTimeoutMs,
-    dataConverter: dataConverterOf(resolved),
-    faults,
-  });
 }
 
 interface EnvParts {
@@ -316,50 +330,6 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     );
   const fetchHistories = (session: Session): Promise<History[]> =>
     fetchRunHistories(client.temporal, session.workflowId);
-
-  const teardown = async (): Promise<void> => {
-    const problems: string[] = [];
-    try {
-      const histories: SessionHistory[] = [];
-      for (const session of sessions.values()) {
-        try {
-          const runs = await withTimeout(
-            fetchHistories(session),
-            stepTimeoutMs,
-            `fetching the history of session ${session.id}`,
-          );
-          for (const history of runs) {
-            histories.push({ sessionId: session.id, workflowId: session.workflowId, history });
-          }
-        } catch (error) {
-          problems.push(
-            `session ${session.id}: its history could not be read: ${messageOf(error)}`,
-          );
-        }
-      }
-      try {
-        await withTimeout(
-          replaySessionHistories(histories, { dataConverter }),
-          stepTimeoutMs + histories.length * 5_000,
-          'replaying the sessions',
-        );
-      } catch (error) {
-        problems.unshift(messageOf(error));
-      }
-    } finally {
-      await withTimeout(client.close(), stepTimeoutMs, 'closing the client').catch((error) =>
-        problems.push(messageOf(error)),
-      );
-      await withTimeout(workers.shutdown(), stepTimeoutMs, 'stopping the worker').catch((error) =>
-        problems.push(messageOf(error)),
-      );
-      await withTimeout(server.stop(), stepTimeoutMs, 'stopping the server').catch((error) =>
-        problems.push(messageOf(error)),
-      );
-    }
-    if (problems.length > 0)
-      throw new Error(`HookTestEnv teardown failed:\n${problems.join('\n')}`);
-  };
 
   return {
     address: server.address,
@@ -415,7 +385,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return { ...newest, dispatches };
     },
     teardown() {
-      torndown ??= teardown();
+      torndown ??= teardownEnv({ sessions, client, workers, server, stepTimeoutMs, dataConverter });
       return torndown;
     },
     async recordGolden(ref, file) {
@@ -437,12 +407,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
             "never moves a session's next workflow task off a dead worker's sticky queue",
         );
       }
-      return faults.arm(event, target, async (input, original) => {
-        const output = Promise.resolve(original(input));
-        output.catch(() => undefined);
-        await workers.kill();
-        return output;
-      });
+      return armWorkerKill(faults, workers, event, target);
     },
     whenDispatched(event, target = {}) {
       live();
@@ -450,57 +415,11 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     },
     abortAt(event, target = {}) {
       live();
-      const reason = target.reason ?? new Error(`Aborted by the test at ${event}`);
-      return faults.arm(event, target, async (input, original) => {
-        const aborting =
-          sessions
-            .get(input.sessionId)
-            ?.abort(reason)
-            .catch(() => false) ?? Promise.resolve(false);
-        const output = await original(input);
-        // Hold the output until the abort reached this dispatch, so it lands mid-dispatch
-        // every time (not after a fast callback already finished). An abort that stopped
-        // nothing (no prompt running) is not waited for.
-        const signal = input.abortSignal;
-        if (signal && !signal.aborted) {
-          await new Promise<void>((resolve) => {
-            signal.addEventListener('abort', () => resolve(), { once: true });
-            void aborting.then((stopped) => (stopped ? undefined : resolve()));
-          });
-        }
-        return output;
-      });
+      return armAbort(faults, sessions, event, target);
     },
     exceedBudgetAt(event, target = {}) {
       live();
-      const overrunMs = target.overrunMs ?? 200;
-      return faults.arm(event, target, async (input, original) => {
-        const output = await original(input);
-        const signal = input.abortSignal;
-        if (signal && !signal.aborted) {
-          const aborted = new Promise((resolve) =>
-            signal.addEventListener('abort', resolve, { once: true }),
-          );
-          // On the time-skipping server this dispatch's budget passes at once (only its own:
-          // other sessions' budgets and the server's clock stay as they are).
-          clock?.fireNow(signal);
-          await aborted;
-        }
-        await new Promise((resolve) => setTimeout(resolve, overrunMs));
-        return output;
-      });
+      return armBudgetOverrun(faults, clock, event, target);
     },
   };
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

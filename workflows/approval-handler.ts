@@ -1,0 +1,40 @@
+/**
+ * The session's `decidePermission` Update: a person's answer to a pending permission
+ * request (`ask`), which the waiting tool call picks up. Workflow code.
+ *
+ * @module
+ */
+import { setHandler } from '@temporalio/workflow';
+import { Updates } from '../src/common/protocol.js';
+import { toFailure } from './failures.js';
+import type { SessionState } from './session-state.js';
+
+/** Register the `decidePermission` Update (and its validator). */
+export function setApprovalHandler(state: SessionState): void {
+  const { input } = state;
+  setHandler(
+    Updates.decidePermission,
+    (request) => {
+      state.activitySeq++;
+      const entry = state.pendingPermissions.get(request.requestId)!;
+      entry.answer = request.answer;
+      return { decided: true as const };
+    },
+    {
+      validator: (request) => {
+        const entry = state.pendingPermissions.get(request?.requestId);
+        if (!entry || entry.answer) {
+          throw toFailure({
+            name: 'AgentSdkError',
+            code: 'PERMISSION_REQUEST_NOT_FOUND',
+            message: `No pending permission request '${String(request?.requestId)}' in session '${input.sessionId}'`,
+          });
+        }
+        const behavior = request.answer?.behavior;
+        if (behavior !== 'allow' && behavior !== 'deny') {
+          throw new TypeError(`decidePermission: answer.behavior must be 'allow' or 'deny'`);
+        }
+      },
+    },
+  );
+}

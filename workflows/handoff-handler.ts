@@ -1,0 +1,29 @@
+/**
+ * The session's `handoff` Update: its next activities run on another task queue (another
+ * worker fleet). Workflow code.
+ *
+ * @module
+ */
+import { setHandler } from '@temporalio/workflow';
+import { Updates } from '../src/common/protocol.js';
+import { cleanupPendingFailure } from './dispatch.js';
+import { sessionClosedFailure, toFailure } from './failures.js';
+import { describeSession, isClosing, type SessionState } from './session-state.js';
+
+/** Register the `handoff` Update. */
+export function setHandoffHandler(state: SessionState): void {
+  setHandler(Updates.handoff, (request) => {
+    state.activitySeq++;
+    if (typeof request?.taskQueue !== 'string' || request.taskQueue === '') {
+      throw toFailure({
+        name: 'ConfigError',
+        code: 'CONFIG_INVALID',
+        message: 'handoff: taskQueue must be a non-empty string',
+      });
+    }
+    if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
+    if (isClosing(state)) throw sessionClosedFailure(state.input.sessionId);
+    state.taskQueue = request.taskQueue;
+    return describeSession(state);
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * The session's `send` Update: prompts run one at a time, in the order they arrived (a
+ * ticket each), and a send retried across a rollover answers what it answered before.
+ * Workflow code.
+ *
+ * @module
+ */
+import { CancellationScope, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import {
+  Updates,
+  type AbortRecord,
+  type SendRequest,
+  type SendResult,
+} from '../src/common/protocol.js';
+import { failureToSerialized, sessionClosedFailure, toFailure } from './failures.js';
+import { runPrompt } from './prompt-run.js';
+import { rememberSend, rollingOverFailure } from './rollover.js';
+import { isClosing, type PromptRun, type SessionState } from './session-state.js';
+
+/** Register the `send` Update (and its validator). */
+export function setSendHandler(state: SessionState): void {
+  const { input } = state;
+  setHandler(Updates.send, (request) => send(state, request), {
+    validator: (request) => {
+      if (isClosing(state)) throw sessionClosedFailure(input.sessionId);
+      // Refused before it is accepted (nothing recorded): the client retries on the next run.
+      if (state.rollingOver) throw rollingOverFailure(input.sessionId);
+      if (typeof request?.requestId !== 'string') {
+        throw new TypeError('send: requestId must be a string');
+      }
+    },
+  });
+}
+
+/** Wait for the prompt's turn, then run it (or answer what it answered in an earlier run). */
+async function send(state: SessionState, request: SendRequest): Promise<SendResult> {
+  const { input } = state;
+  state.activitySeq++;
+  await condition(() => state.status !== 'starting');
+  const ticket = state.nextTicket++;
+  await condition(() => state.serving === ticket);
+  try {
+    if (isClosing(state) || state.startError) throw sessionClosedFailure(input.sessionId);
+    // Sent to the run before a rollover, answered there, retried here: it ran once.
+    const answered = state.recentSends.find((r) => r.requestId === request.requestId);
+    if (answered?.failure) throw toFailure(answered.failure);
+    if (answered?.result) return answered.result;
+    // Aborted by its own signal while it waited in the queue: it never starts.
+    const early = state.queuedAborts.get(request.requestId);
+    if (early) {
+      state.queuedAborts.delete(request.requestId);
+      return abortedResult(request.requestId, early);
+    }
+    const scope = new CancellationScope();
+    const current: PromptRun = { scope, requestId: request.requestId, settled: false };
+    state.current = current;
+    try {
+      const result = await scope.run(() => runPrompt(state, request, state.promptsHandled));
+      current.finalStatus = result.status;
+      rememberSend(state, request.requestId, { result });
+      return result;
+    } catch (error) {
+      if (isCancellation(error) && current.abort) {
+        current.finalStatus = 'aborted';
+        const aborted = abortedResult(request.requestId, current.abort);
+        rememberSend(state, request.requestId, { result: aborted });
+        return aborted;
+      }
+      if (!isCancellation(error)) {
+        rememberSend(state, request.requestId, { failure: failureToSerialized(error) });
+      }
+      throw error;
+    } finally {
+      current.settled = true;
+      state.current = undefined;
+      state.promptsHandled++;
+      state.promptsThisRun++;
+    }
+  } finally {
+    state.serving++;
+    state.activitySeq++;
+  }
+}
+
+function abortedResult(requestId: string, abort: AbortRecord): SendResult {
+  return { requestId, status: 'aborted', text: '', toolCalls: [], abort };
+}

@@ -1,0 +1,116 @@
+/**
+ * The tool pipeline's permission stage: the agent's policy (a preset or its permission
+ * function) and, for `ask`, the durable wait for a person's answer. Workflow code.
+ *
+ * @module
+ */
+import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import { DEFAULTS } from '../src/common/defaults.js';
+import type { JsonObject } from '../src/common/json.js';
+import {
+  presetDecision,
+  type PendingPermission,
+  type PermissionAnswer,
+  type PermissionResult,
+} from '../src/common/permission.js';
+import type { SessionWorkflowInput } from '../src/common/protocol.js';
+import type { ToolKind, ToolResult } from '../src/common/types.js';
+import { checkPermissionActivity } from './activity-options.js';
+import { failureMessage } from './failures.js';
+
+/** A pending `ask`, and the answer once a person gave one. */
+export interface PendingPermissionEntry {
+  request: PendingPermission;
+  answer?: PermissionAnswer;
+}
+
+/** The session state the permission stage reads and writes. */
+interface PermissionState {
+  readonly input: SessionWorkflowInput;
+  readonly taskQueue: string;
+  pendingPermissions: Map<string, PendingPermissionEntry>;
+}
+
+/** What the agent's permission setting decides: a preset, or its permission function. */
+export async function policyDecision(
+  state: PermissionState,
+  toolUseId: string,
+  toolName: string,
+  input: JsonObject,
+  description: { kind: ToolKind; affectedPaths: string[] },
+): Promise<PermissionResult> {
+  const permission = state.input.permission ?? { preset: 'default' as const };
+  if ('preset' in permission) return presetDecision(permission.preset, description.kind);
+  const checked = await checkPermissionActivity(state.taskQueue)({
+    agentName: state.input.agentName,
+    sessionId: state.input.sessionId,
+    toolUseId,
+    toolName,
+    input,
+    kind: description.kind,
+    affectedPaths: description.affectedPaths,
+    ...('handler' in permission && permission.handler === 'session'
+      ? { handler: 'session' as const }
+      : {}),
+  }).catch((error: unknown) => {
+    if (isCancellation(error)) throw error;
+    return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
+  });
+  if (checked.ok) return checked.result;
+  return {
+    behavior: 'deny',
+    message: `Permission check for ${toolName} failed: ${checked.error.message}`,
+  };
+}
+
+/** Wait durably for a person's answer (`decidePermission`); no answer by the deadline denies. */
+export async function askPerson(
+  state: PermissionState,
+  ask: {
+    toolUseId: string;
+    toolName: string;
+    input: JsonObject;
+    kind: ToolKind;
+    paths: string[];
+    message?: string | undefined;
+  },
+): Promise<PermissionAnswer> {
+  const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
+  const askedAt = Date.now();
+  const entry: PendingPermissionEntry = {
+    request: {
+      requestId: uuid4(),
+      toolUseId: ask.toolUseId,
+      toolName: ask.toolName,
+      toolKind: ask.kind,
+      input: ask.input,
+      affectedPaths: ask.paths,
+      askedAt,
+      deadline: askedAt + timeoutMs,
+      ...(ask.message !== undefined ? { message: ask.message } : {}),
+    },
+  };
+  state.pendingPermissions.set(entry.request.requestId, entry);
+  try {
+    const answered = await condition(() => entry.answer !== undefined, timeoutMs);
+    if (!answered || !entry.answer) {
+      return {
+        behavior: 'deny',
+        message: `No decision on ${ask.toolName} within ${timeoutMs} ms: denied`,
+      };
+    }
+    return entry.answer;
+  } finally {
+    state.pendingPermissions.delete(entry.request.requestId);
+  }
+}
+
+/** The result of a call whose permission was denied. */
+export function deniedResult(toolName: string, message: string): ToolResult {
+  return {
+    status: 'error',
+    model: message,
+    display: { summary: `Permission denied: ${toolName}` },
+    error: { message, type: 'PermissionDenied', code: 'PERMISSION_DENIED' },
+  };
+}
