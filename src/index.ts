@@ -22,6 +22,8 @@ export {
   type SessionOptions,
   type TemporalOptions,
   type ToolEnvOptions,
+  type EncryptionOption,
+  type EncryptionKeyFunction,
 } from './agent/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {

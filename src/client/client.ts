@@ -36,7 +36,7 @@ import {
   type SessionOptions,
 } from '../agent/options.js';
 import type { AgentRegistry } from '../agent/registry.js';
-import { dataConverterOf } from '../payloads/data-converter.js';
+import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
@@ -92,13 +92,14 @@ export interface AgentClient {
 function createClientOn(
   connection: Connection,
   options: ResolvedAgentOptions,
+  payloads: AgentPayloads,
   registry?: AgentRegistry,
 ): AgentClient {
   const calls = new ClientCalls();
   const client = new Client({
     connection,
     namespace: options.temporal.namespace,
-    dataConverter: dataConverterOf(options),
+    dataConverter: payloads.dataConverter,
     // Tells a send whether the workflow accepted it, so the next one may go (call order).
     interceptors: { workflow: [calls.interceptor()] },
   });
@@ -204,7 +205,7 @@ function createClientOn(
       if (result?.startError) throw startFailure(deserializeError(result.startError));
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, options.payloadStore, calls, () =>
+    return new Session(sessionId, live, payloads.payloadStore, calls, () =>
       registry?.removeSessionHooks(sessionId),
     );
   }
@@ -236,7 +237,7 @@ function createClientOn(
         notFound ??= converted;
         continue;
       }
-      return new Session(sessionId, handle, options.payloadStore, calls);
+      return new Session(sessionId, handle, payloads.payloadStore, calls);
     }
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }
@@ -297,8 +298,9 @@ export async function connectClient(
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): Promise<AgentClient> {
+  const payloads = await agentPayloadsOf(options);
   const connection = await connectTemporalClient(address, options.temporal.namespace);
-  return createClientOn(connection, options, registry);
+  return createClientOn(connection, options, payloads, registry);
 }
 
 /** Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first. */

@@ -21,7 +21,7 @@ import { AgentRegistry } from '../agent/registry.js';
 import { normalizeRoots } from '../tools/workspace.js';
 import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
-import { dataConverterOf } from '../payloads/data-converter.js';
+import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import {
   AGENT_CONNECTION_HINTS,
   checkNamespace,
@@ -97,9 +97,10 @@ export async function startAgentWorker(
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   // Find (or bundle) the workflow code while the connection is made.
   const given = options.temporal.workflowBundle;
+  const encrypted = options.encryption !== undefined;
   const bundling = given
     ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
-    : resolveWorkflowBundle();
+    : resolveWorkflowBundle({ encodeFailures: encrypted });
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const removeSink = routing?.addSink({
     taskQueues: [taskQueue, cleanupQueue],
@@ -107,7 +108,9 @@ export async function startAgentWorker(
     level: options.logLevel,
   });
   let connection: NativeConnection;
+  let payloads: AgentPayloads;
   try {
+    payloads = await agentPayloadsOf(options);
     connection = await connectWorker(address, namespace);
   } catch (error) {
     removeSink?.();
@@ -117,7 +120,7 @@ export async function startAgentWorker(
     registry,
     cleanupQueue,
     heartbeatIntervalMs,
-    payloadStore: options.payloadStore,
+    payloadStore: payloads.payloadStore,
     ...(extra.clock ? { clock: extra.clock } : {}),
   });
   const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
@@ -134,7 +137,7 @@ export async function startAgentWorker(
     ...(extra.activityInterceptors
       ? { interceptors: { activity: extra.activityInterceptors } }
       : {}),
-    dataConverter: dataConverterOf(options),
+    dataConverter: payloads.dataConverter,
   } as const;
   let main: Worker;
   let cleanup: Worker;
