@@ -27,7 +27,7 @@ import {
   PayloadDecryptionError,
   type EncryptionKeyRing,
 } from '../../src/payloads/index.js';
-import { scriptedModel, toolCall } from '../../src/testing/index.js';
+import { createHookTestEnv, scriptedModel, toolCall } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
@@ -329,5 +329,34 @@ describe('with encryption off', () => {
     }
     const files = storeFiles(payloadDir);
     expect(files.some((f) => f.length > BIG_BYTES && f.includes(SECRET))).toBe(true);
+  });
+});
+
+describe('the hook test env with encryption on', () => {
+  it('reads its timeline from the sealed history and replays it at teardown', async () => {
+    const env = await createHookTestEnv({
+      address: temporalAddress(),
+      agent: {
+        model: scriptedModel(() => 'ok'),
+        encryption: newRing(),
+        advanced: {
+          hooks: {
+            [HookEvent.UserPromptSubmit]: [
+              async () => ({ action: 'abort', reason: `blocked because of ${SECRET}` }),
+            ],
+          },
+        },
+      },
+    });
+    try {
+      const session = await env.createSession();
+      await expect(session.send('x')).rejects.toMatchObject({ code: 'HOOK_ABORTED' });
+      const timeline = await env.timeline(session);
+      const row = timeline.dispatches.find((d) => d.event === HookEvent.UserPromptSubmit);
+      expect(row?.reason).toBe(`blocked because of ${SECRET}`);
+      expect(hits(textsOf(await rawHistory(session.workflowId)))).toEqual([]);
+    } finally {
+      await env.teardown();
+    }
   });
 });
