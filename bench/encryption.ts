@@ -15,6 +15,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { createAgent, defineTool, HookEvent, type Agent, type AgentOptions } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
+import { encryptionCodec } from '../src/payloads/encryption.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
 import { fmt, percentile, printTable } from './stats.js';
 
@@ -78,6 +79,24 @@ try {
     rows.push({ ...side, bytes });
   }
   const [plain, sealed] = rows as [(typeof rows)[number], (typeof rows)[number]];
+  // The codec's own CPU per send, free of the server's and the machine's load: seal and open
+  // every payload of the unencrypted session's history, as a send's worth.
+  const payloads: proto.temporal.api.common.v1.IPayload[] = [];
+  const collect = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    const value = node as { metadata?: unknown; data?: unknown };
+    if (value.data instanceof Uint8Array && value.metadata && typeof value.metadata === 'object') {
+      payloads.push(value as proto.temporal.api.common.v1.IPayload);
+      return;
+    }
+    for (const child of Object.values(node)) collect(child);
+  };
+  collect(await off.client.temporal.workflow.getHandle(plain.session.workflowId).fetchHistory());
+  const codec = encryptionCodec(ring);
+  const rounds = 20;
+  const cpuStarted = performance.now();
+  for (let r = 0; r < rounds; r++) await codec.decode(await codec.encode(payloads));
+  const codecMsPerSend = (performance.now() - cpuStarted) / rounds / (WARMUP + N);
   const p = (values: number[], q: number) => percentile(values, q);
   printTable(
     'send() latency (UserPromptSubmit hook, one tool call, model reply) and history size',
@@ -102,6 +121,13 @@ try {
         String(plain.bytes),
         String(sealed.bytes),
         `${fmt(sealed.bytes / plain.bytes, 2)}×`,
+        '',
+      ],
+      [
+        `codec CPU per send, seal + open (ms; ${payloads.length} payloads)`,
+        '0',
+        fmt(codecMsPerSend, 3),
+        '',
         '',
       ],
       [
