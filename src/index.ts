@@ -25,6 +25,8 @@ export {
   type TemporalPlugin,
   type TemporalInterceptorOptions,
   type ToolEnvOptions,
+  type EncryptionOption,
+  type EncryptionKeyFunction,
 } from './agent/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {

@@ -18,6 +18,12 @@ import {
 } from '../common/permission.js';
 import { builtinTools } from '../tools/builtin/index.js';
 import { fileStore, isPayloadStore, type PayloadStore } from '../payloads/store.js';
+import {
+  ENCRYPTION_KEYS_VARIABLE,
+  keyRingFromEnv,
+  openKeyRing,
+  type EncryptionKeyRing,
+} from '../payloads/encryption.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import {
   LOG_LEVELS,
@@ -365,6 +371,12 @@ export interface ToolEnvOptions {
   set?: Record<string, string>;
 }
 
+/** A function giving the encryption key ring: see {@link AgentOptions.encryption}. */
+export type EncryptionKeyFunction = () => EncryptionKeyRing | Promise<EncryptionKeyRing>;
+
+/** Where the keys of encryption at rest come from: see {@link AgentOptions.encryption}. */
+export type EncryptionOption = 'env' | EncryptionKeyRing | EncryptionKeyFunction | false;
+
 /** Options of `createAgent`. */
 export interface AgentOptions {
   /**
@@ -395,6 +407,42 @@ export interface AgentOptions {
   tools?: ToolDefinition[];
   /** Folders the file tools may touch (and Bash's working directory). @default `[process.cwd()]` */
   workspaceRoots?: string[];
+  /**
+   * Encryption at rest: every payload the agent writes to Temporal (prompts, tool inputs and
+   * outputs, hook inputs, decisions and errors, permission requests, model replies, the
+   * memo) is sealed with AES-256-GCM, failure messages and stack traces are encoded and
+   * sealed too, and the values the agent keeps in `advanced.payloadStore` are stored sealed.
+   * Workflow ids, activity names, task queues, timings and search attributes stay readable
+   * (README, Security).
+   *
+   * - `'env'`: the key ring from `DURABLE_AGENT_ENCRYPTION_KEYS` (`keyId:base64Key,...`, the
+   *   first key current), read when the agent is created.
+   * - a key ring `{ currentKeyId, keys: { [keyId]: 32-byte key or base64 } }`.
+   * - a function returning one (or a promise of one), e.g. fetching keys from a KMS; called
+   *   once, when the first worker or client of these options starts.
+   * - `false` or left out: off.
+   *
+   * The variable alone does not turn encryption on: it is on only where the code says so,
+   * and a process told `'env'` without the variable fails at start instead of writing
+   * plaintext. Every worker and client of an agent needs the same ring (a client without it
+   * cannot read sealed sessions: `PAYLOAD_UNDECRYPTABLE`). Sessions written before
+   * encryption was turned on stay readable. Rotate by making a new key current and keeping
+   * the old ones in the ring for as long as their histories are read.
+   *
+   * With encryption on, a worker bundles its workflow code at startup (once per process)
+   * with the encoding failure converter, so failures the workflow makes itself (a hook's
+   * block reason refusing a `send()`) are encoded too; a `DURABLE_AGENT_WORKFLOW_BUNDLE`
+   * file is used only when it was bundled with it. `advanced.temporal.workflowBundle` is
+   * used as given: build it with `failureConverterPath: encodingFailureConverterPath()`
+   * (from `durable-agent-sdk/payloads`), or the workflow's own failures stay plaintext.
+   *
+   * @default off
+   * @throws {ConfigError} at `createAgent` for `'env'` without the variable, a bad variable,
+   *   a bad ring (unknown `currentKeyId`, a key not 32 bytes, a bad key id), or another
+   *   value; when the worker or client starts, for a function that throws or returns a bad
+   *   ring.
+   */
+  encryption?: EncryptionOption;
   advanced?: AdvancedOptions;
 }
 
@@ -452,6 +500,8 @@ export interface ResolvedAgentOptions {
   continueAsNewAfterPrompts: number | undefined;
   payloadStore: PayloadStore;
   offloadPayloadBytes: number;
+  /** The key ring (`'env'` read already), a function giving it, or `undefined`: off. */
+  encryption: EncryptionKeyRing | EncryptionKeyFunction | undefined;
   /** `advanced.logger`; undefined: stderr. */
   logger: AgentLogger | undefined;
   logLevel: AgentLogLevel;
@@ -805,6 +855,25 @@ const agentSchema = z.strictObject({
       }
     })
     .optional(),
+  encryption: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined || value === false || value === 'env') return;
+      if (typeof value === 'function') return;
+      if (typeof value !== 'object' || value === null) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `encryption must be 'env', a key ring { currentKeyId, keys }, a function returning one, or false, got ${describeValue(value)}`,
+        });
+        return;
+      }
+      try {
+        openKeyRing(value as EncryptionKeyRing);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: `encryption: ${(error as Error).message}` });
+      }
+    })
+    .optional(),
   advanced: z
     .strictObject({
       hooks: hooksSchema('advanced.hooks'),
@@ -1042,6 +1111,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     continueAsNewAfterPrompts: advanced.continueAsNewAfterPrompts,
     payloadStore: advanced.payloadStore ?? fileStore(resolvePath(DEFAULTS.payloadDir)),
     offloadPayloadBytes: advanced.offloadPayloadBytes ?? DEFAULTS.offloadPayloadBytes,
+    encryption: resolveEncryption(options.encryption),
     logger: advanced.logger,
     logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: {
@@ -1063,6 +1133,28 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       runtime: temporal.runtime ?? 'if-absent',
     },
   };
+}
+
+function resolveEncryption(
+  option: EncryptionOption | undefined,
+): ResolvedAgentOptions['encryption'] {
+  if (option === undefined || option === false) return undefined;
+  if (option !== 'env') return option;
+  let ring: EncryptionKeyRing | undefined;
+  try {
+    ring = keyRingFromEnv();
+  } catch (error) {
+    throw new ConfigError(`Invalid agent options: encryption: 'env': ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (!ring) {
+    throw new ConfigError(
+      `Invalid agent options: encryption: 'env' needs ${ENCRYPTION_KEYS_VARIABLE} ` +
+        `(keyId:base64Key,..., the first current); it is unset or empty`,
+    );
+  }
+  return ring;
 }
 
 /**

@@ -195,7 +195,7 @@ async function payloadDataConverter(args: CommandArgs): Promise<DataConverter> {
 /** The codecs a history of an agent is read with (see {@link payloadDataConverter}). */
 async function historyCodecs(args: CommandArgs): Promise<PayloadCodec[]> {
   const [{ encryptedCodecs }, { fileStore }] = await Promise.all([
-    import('../payloads/encrypted-converter.js'),
+    import('../payloads/data-converter.js'),
     import('../payloads/store.js'),
   ]);
   return encryptedCodecs(await keyRing(), {

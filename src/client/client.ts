@@ -5,6 +5,8 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import proto from '@temporalio/proto';
+import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import {
   Client,
   type Connection,
@@ -37,7 +39,7 @@ import {
   type SessionOptions,
 } from '../agent/options.js';
 import type { AgentRegistry } from '../agent/registry.js';
-import { dataConverterOf } from '../payloads/data-converter.js';
+import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
@@ -93,13 +95,14 @@ export interface AgentClient {
 function createClientOn(
   connection: Connection,
   options: ResolvedAgentOptions,
+  payloads: AgentPayloads,
   registry?: AgentRegistry,
 ): AgentClient {
   const calls = new ClientCalls();
   const client = new Client({
     connection,
     namespace: options.temporal.namespace,
-    dataConverter: dataConverterOf(options),
+    dataConverter: payloads.dataConverter,
     interceptors: {
       ...options.temporal.interceptors.client,
       // Tells a send whether the workflow accepted it, so the next one may go (call order).
@@ -208,7 +211,7 @@ function createClientOn(
       if (result?.startError) throw startFailure(deserializeError(result.startError));
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, options.payloadStore, calls, () =>
+    return new Session(sessionId, live, payloads.payloadStore, calls, () =>
       registry?.removeSessionHooks(sessionId),
     );
   }
@@ -240,7 +243,7 @@ function createClientOn(
         notFound ??= converted;
         continue;
       }
-      return new Session(sessionId, handle, options.payloadStore, calls);
+      return new Session(sessionId, handle, payloads.payloadStore, calls);
     }
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }
@@ -301,11 +304,12 @@ export async function connectClient(
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
 ): Promise<AgentClient> {
+  const payloads = await agentPayloadsOf(options);
   const connection = await connectTemporalClient(address, options.temporal.namespace, {
     security: options.temporal.connection,
     plugins: options.temporal.plugins,
   });
-  return createClientOn(connection, options, registry);
+  return createClientOn(connection, options, payloads, registry);
 }
 
 /** Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first. */
@@ -314,17 +318,35 @@ export async function listSessionSummaries(
   limit: number,
 ): Promise<SessionSummary[]> {
   const rows: SessionSummary[] = [];
-  for await (const execution of client.workflow.list({
-    query: `WorkflowType = '${SESSION_WORKFLOW}'`,
-  })) {
-    rows.push({
-      sessionId: sessionIdOfWorkflowId(execution.workflowId) ?? execution.workflowId,
-      workflowId: execution.workflowId,
-      status: execution.status.name,
-      startTime: execution.startTime,
-      closeTime: execution.closeTime,
+  // The raw listing, not `client.workflow.list()`: that one decodes every memo, and one
+  // session encrypted under a key this process lacks would end the whole list. A summary
+  // needs no memo.
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listWorkflowExecutions({
+      namespace: client.options.namespace,
+      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
+      pageSize: Math.min(limit, 1000),
+      ...(nextPageToken ? { nextPageToken } : {}),
     });
-    if (rows.length >= limit) break;
-  }
+    for (const execution of page.executions ?? []) {
+      const workflowId = execution.execution?.workflowId ?? '';
+      rows.push({
+        sessionId: sessionIdOfWorkflowId(workflowId) ?? workflowId,
+        workflowId,
+        status: statusName(execution.status),
+        startTime: optionalTsToDate(execution.startTime) ?? new Date(0),
+        closeTime: optionalTsToDate(execution.closeTime),
+      });
+      if (rows.length >= limit) return rows;
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
   return rows;
+}
+
+/** `RUNNING`, `COMPLETED`, ...: Temporal's status enum name without its prefix. */
+function statusName(status: number | null | undefined): string {
+  const name = proto.temporal.api.enums.v1.WorkflowExecutionStatus[status ?? 0] ?? 'UNSPECIFIED';
+  return name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '');
 }

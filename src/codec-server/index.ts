@@ -43,7 +43,7 @@ import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { AgentSdkError, ConfigError, messageOf } from '../common/errors.js';
 import { DEFAULTS } from '../common/defaults.js';
-import { encryptedCodecs } from '../payloads/encrypted-converter.js';
+import { encryptedCodecs } from '../payloads/data-converter.js';
 import { encryptionCodec, type EncryptionKeyRing } from '../payloads/encryption.js';
 import type { PayloadStore } from '../payloads/store.js';
 

@@ -20,3 +20,5 @@ export {
   ENCRYPTION_KEYS_VARIABLE,
   type EncryptionKeyRing,
 } from './encryption.js';
+export { decodeHistoryPayloads } from '../history/decode.js';
+export { encodingFailureConverterPath } from './data-converter.js';

@@ -7,10 +7,10 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { DataConverter, Duration } from '@temporalio/common';
+import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
-import { dataConverterOf } from '../payloads/data-converter.js';
+import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
 import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
 import type { HookEvent } from '../common/hook-events.js';
@@ -38,7 +38,8 @@ import { VirtualClock } from './virtual-clock.js';
 export interface HookTestEnvOptions {
   /**
    * The agent definition under test, as given to `createAgent`. Its task queue is replaced by
-   * a unique one, so envs never share workers.
+   * a unique one, so envs never share workers. With `encryption` on, the env's histories,
+   * timelines and golden sessions come decrypted (the server holds them sealed).
    */
   agent: AgentOptions;
   /**
@@ -251,7 +252,7 @@ export async function createHookTestEnv(options: HookTestEnvOptions): Promise<Ho
     workers,
     client,
     stepTimeoutMs,
-    dataConverter: dataConverterOf(resolved),
+    payloads: await agentPayloadsOf(resolved),
     faults,
   });
 }
@@ -292,12 +293,16 @@ interface EnvParts {
   workers: RestartableWorker;
   client: AgentClient;
   stepTimeoutMs: number;
-  dataConverter: DataConverter;
+  payloads: AgentPayloads;
   faults: FaultInjector;
 }
 
 function assembleEnv(parts: EnvParts): HookTestEnv {
-  const { taskQueue, server, clock, workers, client, stepTimeoutMs, dataConverter, faults } = parts;
+  const { taskQueue, server, clock, workers, client, stepTimeoutMs, payloads, faults } = parts;
+  const { dataConverter, encryption } = payloads;
+  /** A history as the env hands it out: opened, when the agent encrypts. */
+  const opened = (history: History): Promise<History> =>
+    encryption ? decodeHistoryPayloads(history, [encryption]) : Promise.resolve(history);
   const sessions = new Map<string, Session>();
   let torndown: Promise<void> | undefined;
 
@@ -318,18 +323,10 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     return session;
   };
   const fetchHistory = async (session: Session): Promise<History> =>
-    client.temporal.workflow.getHandle(session.workflowId).fetchHistory();
+    opened(await client.temporal.workflow.getHandle(session.workflowId).fetchHistory());
   /** Every run's history, oldest first, following the continue-as-new chain backwards. */
-  // The readers decode with the payload converter alone: encrypted or offloaded payloads are
-  // run through the agent's codecs first.
-  const decodedHistories = async (session: Session): Promise<History[]> =>
-    Promise.all(
-      (await fetchHistories(session)).map((h) =>
-        decodeHistoryPayloads(h, dataConverter.payloadCodecs ?? []),
-      ),
-    );
-  const fetchHistories = (session: Session): Promise<History[]> =>
-    fetchRunHistories(client.temporal, session.workflowId);
+  const fetchHistories = async (session: Session): Promise<History[]> =>
+    Promise.all((await fetchRunHistories(client.temporal, session.workflowId)).map(opened));
 
   return {
     address: server.address,
@@ -377,7 +374,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return fetchHistories(own(ref));
     },
     async timeline(ref) {
-      const runs = (await decodedHistories(own(ref))).map((h) => timelineFromHistory(h));
+      const runs = (await fetchHistories(own(ref))).map((h) => timelineFromHistory(h));
       const newest = runs.at(-1)!;
       const dispatches = runs
         .flatMap((run) => run.dispatches)
@@ -390,7 +387,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
     },
     async recordGolden(ref, file) {
       const session = own(ref);
-      const golden = goldenFromHistories(session.id, await decodedHistories(session));
+      const golden = goldenFromHistories(session.id, await fetchHistories(session));
       if (file !== undefined) writeGoldenSession(file, golden);
       return golden;
     },

@@ -25,7 +25,7 @@ import {
   type WorkflowBundleSource,
 } from './workflow-code.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
-import { dataConverterOf } from '../payloads/data-converter.js';
+import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../agent/options.js';
 import {
   AGENT_CONNECTION_HINTS,
@@ -110,11 +110,12 @@ export async function startAgentWorker(
   const { plugins, interceptors } = options.temporal;
   const workflowModules = interceptors.workflowModules ?? [];
   const bundlerPlugins = plugins.filter((p) => typeof p.configureBundler === 'function');
+  const encodeFailures = options.encryption !== undefined;
   const bundling = given
     ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
     : workflowModules.length > 0 || bundlerPlugins.length > 0
-      ? bundleWithExtras(workflowModules, bundlerPlugins)
-      : resolveWorkflowBundle();
+      ? bundleWithExtras(workflowModules, bundlerPlugins, { encodeFailures })
+      : resolveWorkflowBundle({ encodeFailures });
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const removeSink = routing?.addSink({
     taskQueues: [taskQueue, cleanupQueue],
@@ -122,7 +123,9 @@ export async function startAgentWorker(
     level: options.logLevel,
   });
   let connection: NativeConnection;
+  let payloads: AgentPayloads;
   try {
+    payloads = await agentPayloadsOf(options);
     connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
   } catch (error) {
     removeSink?.();
@@ -132,7 +135,7 @@ export async function startAgentWorker(
     registry,
     cleanupQueue,
     heartbeatIntervalMs,
-    payloadStore: options.payloadStore,
+    payloadStore: payloads.payloadStore,
     ...(extra.clock ? { clock: extra.clock } : {}),
   });
   const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
@@ -153,7 +156,7 @@ export async function startAgentWorker(
           },
         }
       : {}),
-    dataConverter: dataConverterOf(options),
+    dataConverter: payloads.dataConverter,
   } as const;
   let main: Worker;
   let cleanup: Worker;

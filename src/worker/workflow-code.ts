@@ -25,6 +25,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type BundlerPlugin } from '@temporalio/worker';
+import { encodingFailureConverterPath } from '../payloads/data-converter.js';
 import type { Compiler, NormalModule, WebpackPluginInstance } from 'webpack';
 import { messageOf } from '../common/errors.js';
 
@@ -196,6 +197,7 @@ interface BundledModule {
  */
 export async function bundleWorkflowSources(
   path: string,
+  options: { failureConverterPath?: string } = {},
 ): Promise<{ code: string; modules: BundledModule[] }> {
   const modules: BundledModule[] = [];
   const collect: WebpackPluginInstance = {
@@ -215,6 +217,7 @@ export async function bundleWorkflowSources(
   };
   const { code } = await bundleWorkflowCode({
     workflowsPath: path,
+    ...(options.failureConverterPath ? { failureConverterPath: options.failureConverterPath } : {}),
     logger: quietLogger,
     webpackConfigHook: (config) => ({
       ...config,
@@ -333,25 +336,53 @@ export interface ResolvedWorkflowBundle {
 }
 
 let resolved: Promise<ResolvedWorkflowBundle> | undefined;
+let resolvedEncoding: Promise<ResolvedWorkflowBundle> | undefined;
 const warned = new Set<string>();
 
 /**
  * The workflow code for this process's workers: the file `DURABLE_AGENT_WORKFLOW_BUNDLE`
  * names if it exists, else the package's prebuilt bundle if it matches the workflow code
  * ({@link checkPrebuiltBundle}), else a bundle built from the sources once per process.
+ * With `encodeFailures` (encryption on), the named file only if it was bundled with the
+ * encoding failure converter, else a bundle built from the sources once per process
+ * with `encodingFailureConverterPath()` as its failure converter (the prebuilt bundle
+ * has Temporal's default, which leaves failure messages plaintext).
  * A prebuilt bundle that is present but does not match is reported on stderr once.
  * @throws when bundling from the sources fails (a later call tries again).
  */
-export function resolveWorkflowBundle(): Promise<ResolvedWorkflowBundle> {
+export function resolveWorkflowBundle(
+  options: { encodeFailures?: boolean } = {},
+): Promise<ResolvedWorkflowBundle> {
   const named = process.env.DURABLE_AGENT_WORKFLOW_BUNDLE;
-  if (named && existsSync(named)) {
+  // An encrypting worker takes the named bundle only when it has the encoding converter.
+  const fits = (path: string) =>
+    !options.encodeFailures || readFileSync(path, 'utf8').includes('payloads/failure-converter');
+  if (named && existsSync(named) && fits(named)) {
     return Promise.resolve({
       bundle: { codePath: named },
       source: { from: 'environment', codePath: named },
     });
   }
-  if (named)
+  if (named && !existsSync(named))
     warnOnce(`DURABLE_AGENT_WORKFLOW_BUNDLE names ${named}, which does not exist; ignored`);
+  if (options.encodeFailures) {
+    if (resolvedEncoding) return resolvedEncoding;
+    const attempt = bundleWorkflowSources(workflowsPath(), {
+      failureConverterPath: encodingFailureConverterPath(),
+    }).then(({ code }): ResolvedWorkflowBundle => ({
+      bundle: { code },
+      source: {
+        from: 'sources',
+        reason:
+          'encryption is on: the workflow code is bundled with the encoding failure converter',
+      },
+    }));
+    resolvedEncoding = attempt;
+    attempt.catch(() => {
+      if (resolvedEncoding === attempt) resolvedEncoding = undefined;
+    });
+    return attempt;
+  }
   if (resolved) return resolved;
   const attempt = resolveFromPackage();
   resolved = attempt;
@@ -365,16 +396,19 @@ export function resolveWorkflowBundle(): Promise<ResolvedWorkflowBundle> {
  * The workflow code bundled at startup with the application's workflow interceptor modules
  * (`advanced.temporal.interceptors.workflowModules`) and bundler plugins (plugins with
  * `configureBundler`): the prebuilt bundle has neither. Not cached: each worker bundles.
+ * With `encodeFailures` (encryption on) the bundle's failure converter is the encoding one.
  * @throws when webpack fails, e.g. a module that does not resolve.
  */
 export async function bundleWithExtras(
   workflowInterceptorModules: string[],
   plugins: BundlerPlugin[],
+  options: { encodeFailures?: boolean } = {},
 ): Promise<ResolvedWorkflowBundle> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: workflowsPath(),
     workflowInterceptorModules,
     plugins,
+    ...(options.encodeFailures ? { failureConverterPath: encodingFailureConverterPath() } : {}),
     logger: quietLogger,
   });
   const why = [

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent } from '../../src/index.js';
 import { fetchSessionHistory, writeHistoryFile } from '../../src/history/files.js';
 import { scriptedModel } from '../../src/testing/index.js';
@@ -26,8 +26,6 @@ import {
 } from '../encryption-helpers.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
-
-vi.mock('../../src/payloads/data-converter.js', () => import('../encryption-helpers.js'));
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = tempDir('cli-encryption');
@@ -90,6 +88,7 @@ let agentModule: string;
 beforeAll(async () => {
   agent = await createAgent({
     model: scriptedModel(() => 'ok'),
+    encryption: TEST_KEY_RING,
     advanced: {
       hooks: {
         [HookEvent.UserPromptSubmit]: [
@@ -117,9 +116,7 @@ beforeAll(async () => {
     const recorded = await fetchSessionHistory(client, sessionId);
     historyFile = join(scratch, 'encrypted-history.json');
     writeHistoryFile(historyFile, recorded);
-    // The premise: every payload of the history is sealed, none carries the prompt. (The
-    // failure message of the refused prompt is plaintext until the agent's failure converter
-    // encodes it: the encryption option's work, not the CLI's.)
+    // The premise: every payload of the history is sealed, none carries the prompt.
     const seen: Payload[] = [];
     await decodeHistoryPayloads(recorded.history, [
       {
@@ -147,6 +144,15 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await agent?.close();
+});
+
+describe('sessions, with an encrypted session on the server', () => {
+  it('lists it without any key (a summary reads no payload), next to the others', async () => {
+    const run = await cli(['sessions', '--limit', '1000', '--json'], undefined);
+    expect(run.code, run.stderr).toBe(0);
+    const rows = JSON.parse(run.stdout) as { sessionId: string; status: string }[];
+    expect(rows.find((row) => row.sessionId === sessionId)?.status).toBe('COMPLETED');
+  });
 });
 
 describe('inspect an encrypted session', () => {

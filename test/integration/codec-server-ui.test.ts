@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { chromium, type Browser, type Locator, type Page, type Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodecServer, type CodecServer } from '../../src/codec-server/index.js';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { encryptionCodec } from '../../src/payloads/encryption.js';
@@ -28,8 +28,6 @@ import { freePort, startDevServer, type DevServer } from '../../src/server/dev-s
 import { scriptedModel } from '../../src/testing/index.js';
 import { TEST_KEY_RING } from '../encryption-helpers.js';
 import { uniqueTaskQueue } from '../helpers.js';
-
-vi.mock('../../src/payloads/data-converter.js', () => import('../encryption-helpers.js'));
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Screenshots of this test (git ignores test-artifacts/). */
@@ -83,6 +81,7 @@ beforeAll(async () => {
 
   const agent = await createAgent({
     model: scriptedModel(() => 'noted'),
+    encryption: TEST_KEY_RING,
     advanced: {
       hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
       temporal: { address: server.address, taskQueue: uniqueTaskQueue('codec-ui') },
