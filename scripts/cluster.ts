@@ -67,6 +67,21 @@ export const DYNAMIC_CONFIG_FILE = join(
 /** The schema setup shared with docker-compose.yml. */
 export const SCHEMA_SETUP_SCRIPT = join(repoRoot, 'deploy', 'temporal', 'setup-postgres.sh');
 
+/** The folder `start`, `check`, `stop` and `certs` use without `--dir` (docker compose mounts its `tls`). */
+export const DEFAULT_CLUSTER_DIR = join(repoRoot, '.temporal', 'cluster', 'run');
+
+/** What {@link makeCertificates} writes (docker compose and deploy/temporal/ read these names). */
+export const CERTIFICATE_FILES = [
+  'ca.pem',
+  'ca.key',
+  'frontend.pem',
+  'frontend.key',
+  'system-worker.pem',
+  'system-worker.key',
+  'client.pem',
+  'client.key',
+] as const;
+
 /** The name the frontend's certificate carries (and clients verify). */
 export const TLS_SERVER_NAME = 'localhost';
 
@@ -849,7 +864,7 @@ function flag(args: string[], name: string): string | undefined {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  const dir = resolve(flag(args, '--dir') ?? join(repoRoot, '.temporal', 'cluster', 'run'));
+  const dir = resolve(flag(args, '--dir') ?? DEFAULT_CLUSTER_DIR);
   const log = (line: string) => console.log(`[cluster] ${line}`);
   switch (command) {
     case 'build': {

@@ -46,7 +46,8 @@ afterAll(async () => {
  * TLS alert.)
  */
 async function firstCallError(tls: TLSConfig): Promise<Error & { code?: number }> {
-  const connection = Connection.lazy({ address: cluster.address, tls });
+  // No retry interceptor: one attempt, whose error is the alert.
+  const connection = Connection.lazy({ address: cluster.address, tls, interceptors: [] });
   try {
     await connection.workflowService.describeNamespace({ namespace: cluster.namespace });
   } catch (error) {
