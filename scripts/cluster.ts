@@ -152,6 +152,9 @@ export interface ClusterState {
   ports: ClusterPorts;
   tls: ClusterTls | undefined;
   logLevel: string;
+  /** The server binary the services run. */
+  serverBin: string;
+  /** PostgreSQL's binaries folder. */
   pgBin: string;
   /** Process ids of the services (PostgreSQL's is in its own `postmaster.pid`). */
   pids: Partial<Record<ClusterService, number>>;
@@ -341,11 +344,23 @@ export async function makeCertificates(
     openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', name]);
   await key('ca.key');
   await openssl([
-    'req', '-x509', '-new', '-key', 'ca.key', '-sha256', '-days', '30', '-out', 'ca.pem',
-    '-subj', '/CN=durable-agent-sdk test cluster CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-  ]); // prettier-ignore
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    'ca.key',
+    '-sha256',
+    '-days',
+    '30',
+    '-out',
+    'ca.pem',
+    '-subj',
+    '/CN=durable-agent-sdk test cluster CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   const leaf = async (
     name: string,
     cn: string,
@@ -371,9 +386,23 @@ export async function makeCertificates(
     ].join('\n');
     writeFileSync(file(`${name}.ext`), `${ext}\n`);
     await openssl([
-      'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key',
-      '-CAcreateserial', '-days', '30', '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.pem`,
-    ]); // prettier-ignore
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '30',
+      '-sha256',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.pem`,
+    ]);
     rmSync(file(`${name}.csr`));
     rmSync(file(`${name}.ext`));
   };
@@ -486,21 +515,38 @@ async function startPostgres(state: ClusterState, log: (line: string) => void): 
   await pg(
     join(state.pgBin, 'pg_ctl'),
     [
-      '-D', data, '-l', join(state.dir, 'logs', 'postgres.log'), '-w', '-t', '60',
-      '-o', `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      '-D',
+      data,
+      '-l',
+      join(state.dir, 'logs', 'postgres.log'),
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
       'start',
     ],
     state.dir,
-  ); // prettier-ignore
+  );
   await pg(
     join(state.pgBin, 'psql'),
     [
-      '-h', sockets, '-p', port, '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc',
+      '-h',
+      sockets,
+      '-p',
+      port,
+      '-U',
+      'postgres',
+      '-d',
+      'postgres',
+      '-v',
+      'ON_ERROR_STOP=1',
+      '-qc',
       "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'temporal') THEN " +
         "CREATE ROLE temporal LOGIN CREATEDB PASSWORD 'temporal'; END IF; END $$;",
     ],
     state.dir,
-  ); // prettier-ignore
+  );
 }
 
 async function stopPostgres(state: ClusterState): Promise<void> {
@@ -616,9 +662,8 @@ export async function startService(dir: string, service: ClusterService): Promis
   const state = readClusterState(dir);
   if (alive(state.pids[service]))
     throw new Error(`${service} runs already (pid ${state.pids[service]})`);
-  const binaries = await ensureClusterBinaries();
   const out = openSync(join(state.dir, 'logs', `${service}.log`), 'a');
-  const child = spawn(binaries.server, ['start'], {
+  const child = spawn(state.serverBin, ['start'], {
     cwd: state.dir,
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -755,6 +800,7 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterStat
     ports,
     tls: options.tls ? await makeCertificates(join(dir, 'tls')) : undefined,
     logLevel: options.logLevel ?? 'info',
+    serverBin: binaries.server,
     pgBin: await findPostgres(),
     pids: {},
   };

@@ -95,13 +95,23 @@ describe('a cluster with mTLS at the frontend', () => {
     const cli = process.env.TEMPORAL_CLI_PATH;
     expect(cli, 'TEMPORAL_CLI_PATH (set by the global setup)').toBeTruthy();
     const failed = await run(cli!, [
-      'operator', 'namespace', 'describe', '--namespace', cluster.namespace,
-      '--address', cluster.address, '--tls-ca-path', cluster.tls!.caFile,
-      '--tls-server-name', cluster.tls!.serverName, '--command-timeout', '10s',
+      'operator',
+      'namespace',
+      'describe',
+      '--namespace',
+      cluster.namespace,
+      '--address',
+      cluster.address,
+      '--tls-ca-path',
+      cluster.tls!.caFile,
+      '--tls-server-name',
+      cluster.tls!.serverName,
+      '--command-timeout',
+      '10s',
     ]).then(
       () => undefined,
       (e: { code?: number; stderr?: string }) => e,
-    ); // prettier-ignore
+    );
     expect(failed?.code).not.toBe(0);
     expect(failed?.stderr).toContain(
       'TLS handshake failed: server requires mTLS, no valid client certificate was provided',

@@ -341,6 +341,7 @@ function scriptEnvironment(name: (typeof CLUSTER_SERVICES)[number], tls: boolean
         }
       : undefined,
     logLevel: 'info',
+    serverBin: '/opt/temporal/server',
     pgBin: '/usr/lib/postgresql/15/bin',
     pids: {},
   };
