@@ -36,6 +36,8 @@ installQuietRuntime();
 // Seen here under heavy load: @temporalio/client's retry timer (grpc-retry.ts) fires after its
 // connection was closed and throws "Channel has been shut down" from the timer, which would end
 // the process. Counted and reported instead; any other uncaught error still ends the run.
+const clusterDir = mkdtempSync(join(tmpdir(), 'durable-agent-bench-cluster-'));
+chmodSync(clusterDir, 0o755);
 let channelShutDownErrors = 0;
 let phase = 'start';
 process.on('uncaughtException', (error) => {
@@ -45,7 +47,8 @@ process.on('uncaughtException', (error) => {
     return;
   }
   console.error(error);
-  process.exit(1);
+  // Stop the cluster this run started (its processes outlive this one otherwise).
+  void stopCluster(clusterDir, { clean: true }).finally(() => process.exit(1));
 });
 
 interface Sample {
@@ -198,8 +201,6 @@ const rows: Row[] = [];
 console.log(
   `${SESSIONS} sessions x ${SENDS} sends, one hook each; ${ROUNDS} rounds per server; ${new Date().toISOString()}`,
 );
-const clusterDir = mkdtempSync(join(tmpdir(), 'durable-agent-bench-cluster-'));
-chmodSync(clusterDir, 0o755);
 try {
   const t0 = performance.now();
   const cluster = await startCluster({ dir: clusterDir, frontendPort: await freeClusterPort() });

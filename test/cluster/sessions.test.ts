@@ -173,7 +173,8 @@ describe('a rolling restart of the workers', () => {
     for (const [index, old] of workers.entries()) {
       const label = ['A', 'B', 'C'][index]!;
       const round = `r${index}`;
-      // Prompts (on sessions of their own) until the worker to stop holds one in flight.
+      // Prompts (on sessions of their own) until the worker to stop holds one in flight;
+      // `<n>` keeps prompt 1's lines apart from prompt 10's.
       const sends: Array<Promise<{ text(): string }>> = [];
       while (
         count(env, `${label} UserPromptSubmit:start gate:${round}`) === 0 ||
@@ -182,8 +183,8 @@ describe('a rolling restart of the workers', () => {
         expect(sends.length, `prompts sent before ${label} held one`).toBeLessThan(30);
         const n = sends.length;
         sessions[n] ??= await client.createSession();
-        sends.push(sessions[n]!.send(`gate:${round} ${n}`));
-        await waitForEffect(env, `UserPromptSubmit:start gate:${round} ${n}`, 30_000);
+        sends.push(sessions[n]!.send(`gate:${round} <${n}>`));
+        await waitForEffect(env, `UserPromptSubmit:start gate:${round} <${n}>`, 30_000);
       }
       const held = count(env, `${label} UserPromptSubmit:start gate:${round}`);
       await startWorkerProcess(env, `${label}${index}`);
@@ -199,11 +200,13 @@ describe('a rolling restart of the workers', () => {
       openNamedGate(env, round);
       expect(await exited).toBe(0);
       const replies = await Promise.all(sends);
-      expect(replies.map((r) => r.text())).toEqual(sends.map((_, n) => `echo:gate:${round} ${n}`));
+      expect(replies.map((r) => r.text())).toEqual(
+        sends.map((_, n) => `echo:gate:${round} <${n}>`),
+      );
       expect(count(env, `${label} UserPromptSubmit:end gate:${round}`)).toBe(held);
       for (let n = 0; n < sends.length; n++) {
-        expect(count(env, `UserPromptSubmit:start gate:${round} ${n}`)).toBe(1);
-        expect(count(env, `UserPromptSubmit:end gate:${round} ${n}`)).toBe(1);
+        expect(count(env, `UserPromptSubmit:start gate:${round} <${n}>`)).toBe(1);
+        expect(count(env, `UserPromptSubmit:end gate:${round} <${n}>`)).toBe(1);
       }
     }
     await Promise.all(sessions.map((s) => s.close()));
