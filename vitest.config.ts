@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -6,6 +6,8 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['./test/global-setup.ts'],
     include: ['test/**/*.test.ts'],
+    // The cluster tests start a multi-process cluster of their own: `npm run test:cluster`.
+    exclude: [...configDefaults.exclude, 'test/cluster/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,

@@ -83,3 +83,42 @@ export async function wholeConversationWorkflow(): Promise<void> {
   });
   await condition(() => done);
 }
+
+/**
+ * The baseline of `bench/cluster.ts`: a session written by hand on Temporal, one Update per
+ * send that runs the same activities a send of ours runs with one hook (the hook, then the
+ * model), one send at a time.
+ */
+interface SendActivities {
+  benchHook(input: { event: string; prompt: string }): Promise<{ action: string }>;
+  benchModel(input: { prompt: string }): Promise<string>;
+}
+
+const sendActivities = proxyActivities<SendActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 1 },
+});
+
+export const sendUpdate = defineUpdate<string, [string]>('send');
+
+export async function handWrittenSessionWorkflow(): Promise<void> {
+  let done = false;
+  let busy = Promise.resolve();
+  setHandler(sendUpdate, async (prompt) => {
+    const previous = busy;
+    let release!: () => void;
+    busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      const decision = await sendActivities.benchHook({ event: 'UserPromptSubmit', prompt });
+      if (decision.action !== 'continue') return 'rejected';
+      return await sendActivities.benchModel({ prompt });
+    } finally {
+      release();
+    }
+  });
+  setHandler(stopUpdate, () => {
+    done = true;
+  });
+  await condition(() => done);
+}

@@ -1,12 +1,26 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { posix } from 'node:path';
+import { join, posix, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load } from 'js-yaml';
+import { load, YAML11_SCHEMA } from 'js-yaml';
 import { describe, expect, it } from 'vitest';
+import {
+  CERTIFICATE_FILES,
+  CLUSTER_SERVICES,
+  DYNAMIC_CONFIG_FILE,
+  SCHEMA_SETUP_SCRIPT,
+  SERVER_CONFIG_FILE,
+  TEMPORAL_SERVER_VERSION,
+  TLS_SERVER_NAME,
+  clusterPorts,
+  DEFAULT_CLUSTER_DIR,
+  serviceEnvironment,
+  type ClusterState,
+} from '../../scripts/cluster.js';
 
 /**
  * Static checks of the compose file users run for a real Temporal cluster (Docker does not run
- * on CI machines, so this is what keeps the file, its dynamic config and the README honest).
+ * on CI machines, so this is what keeps the file, its dynamic config and the README honest),
+ * and that it runs what scripts/cluster.ts runs as processes (which CI does start).
  */
 
 const repoRoot = new URL('../../', import.meta.url);
@@ -26,6 +40,7 @@ interface Service {
   volumes?: unknown;
   depends_on?: unknown;
   healthcheck?: unknown;
+  command?: unknown;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -37,7 +52,8 @@ function loadYaml(url: URL): unknown {
 }
 
 function loadServices(): Record<string, Service> {
-  const compose = loadYaml(composeUrl);
+  // YAML 1.1, as Compose reads it: the file shares settings through merge keys (`<<: *name`).
+  const compose = load(readFileSync(composeUrl, 'utf8'), { schema: YAML11_SCHEMA });
   if (!isRecord(compose) || !isRecord(compose.services)) {
     throw new Error('docker-compose.yml has no `services` mapping');
   }
@@ -106,6 +122,9 @@ function publishedPort(name: string, target: number): number {
   return mapping.published;
 }
 
+/** The `temporal-<service>` compose services that run the Temporal server. */
+const serverServices = CLUSTER_SERVICES.map((name) => `temporal-${name}`);
+
 /** Host side of a bind mount whose container side is `containerPath`, as a repo-relative path. */
 function bindMountSource(svc: Service, containerPath: string): string | undefined {
   if (!Array.isArray(svc.volumes)) return undefined;
@@ -124,8 +143,8 @@ function bindMountSource(svc: Service, containerPath: string): string | undefine
  * Resolves DYNAMIC_CONFIG_FILE_PATH (relative to the image's /etc/temporal) through the
  * service's bind mounts to the file in this repository.
  */
-function dynamicConfigUrl(): URL {
-  const temporal = service('temporal');
+function dynamicConfigUrl(name = 'temporal-frontend'): URL {
+  const temporal = service(name);
   const configPath = environment(temporal).DYNAMIC_CONFIG_FILE_PATH;
   if (!configPath) throw new Error('temporal service sets no DYNAMIC_CONFIG_FILE_PATH');
   const inContainer = posix.resolve('/etc/temporal', configPath);
@@ -160,9 +179,15 @@ function readmeSection(title: string): string | undefined {
 }
 
 describe('docker-compose.yml', () => {
-  it('defines postgresql, temporal and temporal-ui', () => {
-    expect(Object.keys(loadServices())).toEqual(
-      expect.arrayContaining(['postgresql', 'temporal', 'temporal-ui']),
+  it('defines postgresql, the schema setup, the four server services, the namespace step and the UI', () => {
+    expect(Object.keys(loadServices()).sort()).toEqual(
+      [
+        'postgresql',
+        'temporal-setup',
+        ...serverServices,
+        'temporal-namespace',
+        'temporal-ui',
+      ].sort(),
     );
   });
 
@@ -180,7 +205,8 @@ describe('docker-compose.yml', () => {
       );
     }
     expect(service('postgresql').image).toMatch(/^postgres:/);
-    expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
+    for (const name of serverServices) expect(service(name).image).toMatch(/^temporalio\/server:/);
+    expect(service('temporal-setup').image).toMatch(/^temporalio\/admin-tools:/);
     expect(service('temporal-ui').image).toMatch(/^temporalio\/ui:/);
   });
 
@@ -195,7 +221,7 @@ describe('docker-compose.yml', () => {
         );
       }
     }
-    expect(ports(service('temporal'))).toContainEqual({
+    expect(ports(service('temporal-frontend'))).toContainEqual({
       hostIp: '127.0.0.1',
       published: 7233,
       target: 7233,
@@ -208,40 +234,46 @@ describe('docker-compose.yml', () => {
     expect(ports(service('postgresql'))).toEqual([]);
   });
 
-  it('runs temporal on PostgreSQL persistence, after PostgreSQL is healthy', () => {
-    const env = environment(service('temporal'));
-    expect(env.DB).toBe('postgres12');
-    expect(env.DB_PORT).toBe('5432');
-    expect(env.POSTGRES_SEEDS).toBe('postgresql');
-
-    const postgres = service('postgresql');
-    const pgEnv = environment(postgres);
-    expect(env.POSTGRES_USER).toBe(pgEnv.POSTGRES_USER);
-    expect(env.POSTGRES_PWD).toBe(pgEnv.POSTGRES_PASSWORD);
-    expect(env.POSTGRES_PWD).toBeTruthy();
-
-    expect(isRecord(postgres.healthcheck) && postgres.healthcheck.test).toBeTruthy();
-    expect(service('temporal').depends_on).toMatchObject({
+  it('sets up the schemas once PostgreSQL is healthy, and starts the server services after that', () => {
+    expect(service('temporal-setup').depends_on).toMatchObject({
       postgresql: { condition: 'service_healthy' },
     });
+    const postgres = service('postgresql');
+    const pgEnv = environment(postgres);
+    expect(isRecord(postgres.healthcheck) && postgres.healthcheck.test).toBeTruthy();
+    for (const name of ['temporal-setup', ...serverServices]) {
+      const env = environment(service(name));
+      expect(env.POSTGRES_SEEDS, name).toBe('postgresql');
+      expect(env.DB_PORT, name).toBe('5432');
+      expect(env.POSTGRES_USER, name).toBe(pgEnv.POSTGRES_USER);
+      expect(env.POSTGRES_PWD, name).toBe(pgEnv.POSTGRES_PASSWORD);
+    }
+    for (const name of ['temporal-history', 'temporal-matching', 'temporal-frontend']) {
+      expect(service(name).depends_on, name).toMatchObject({
+        'temporal-setup': { condition: 'service_completed_successfully' },
+      });
+    }
   });
 
   it('points the UI at the temporal service', () => {
-    const env = environment(service('temporal-ui'));
-    expect(env.TEMPORAL_ADDRESS).toBe('temporal:7233');
-    const dependsOn = service('temporal-ui').depends_on;
-    const deps = Array.isArray(dependsOn)
-      ? dependsOn
-      : Object.keys(isRecord(dependsOn) ? dependsOn : {});
-    expect(deps).toContain('temporal');
+    for (const name of ['temporal-ui', 'temporal-namespace']) {
+      expect(environment(service(name)).TEMPORAL_ADDRESS, name).toBe('temporal-frontend:7233');
+      const dependsOn = service(name).depends_on;
+      const deps = Array.isArray(dependsOn)
+        ? dependsOn
+        : Object.keys(isRecord(dependsOn) ? dependsOn : {});
+      expect(deps, name).toContain('temporal-frontend');
+    }
   });
 });
 
 describe('dynamic config (deploy/dynamicconfig/development-sql.yaml)', () => {
-  it('is the file the temporal service mounts and names', () => {
-    expect(fileURLToPath(dynamicConfigUrl())).toBe(
-      fileURLToPath(new URL('../../deploy/dynamicconfig/development-sql.yaml', import.meta.url)),
-    );
+  it('is the file every server service mounts and names', () => {
+    for (const name of serverServices) {
+      expect(fileURLToPath(dynamicConfigUrl(name)), name).toBe(
+        fileURLToPath(new URL('../../deploy/dynamicconfig/development-sql.yaml', import.meta.url)),
+      );
+    }
     expect(existsSync(dynamicConfigUrl())).toBe(true);
   });
 
@@ -273,7 +305,7 @@ describe('README', () => {
       expect(section, "README has a 'Run against a real cluster' section").toBeDefined();
       const text = section!;
 
-      const temporalPort = publishedPort('temporal', 7233);
+      const temporalPort = publishedPort('temporal-frontend', 7233);
       const uiPort = publishedPort('temporal-ui', 8080);
       expect(text).toContain('docker compose up -d');
       expect(text).toContain(`127.0.0.1:${temporalPort}`);
@@ -288,4 +320,160 @@ describe('README', () => {
       }
     },
   );
+});
+
+/** What scripts/cluster.ts gives a service process, for a cluster on the default ports. */
+function scriptEnvironment(name: (typeof CLUSTER_SERVICES)[number], tls: boolean) {
+  const dir = '/var/tmp/cluster';
+  const state: ClusterState = {
+    version: TEMPORAL_SERVER_VERSION,
+    dir,
+    address: '127.0.0.1:7233',
+    namespace: 'default',
+    ports: clusterPorts(7233),
+    tls: tls
+      ? {
+          dir: `${dir}/tls`,
+          caFile: `${dir}/tls/ca.pem`,
+          clientCertFile: `${dir}/tls/client.pem`,
+          clientKeyFile: `${dir}/tls/client.key`,
+          serverName: TLS_SERVER_NAME,
+        }
+      : undefined,
+    logLevel: 'info',
+    serverBin: '/opt/temporal/server',
+    pgBin: '/usr/lib/postgresql/15/bin',
+    pids: {},
+  };
+  return serviceEnvironment(state, name);
+}
+
+/** The repository file a container path of `svc` comes from, through its bind mounts. */
+function mountedFile(svc: Service, containerFile: string): string | undefined {
+  const source = bindMountSource(svc, posix.dirname(containerFile));
+  if (source !== undefined) {
+    return fileURLToPath(new URL(posix.join(source, posix.basename(containerFile)), repoRoot));
+  }
+  const file = bindMountSource(svc, containerFile);
+  return file === undefined ? undefined : fileURLToPath(new URL(file, repoRoot));
+}
+
+const readRepoFile = (path: string) => readFileSync(new URL(path, repoRoot), 'utf8');
+
+describe('docker-compose.yml and scripts/cluster.ts (the cluster CI starts) run the same cluster', () => {
+  it("the same Temporal server version: the script's pin", () => {
+    for (const name of serverServices) {
+      expect(service(name).image, name).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    }
+    for (const name of ['temporal-setup', 'temporal-namespace']) {
+      expect(service(name).image, name).toBe(`temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    }
+  });
+
+  it('the same four services, one per container or process', () => {
+    for (const name of CLUSTER_SERVICES) {
+      expect(environment(service(`temporal-${name}`)).TEMPORAL_SERVICES, name).toBe(name);
+      expect(scriptEnvironment(name, false).TEMPORAL_SERVICES).toBe(name);
+    }
+    const running = Object.entries(loadServices())
+      .filter(([, svc]) => String(svc.image).startsWith('temporalio/server:'))
+      .map(([name]) => name);
+    expect(running.sort()).toEqual([...serverServices].sort());
+  });
+
+  it('the same server config file (deploy/temporal/config.yaml)', () => {
+    for (const name of CLUSTER_SERVICES) {
+      const svc = service(`temporal-${name}`);
+      const path = environment(svc).TEMPORAL_SERVER_CONFIG_FILE_PATH;
+      expect(path, name).toBeTruthy();
+      expect(mountedFile(svc, path!), name).toBe(SERVER_CONFIG_FILE);
+      expect(scriptEnvironment(name, false).TEMPORAL_SERVER_CONFIG_FILE_PATH).toBe(
+        SERVER_CONFIG_FILE,
+      );
+    }
+  });
+
+  it('the same dynamic config file', () => {
+    for (const name of CLUSTER_SERVICES) {
+      expect(fileURLToPath(dynamicConfigUrl(`temporal-${name}`)), name).toBe(DYNAMIC_CONFIG_FILE);
+      expect(scriptEnvironment(name, false).DYNAMIC_CONFIG_FILE_PATH).toBe(DYNAMIC_CONFIG_FILE);
+    }
+  });
+
+  it('the same settings: compose sets nothing the script does not, and agrees where addresses do not differ', () => {
+    const template = readRepoFile('deploy/temporal/config.yaml')
+      .split('\n')
+      .filter((line) => !line.trimStart().startsWith('#'))
+      .join('\n');
+    const read = new Set([...template.matchAll(/env "([A-Z_]+)"/g)].map((m) => m[1]!));
+    for (const name of CLUSTER_SERVICES) {
+      const script = scriptEnvironment(name, false);
+      const compose = environment(service(`temporal-${name}`));
+      // Every variable the config reads comes from the script (the shard count has one default).
+      const unset = [...read].filter(
+        (key) => !(key in scriptEnvironment(name, true)) && key !== 'NUM_HISTORY_SHARDS',
+      );
+      expect(unset, `${name}: read by config.yaml, not set by the script`).toEqual([]);
+      const withTls = scriptEnvironment(name, true);
+      expect(Object.keys(compose).filter((key) => !(key in withTls))).toEqual([]);
+      for (const key of ['TEMPORAL_ALLOW_NO_AUTH', 'POSTGRES_USER', 'POSTGRES_PWD']) {
+        expect(compose[key], `${name} ${key}`).toBe(script[key]);
+      }
+      expect(compose.TEMPORAL_TLS, name).toBe('${TEMPORAL_TLS:-off}');
+      expect(script.TEMPORAL_TLS).toBe('off');
+      expect(scriptEnvironment(name, true).TEMPORAL_TLS).toBe('mtls');
+    }
+  });
+
+  it("the same TLS layout: compose mounts the folder the script's `certs` writes, and every certificate file named exists in it", () => {
+    const tlsDir = relative(fileURLToPath(repoRoot), join(DEFAULT_CLUSTER_DIR, 'tls'));
+    for (const name of [...serverServices, 'temporal-namespace', 'temporal-ui']) {
+      const svc = service(name);
+      const env = environment(svc);
+      const containerDir = env.TEMPORAL_TLS_DIR ?? '/etc/temporal/tls';
+      expect(bindMountSource(svc, containerDir), name).toBe(`./${tlsDir}`);
+      if (env.TEMPORAL_TLS_SERVER_NAME !== undefined) {
+        expect(env.TEMPORAL_TLS_SERVER_NAME, name).toBe(TLS_SERVER_NAME);
+      }
+    }
+    for (const name of CLUSTER_SERVICES) {
+      const script = scriptEnvironment(name, true);
+      expect(script.TEMPORAL_TLS_DIR).toBe('/var/tmp/cluster/tls');
+      expect(script.TEMPORAL_TLS_SERVER_NAME).toBe(TLS_SERVER_NAME);
+    }
+    const named = new Set<string>();
+    const sources = [
+      readRepoFile('deploy/temporal/config.yaml'),
+      readRepoFile('deploy/temporal/create-namespace.sh'),
+      readRepoFile('docker-compose.yml'),
+    ];
+    for (const text of sources) {
+      for (const m of text.matchAll(
+        /(?:TEMPORAL_TLS_DIR(?:" *}})?|TEMPORAL_UI_TLS:\+)\/([\w.-]+)/g,
+      )) {
+        named.add(m[1]!);
+      }
+    }
+    expect([...named].sort()).toEqual([
+      'ca.pem',
+      'client.key',
+      'client.pem',
+      'frontend.key',
+      'frontend.pem',
+      'system-worker.key',
+      'system-worker.pem',
+    ]);
+    for (const file of named) expect(CERTIFICATE_FILES, file).toContain(file);
+  });
+
+  it('the same schema setup script (deploy/temporal/setup-postgres.sh)', () => {
+    const setup = service('temporal-setup');
+    const command = Array.isArray(setup.command) ? setup.command.map(String) : [];
+    expect(command).toHaveLength(1);
+    expect(mountedFile(setup, command[0]!)).toBe(SCHEMA_SETUP_SCRIPT);
+  });
+
+  it("publishes the frontend on the script's default port", () => {
+    expect(publishedPort('temporal-frontend', 7233)).toBe(clusterPorts(7233).frontend);
+  });
 });

@@ -1,0 +1,39 @@
+/**
+ * One real Temporal cluster for the cluster tests (vitest.cluster.config.ts): PostgreSQL and
+ * the four services as processes (scripts/cluster.ts), plain gRPC at the frontend, in a
+ * folder of its own that is removed at the end. Its address goes to TEMPORAL_ADDRESS (so
+ * test/global-setup.ts, which runs next, starts no dev server) and its folder to
+ * DURABLE_AGENT_CLUSTER_DIR (for the tests that kill and restart its services).
+ */
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeClusterPort, startCluster, stopCluster } from '../../scripts/cluster.js';
+
+export default async function setup() {
+  if (process.env.TEMPORAL_ADDRESS) {
+    throw new Error(
+      'the cluster tests start their own cluster: unset TEMPORAL_ADDRESS (it names another server)',
+    );
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'durable-agent-cluster-'));
+  // PostgreSQL runs as user postgres when the tests run as root: it must reach the folder.
+  chmodSync(dir, 0o755);
+  const started = Date.now();
+  try {
+    const state = await startCluster({
+      dir,
+      frontendPort: await freeClusterPort(),
+      log: (line) => console.log(`[cluster] ${line}`),
+    });
+    console.log(`[cluster] up at ${state.address} in ${Date.now() - started} ms`);
+    process.env.TEMPORAL_ADDRESS = state.address;
+    process.env.DURABLE_AGENT_CLUSTER_DIR = dir;
+  } catch (error) {
+    await stopCluster(dir, { clean: true }).catch(() => undefined);
+    throw error;
+  }
+  return async () => {
+    await stopCluster(dir, { clean: true });
+  };
+}
