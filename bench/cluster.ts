@@ -22,7 +22,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createAgent, HookEvent, type HookCallback } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
-import { installQuietRuntime } from '../src/worker.js';
+import { installQuietRuntime } from '../src/worker/worker.js';
 import { freeClusterPort, startCluster, stopCluster } from '../scripts/cluster.js';
 import { fmt, percentile, printTable } from './stats.js';
 
