@@ -7,7 +7,7 @@
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import type { ResolvedAgentOptions } from '../agent/options.js';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, messageOf } from '../common/errors.js';
 import { payloadStoreCodec } from './codec.js';
 import {
   ENCRYPTION_KEYS_VARIABLE,
@@ -183,7 +183,7 @@ async function keyRingOf(
     ring = await source();
   } catch (error) {
     throw new ConfigError(
-      `The encryption key function threw: ${(error as Error)?.message ?? String(error)}`,
+      `The encryption key function threw: ${messageOf(error)}`,
       { cause: error },
     );
   }

@@ -43,7 +43,7 @@ import {
   type ClientConfigProfile,
   type ConfigDataSource,
 } from '@temporalio/envconfig';
-import { ConfigError } from '../common/errors.js';
+import { ConfigError, messageOf } from '../common/errors.js';
 
 /**
  * TLS settings of the connection to Temporal. Each certificate or key is PEM, given as
@@ -369,7 +369,7 @@ function loadProfile(
     );
   } catch (error) {
     if (error instanceof ConfigError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     throw new ConfigError(`Cannot load profile '${name}' from ${fileWhat}: ${message}`, {
       cause: error,
     });

@@ -176,7 +176,7 @@ export async function checkNamespace(
       throw namespaceNotFound(address, namespace, hints, error);
     }
     if ((error as { code?: unknown }).code === 16) {
-      const text = clip(error instanceof Error ? error.message : String(error));
+      const text = clip(messageOf(error));
       throw temporalTlsFailed(
         address,
         namespace,
