@@ -104,6 +104,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     pendingCleanups: state.pendingCleanups.size,
     promptsHandled: state.promptsHandled,
     busy: state.current !== undefined,
+    ...(input.version !== undefined ? { version: input.version } : {}),
+    ...(input.fingerprint !== undefined ? { fingerprint: input.fingerprint } : {}),
   });
   const isClosing = () => state.status === 'closing' || state.status === 'closed';
 

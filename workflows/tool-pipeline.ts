@@ -32,10 +32,12 @@ import type { ToolKind, ToolResult } from '../src/common/types.js';
 import {
   checkPermissionActivity,
   describeToolCallActivity,
+  describeToolCallOnQueueActivity,
   executeToolActivity,
 } from './activity-options.js';
 import { dispatchEvent, type DispatchState } from './dispatch.js';
 import { toFailure } from './failures.js';
+import { identityFields, versionRefusalOf, withRefusalRetries } from './version-refusal.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
 interface PendingPermissionEntry {
@@ -131,11 +133,7 @@ export async function runToolCall(
   }
 
   // 2. What the call is: its kind and the paths it touches.
-  let description = await describeToolCallActivity()({
-    agentName: state.input.agentName,
-    toolName,
-    input,
-  });
+  let description = await describeCall(state, toolName, input);
   if (!description.known) {
     const message = `Unknown tool '${toolName}'`;
     return end(
@@ -165,11 +163,7 @@ export async function runToolCall(
         return end(deniedResult(toolName, decision.message), 'denied', decision.interrupt);
       // Edited input: the policy must judge the paths the call will really touch.
       if (merged.modifiedInput) {
-        description = await describeToolCallActivity()({
-          agentName: state.input.agentName,
-          toolName,
-          input,
-        });
+        description = await describeCall(state, toolName, input);
       }
     }
   } catch (error) {
@@ -205,17 +199,21 @@ export async function runToolCall(
   let result: ToolResult;
   try {
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
-    result = await executeToolActivity(
-      state.taskQueue,
-      timeoutMs,
-    )({
+    const execInput = {
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
+      ...identityFields(state.input),
       toolUseId,
       toolName,
       input,
       timeoutMs,
-    });
+    };
+    result = await withRefusalRetries(
+      state.input,
+      { task: `the execution of ${toolName}` },
+      timeoutMs,
+      (eager) => executeToolActivity(state.taskQueue, timeoutMs, eager)(execInput),
+    );
   } catch (error) {
     if (isCancellation(error)) throw error;
     const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
@@ -266,6 +264,33 @@ export async function runToolCall(
   return end(result, 'error');
 }
 
+/**
+ * Kind and affected paths of a call, from the worker that runs this workflow task (a local
+ * activity); when that worker runs another version it refuses, and a worker of the session's
+ * version answers through the task queue.
+ * @throws ApplicationFailure `WORKER_VERSION_MISMATCH` when none does within the hook budget.
+ */
+async function describeCall(state: ToolPipelineState, toolName: string, input: JsonObject) {
+  const describeInput = {
+    agentName: state.input.agentName,
+    sessionId: state.input.sessionId,
+    ...identityFields(state.input),
+    toolName,
+    input,
+  };
+  try {
+    return await describeToolCallActivity()(describeInput);
+  } catch (error) {
+    if (!versionRefusalOf(error)) throw error;
+    return withRefusalRetries(
+      state.input,
+      { task: `the description of a ${toolName} call` },
+      state.input.hookTimeoutMs,
+      () => describeToolCallOnQueueActivity(state.taskQueue, false)(describeInput),
+    );
+  }
+}
+
 /** The result given to a call that never ran because its prompt was aborted or interrupted. */
 export function cancelledResult(toolName: string, why: string): ToolResult {
   const message = `Tool ${toolName} did not run: ${why}`;
@@ -281,9 +306,10 @@ async function policyDecision(
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
   if ('preset' in permission) return presetDecision(permission.preset, description.kind);
-  const checked = await checkPermissionActivity(state.taskQueue)({
+  const checkInput = {
     agentName: state.input.agentName,
     sessionId: state.input.sessionId,
+    ...identityFields(state.input),
     toolUseId,
     toolName,
     input,
@@ -292,7 +318,14 @@ async function policyDecision(
     ...('handler' in permission && permission.handler === 'session'
       ? { handler: 'session' as const }
       : {}),
-  }).catch((error: unknown) => {
+  };
+  // Refused everywhere (no worker of the session's version): the call is denied, naming why.
+  const checked = await withRefusalRetries(
+    state.input,
+    { task: `the permission check of ${toolName}` },
+    state.input.hookTimeoutMs,
+    (eager) => checkPermissionActivity(state.taskQueue, eager)(checkInput),
+  ).catch((error: unknown) => {
     if (isCancellation(error)) throw error;
     return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
   });

@@ -13,7 +13,6 @@ import {
 } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import type { BudgetClock } from '../../activities/budget-clock.js';
-import type { HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import { resolveModel } from '../models/resolve.js';
 import type { ResolvedAgentOptions } from '../agent/options.js';
@@ -71,7 +70,6 @@ export async function startAgentWorker(
   extra: {
     registry?: AgentRegistry;
     model?: AgentModel;
-    hooks?: HookMap;
     /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
     clock?: BudgetClock;
     /** Interceptors of every activity (the test env's worker kill switch). */
@@ -82,9 +80,14 @@ export async function startAgentWorker(
 ): Promise<AgentWorker> {
   const routing = installQuietRuntime(options.logLevel);
   const registry = extra.registry ?? new AgentRegistry();
-  registry.register({
+  // Refused (ConfigError) when another agent of this process claims this version with
+  // another definition: the worker runs only the definition its version names.
+  const releaseVersion = registry.register({
     name: options.name,
-    hooks: extra.hooks ?? options.hooks,
+    version: options.version,
+    fingerprint: options.fingerprint,
+    manifest: options.manifest,
+    hooks: options.hooks,
     model: extra.model ?? resolveModel(options),
     tools: options.tools,
     workspaceRoots: await normalizeRoots(options.workspaceRoots),
@@ -111,6 +114,7 @@ export async function startAgentWorker(
     connection = await connectWorker(address, namespace);
   } catch (error) {
     removeSink?.();
+    releaseVersion();
     throw error;
   }
   const activities = createActivities({
@@ -161,6 +165,7 @@ export async function startAgentWorker(
   } catch (error) {
     await connection.close().catch(() => undefined);
     removeSink?.();
+    releaseVersion();
     // The namespace went away between the check and now: the same clear error.
     if (isNamespaceNotFound(error)) {
       throw namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
@@ -181,6 +186,7 @@ export async function startAgentWorker(
         await done.catch(() => undefined);
         await connection.close();
         removeSink?.();
+        releaseVersion();
       })();
       return stopping;
     },
