@@ -36,6 +36,15 @@ import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/
 export interface AgentWorker {
   /** The shared task queue this worker polls. */
   readonly taskQueue: string;
+  /** The agent's name (the Worker Deployment name). */
+  readonly agentName: string;
+  /**
+   * The version this worker runs (the Worker Deployment build id): it runs tasks of sessions
+   * of this version and fingerprint only, and refuses every other.
+   */
+  readonly version: string;
+  /** The fingerprint of the definition it runs (16 hex digits). */
+  readonly fingerprint: string;
   /**
    * This process's own task queue: a callback that outlived its dispatch is waited on here,
    * so the session is released when it settles or when this process dies.
@@ -176,6 +185,9 @@ export async function startAgentWorker(
   let stopping: Promise<void> | undefined;
   return {
     taskQueue,
+    agentName: options.name,
+    version: options.version,
+    fingerprint: options.fingerprint,
     cleanupQueue,
     registry,
     workflowBundle,
