@@ -18,9 +18,10 @@ import {
   type AgentClient,
   type AgentWorker,
 } from '../../src/index.js';
-import { scriptedModel } from '../../src/testing/index.js';
+import { goldenFromHistories, scriptedModel } from '../../src/testing/index.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
 import type { IdentityEnv } from '../fixtures/identity-process.js';
-import { temporalAddress, waitFor } from '../helpers.js';
+import { rawClient, temporalAddress, waitFor } from '../helpers.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/identity-process.ts', import.meta.url));
 
@@ -151,6 +152,14 @@ describe('one name, two versions', () => {
     });
     await session.close();
     expect(await worker.stop()).toEqual({});
+    // inspect: the refused attempts are one row, refused, of the session's version.
+    const history = await (await rawClient()).workflow.getHandle(session.workflowId).fetchHistory();
+    const rows = timelineFromHistory(history).dispatches;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ decision: 'refused', version: 'v2' });
+    expect(rows[0]!.refusals).toBeGreaterThan(1);
+    // golden: nothing was decided, so nothing is recorded.
+    expect(goldenFromHistories(session.id, [history]).dispatches).toEqual([]);
   }, 120_000);
 
   it('refuses a session of the same version with another definition, naming what differs', async () => {
