@@ -14,7 +14,6 @@
  * @module
  */
 import { ApplicationFailure, type ActivityFunction } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
 import { VERSION_REFUSAL_TYPE, type SessionIdentity } from '../src/common/identity.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 
@@ -36,13 +35,7 @@ export function checkVersion(registry: AgentRegistry, input: unknown): void {
     ...(identified.fingerprint !== undefined ? { fingerprint: identified.fingerprint } : {}),
   });
   if (!refusal) return;
-  Context.current().log.warn(refusal.message, {
-    code: refusal.code,
-    agentName: refusal.agentName,
-    sessionId: refusal.sessionId,
-    sessionVersion: refusal.sessionVersion,
-    workerVersions: refusal.workerVersions.join(','),
-  });
+  // Logged once, by the worker's own "Activity failed" WARN line, which carries the message.
   throw ApplicationFailure.create({
     type: VERSION_REFUSAL_TYPE,
     message: refusal.message,
