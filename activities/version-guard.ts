@@ -27,7 +27,7 @@ interface Identified extends Partial<SessionIdentity> {
  * Throw the refusal when this worker does not run the definition `input` was started with.
  * @throws ApplicationFailure of type `WorkerVersionMismatch`, its first detail the `VersionRefusal`.
  */
-export function checkVersion(registry: AgentRegistry, input: unknown): void {
+function checkVersion(registry: AgentRegistry, input: unknown): void {
   const identified = (input ?? {}) as Identified;
   if (typeof identified.agentName !== 'string') return;
   const refusal = registry.refusal(identified.agentName, String(identified.sessionId ?? ''), {

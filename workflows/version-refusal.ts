@@ -29,7 +29,7 @@ const FIRST_WAIT_MS = 50;
 const MAX_WAIT_MS = 2_000;
 
 /** Codes a task refused everywhere fails with. */
-export const VERSION_REFUSAL_CODES: readonly string[] = [
+const VERSION_REFUSAL_CODES: readonly string[] = [
   'WORKER_VERSION_MISMATCH',
   'VERSION_FINGERPRINT_MISMATCH',
 ];

@@ -33,7 +33,7 @@ import type { HookCallback, HookMap } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';
 
 /** What the fingerprint is computed from: the parts of resolved options that decide. */
-export interface DecidingDefinition extends DecidingOptions {
+interface DecidingDefinition extends DecidingOptions {
   hooks: HookMap;
   permission: PermissionPreset | PermissionHandler;
   tools: readonly ToolDefinition[];
@@ -65,7 +65,7 @@ function schemaText(schema: unknown): string {
 }
 
 /** The manifest of a definition: each deciding part hashed on its own. Pure. */
-export function manifestOf(definition: DecidingDefinition): DefinitionManifest {
+function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   const hooks: Partial<Record<HookEvent, string[]>> = {};
   for (const [event, callbacks] of Object.entries(definition.hooks) as Array<
     [HookEvent, HookCallback[] | undefined]
@@ -101,7 +101,7 @@ export function manifestOf(definition: DecidingDefinition): DefinitionManifest {
 }
 
 /** The fingerprint of a manifest: 16 hex digits of the SHA-256 of its canonical JSON. Pure. */
-export function fingerprintOf(manifest: DefinitionManifest): string {
+function fingerprintOf(manifest: DefinitionManifest): string {
   return hash(canonical(manifest), 16);
 }
 

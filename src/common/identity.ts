@@ -97,7 +97,7 @@ export interface SessionIdentity {
 }
 
 /** Stable codes of a worker's refusal of a task of another definition. */
-export type VersionRefusalCode = 'WORKER_VERSION_MISMATCH' | 'VERSION_FINGERPRINT_MISMATCH';
+type VersionRefusalCode = 'WORKER_VERSION_MISMATCH' | 'VERSION_FINGERPRINT_MISMATCH';
 
 /**
  * A worker's refusal of a task of a session it does not run the definition of: the first
