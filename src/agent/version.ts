@@ -13,9 +13,11 @@
  * payload store, logging, Temporal settings, output and context caps, tool and model
  * timeouts. Set `version` yourself to make any of these a new version.
  *
- * Sources are compared as text: a callback reading configuration it captured (an environment
- * variable, a closure's value) has one fingerprint for every value. Give such definitions an
- * explicit `version`.
+ * Sources are compared as text, normalized ({@link normalizedSource}) so that two builds of
+ * one definition agree (tsx minifies whitespace, vitest keeps the layout); a minifier that
+ * renames variables still makes another fingerprint. A callback reading configuration it
+ * captured (an environment variable, a closure's value) has one fingerprint for every value.
+ * Give such definitions an explicit `version`.
  *
  * @module
  */
@@ -64,6 +66,37 @@ function schemaText(schema: unknown): string {
   }
 }
 
+/**
+ * A function's source in a form two builds of one definition share: whitespace and comments
+ * outside string literals dropped, `(x) =>` as `x =>`, no trailing commas, no `;` before `}`.
+ * Transpilers print one source differently (tsx minifies whitespace, vitest keeps the
+ * layout); string and template literals are kept as they are. Pure.
+ */
+export function normalizedSource(fn: unknown): string {
+  const source = String(fn);
+  let out = '';
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '"' || c === "'" || c === '`') {
+      let j = i + 1;
+      while (j < source.length && source[j] !== c) j += source[j] === '\\' ? 2 : 1;
+      out += source.slice(i, j + 1);
+      i = j;
+    } else if (c === '/' && source[i + 1] === '/') {
+      while (i < source.length && source[i] !== '\n') i++;
+    } else if (c === '/' && source[i + 1] === '*') {
+      const end = source.indexOf('*/', i + 2);
+      i = end === -1 ? source.length : end + 1;
+    } else if (!/\s/.test(c)) {
+      out += c;
+    }
+  }
+  return out
+    .replace(/\(([A-Za-z_$][\w$]*)\)=>/g, '$1=>')
+    .replace(/,([)\]}])/g, '$1')
+    .replace(/;}/g, '}');
+}
+
 /** The manifest of a definition: each deciding part hashed on its own. Pure. */
 function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   const hooks: Partial<Record<HookEvent, string[]>> = {};
@@ -71,7 +104,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     [HookEvent, HookCallback[] | undefined]
   >) {
     if (callbacks && callbacks.length > 0) {
-      hooks[event] = callbacks.map((callback) => hash(String(callback), 12));
+      hooks[event] = callbacks.map((callback) => hash(normalizedSource(callback), 12));
     }
   }
   const tools: Record<string, string> = {};
@@ -81,7 +114,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
         kind: tool.kind,
         description: tool.description,
         inputSchema: schemaText(tool.inputSchema),
-        affectedPaths: tool.affectedPaths ? String(tool.affectedPaths) : null,
+        affectedPaths: tool.affectedPaths ? normalizedSource(tool.affectedPaths) : null,
       }),
       12,
     );
@@ -93,7 +126,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     hooks,
     permission:
       typeof definition.permission === 'function'
-        ? `function:${hash(String(definition.permission), 12)}`
+        ? `function:${hash(normalizedSource(definition.permission), 12)}`
         : `preset:${definition.permission}`,
     tools,
     options,
