@@ -68,7 +68,9 @@ function schemaText(schema: unknown): string {
 
 /**
  * A function's source in a form two builds of one definition share: whitespace and comments
- * outside string literals dropped, `(x) =>` as `x =>`, no trailing commas, no `;` before `}`.
+ * outside string literals dropped, `(x) =>` as `x =>`, no trailing commas, no `;` next to
+ * `}`, imports by their own names (Vite's SSR transform, which vitest uses, reads them through
+ * `__vite_ssr_import_N__`).
  * Transpilers print one source differently (tsx minifies whitespace, vitest keeps the
  * layout); string and template literals are kept as they are. Pure.
  */
@@ -91,10 +93,16 @@ export function normalizedSource(fn: unknown): string {
       out += c;
     }
   }
-  return out
-    .replace(/\(([A-Za-z_$][\w$]*)\)=>/g, '$1=>')
-    .replace(/,([)\]}])/g, '$1')
-    .replace(/;}/g, '}');
+  return (
+    out
+      // Vite's SSR transform (vitest) reads imports through module objects.
+      .replace(/\(0,__vite_ssr_import_\d+__\.([\w$]+)\)/g, '$1')
+      .replace(/__vite_ssr_import_\d+__\./g, '')
+      .replace(/\(([A-Za-z_$][\w$]*)\)=>/g, '$1=>')
+      .replace(/,([)\]}])/g, '$1')
+      .replace(/;}/g, '}')
+      .replace(/};/g, '}')
+  );
 }
 
 /** The manifest of a definition: each deciding part hashed on its own. Pure. */
