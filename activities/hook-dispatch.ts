@@ -60,7 +60,12 @@ export function createHookActivities(deps: HookActivityDeps) {
     const ctx = Context.current();
     const started = clock.now();
     const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
-    const callbacks = registry.callbacksFor(input.agentName, input.sessionId, input.event);
+    const callbacks = registry.callbacksFor(
+      input.agentName,
+      input.sessionId,
+      input.event,
+      input.version,
+    );
     // A worker that has other callbacks than the session expects (none at all, or session
     // hooks of another process) refuses, rather than silently running a different set.
     if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
@@ -216,7 +221,7 @@ export function createHookActivities(deps: HookActivityDeps) {
     if (input.event !== HookEvent.PostToolUse && input.event !== HookEvent.PostToolUseFailure) {
       return outputs;
     }
-    const maxBytes = registry.agent(input.agentName).maxToolOutputBytes;
+    const maxBytes = registry.agent(input.agentName, input.version).maxToolOutputBytes;
     return Promise.all(
       outputs.map(async (output) => {
         if (output.modifiedOutput === undefined) return output;

@@ -11,6 +11,7 @@ import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
+import { guardVersions } from './version-guard.js';
 
 /** Dependencies of the activities. */
 interface ActivityDeps {
@@ -25,14 +26,23 @@ interface ActivityDeps {
   clock?: BudgetClock;
 }
 
-/** `createActivities({ registry, cleanupQueue, heartbeatIntervalMs, payloadStore })`. */
+/**
+ * `createActivities({ registry, cleanupQueue, heartbeatIntervalMs, payloadStore })`. Every
+ * activity that runs the definition's code (hooks, model, tools, permission) first checks the
+ * session's version against the registry and refuses another definition's task
+ * (`version-guard.ts`).
+ */
 export function createActivities(deps: ActivityDeps) {
-  return {
-    ...createHookActivities(deps),
-    ...createModelActivities(deps),
-    ...createToolActivities(deps),
-    ...createArchiveActivities(deps),
-  };
+  return guardVersions(
+    deps.registry,
+    {
+      ...createHookActivities(deps),
+      ...createModelActivities(deps),
+      ...createToolActivities(deps),
+      ...createArchiveActivities(deps),
+    },
+    ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
+  );
 }
 
 type Assert<T extends true> = T;

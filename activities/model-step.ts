@@ -57,7 +57,7 @@ export function boundOutput(output: ModelStepOutput): ModelStepOutput {
 export function createModelActivities(deps: { registry: AgentRegistry }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
-    const { model, tools } = deps.registry.agent(input.agentName);
+    const { model, tools } = deps.registry.agent(input.agentName, input.version);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {

@@ -38,7 +38,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
   const clock = deps.clock ?? realClock;
 
   async function describeToolCall(input: DescribeToolCallInput): Promise<ToolCallDescription> {
-    const agent = registry.agent(input.agentName);
+    const agent = registry.agent(input.agentName, input.version);
     const tool = agent.tools.find((t) => t.name === input.toolName);
     if (!tool) return { known: false, kind: 'execute', affectedPaths: [] };
     let affectedPaths: string[] = [];
@@ -54,7 +54,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
   }
 
   async function checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
-    const agent = registry.agent(input.agentName);
+    const agent = registry.agent(input.agentName, input.version);
     // A session's own function is never replaced by the agent's: a worker without it refuses.
     const permission =
       input.handler === 'session' ? registry.sessionPermission(input.sessionId) : agent.permission;
@@ -104,7 +104,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
 
   async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
     const ctx = Context.current();
-    const agent = registry.agent(input.agentName);
+    const agent = registry.agent(input.agentName, input.version);
     const tool = agent.tools.find((t) => t.name === input.toolName);
     if (!tool) {
       const message = `Unknown tool '${input.toolName}'`;

@@ -26,6 +26,22 @@ import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
+import { identityOf } from '../src/agent/version.js';
+
+/** A version for a registry of one agent (nothing compares it here). */
+const testIdentity = identityOf(
+  {
+    hooks: {},
+    tools: [],
+    permission: 'default',
+    hookTimeoutMs: 1,
+    sessionEndHookTimeoutMs: 1,
+    toolHookErrors: 'tool-error',
+    permissionTimeoutMs: 1,
+    maxTurns: 1,
+  },
+  'test',
+);
 
 const here = dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 300);
@@ -68,6 +84,7 @@ async function dispatchVsNoop(): Promise<void> {
     tools: [],
     workspaceRoots: [],
     maxToolOutputBytes: 65_536,
+    ...testIdentity,
   });
   const hooks = createHookActivities({
     registry,

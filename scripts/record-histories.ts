@@ -12,7 +12,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
-import { createAgent, fileStore, HookEvent, type HookMap, type Session } from '../src/index.js';
+import {
+  createAgent,
+  createAgentClient,
+  createAgentWorker,
+  fileStore,
+  HookEvent,
+  type AgentOptions,
+  type HookMap,
+  type Session,
+} from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
 
@@ -152,6 +161,39 @@ try {
     await client.workflow.getHandle(s.workflowId).cancel();
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('cancelled-from-outside', s);
+  }
+  if (want('version-refused')) {
+    // A v2 session whose tasks a v1 worker refuses until a v2 worker polls: the version in
+    // the input and the activity inputs, refused attempts, and their retries, replayed.
+    const definition = (version: string): AgentOptions => ({
+      name: 'record-versions',
+      version,
+      model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
+        temporal: { address: server.address, taskQueue: 'record-histories-versions' },
+      },
+    });
+    const v1 = await createAgentWorker(definition('v1'));
+    const v2Client = await createAgentClient(definition('v2'));
+    let v2: Awaited<ReturnType<typeof createAgentWorker>> | undefined;
+    try {
+      const s = await v2Client.createSession({ sessionId: 'fixture-version-refused' });
+      const sending = s.send('hello');
+      const refused = async () =>
+        (await client.workflow.getHandle(s.workflowId).fetchHistory()).events?.some(
+          (e) => e.activityTaskFailedEventAttributes,
+        );
+      while (!(await refused())) await new Promise((r) => setTimeout(r, 50));
+      v2 = await createAgentWorker(definition('v2'));
+      await sending;
+      await s.close();
+      await save('version-refused', s);
+    } finally {
+      await v2?.shutdown();
+      await v1.shutdown();
+      await v2Client.close();
+    }
   }
 } finally {
   await client.connection.close();

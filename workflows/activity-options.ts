@@ -30,9 +30,11 @@ export function hookDispatchActivity(
   taskQueue: string,
   budgetMs: number,
   heartbeatTimeoutMs: number,
+  eager = true,
 ) {
   return proxyActivities<Activities>({
     taskQueue,
+    ...notEager(eager),
     startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
     heartbeatTimeout: heartbeatTimeoutMs,
     retry: { maximumAttempts: 1 },
@@ -61,9 +63,14 @@ export function awaitHookSettledActivity(cleanupQueue: string) {
  * One model step. Transient provider errors are retried with backoff; the model adapter
  * marks client errors (400, 401) non-retryable.
  */
-export function modelStepActivity(taskQueue: string, timeoutMs: number = DEFAULTS.modelTimeoutMs) {
+export function modelStepActivity(
+  taskQueue: string,
+  timeoutMs: number = DEFAULTS.modelTimeoutMs,
+  eager = true,
+) {
   return proxyActivities<Activities>({
     taskQueue,
+    ...notEager(eager),
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
     startToCloseTimeout: timeoutMs + 10_000,
     heartbeatTimeout: 30_000,
@@ -85,10 +92,25 @@ export function describeToolCallActivity() {
   }).describeToolCall;
 }
 
-/** The agent's permission function: user code, run once (no retries of a decision). */
-export function checkPermissionActivity(taskQueue: string) {
+/**
+ * The same lookup as an ordinary activity on the session's task queue: when the worker that
+ * ran the workflow task refused the local one (it runs another version), a worker of the
+ * session's version answers.
+ */
+export function describeToolCallOnQueueActivity(taskQueue: string, eager: boolean) {
   return proxyActivities<Activities>({
     taskQueue,
+    ...notEager(eager),
+    startToCloseTimeout: '10 seconds',
+    retry: { maximumAttempts: 3 },
+  }).describeToolCall;
+}
+
+/** The agent's permission function: user code, run once (no retries of a decision). */
+export function checkPermissionActivity(taskQueue: string, eager = true) {
+  return proxyActivities<Activities>({
+    taskQueue,
+    ...notEager(eager),
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: 10_000,
     retry: { maximumAttempts: 1 },
@@ -100,9 +122,10 @@ export function checkPermissionActivity(taskQueue: string) {
  * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
  * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
  */
-export function executeToolActivity(taskQueue: string, timeoutMs: number) {
+export function executeToolActivity(taskQueue: string, timeoutMs: number, eager = true) {
   return proxyActivities<Activities>({
     taskQueue,
+    ...notEager(eager),
     startToCloseTimeout: timeoutMs + 30_000,
     heartbeatTimeout: 10_000,
     retry: { maximumAttempts: 1 },
@@ -122,4 +145,13 @@ export function archiveRunActivity(taskQueue: string) {
     heartbeatTimeout: 30_000,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
   }).archiveRun;
+}
+
+/**
+ * No eager dispatch for a task scheduled again after a version refusal: Temporal's matching,
+ * not the worker that ran this workflow task (the one that refused), picks who runs it.
+ * Nothing is added otherwise, so first attempts keep Temporal's default (eager allowed).
+ */
+function notEager(eager: boolean): { allowEagerDispatch?: false } {
+  return eager ? {} : { allowEagerDispatch: false };
 }

@@ -33,6 +33,7 @@ import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rule
 import type { JsonObject } from '../src/common/json.js';
 import { awaitHookSettledActivity, hookDispatchActivity } from './activity-options.js';
 import { hookFailure, toFailure } from './failures.js';
+import { identityFields, isRefusedEverywhere, withRefusalRetries } from './version-refusal.js';
 
 /** The session state a dispatch reads and writes. */
 export interface DispatchState {
@@ -99,6 +100,8 @@ export async function dispatchEvent(
     startedAt: Date.now(),
     pending: true,
     ...tags,
+    // Only a worker of this version runs the dispatch: the version that decided.
+    ...(state.input.version !== undefined ? { version: state.input.version } : {}),
   };
   state.timeline.push(entry);
   try {
@@ -125,21 +128,37 @@ async function settle(
   const dispatchId = uuid4();
   let outcome: HookDispatchOutcome;
   try {
-    outcome = await hookDispatchActivity(
-      state.taskQueue,
-      budgetMs,
-      state.input.dispatchHeartbeatTimeoutMs,
-    )({
+    const dispatchInput = {
       dispatchId,
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
+      ...identityFields(state.input),
       event,
       payload,
       budgetMs,
       callbackCount: entry.callbackCount,
-    });
+    };
+    // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
+    outcome = await withRefusalRetries(
+      state.input,
+      { task: `the ${event} dispatch`, event },
+      budgetMs,
+      (eager) =>
+        hookDispatchActivity(
+          state.taskQueue,
+          budgetMs,
+          state.input.dispatchHeartbeatTimeoutMs,
+          eager,
+        )(dispatchInput),
+    );
   } catch (error) {
     entry.durationMs = Date.now() - entry.startedAt;
+    if (isRefusedEverywhere(error)) {
+      entry.outcome = 'refused';
+      entry.reason = clipErrorText(error.message);
+      // Refused by every worker that took it: no callback ran, so the workflow logs it.
+      throw failed(state, entry, event, error, true);
+    }
     if (isCancellation(error)) {
       entry.outcome = 'cancelled';
       const handle = cleanupHandleOf(error);

@@ -33,6 +33,8 @@ import {
   type ToolPipelineState,
 } from './tool-pipeline.js';
 import { hookFailure, toFailure } from './failures.js';
+import { identityFields, withRefusalRetries } from './version-refusal.js';
+import { DEFAULTS } from '../src/common/defaults.js';
 
 /** The session state a prompt reads and writes. */
 export interface PromptState extends ToolPipelineState {
@@ -77,17 +79,21 @@ export async function runPrompt(
     }
     let output;
     try {
-      output = await modelStepActivity(
-        state.taskQueue,
-        state.input.modelTimeoutMs,
-      )({
+      const stepInput = {
         sessionId: state.input.sessionId,
         agentName: state.input.agentName,
+        ...identityFields(state.input),
         requestId,
         step,
         promptIndex,
         modelStepIndex: state.modelSteps++,
-      });
+      };
+      output = await withRefusalRetries(
+        state.input,
+        { task: `model step ${stepInput.modelStepIndex}` },
+        state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
+        (eager) => modelStepActivity(state.taskQueue, state.input.modelTimeoutMs, eager)(stepInput),
+      );
     } catch (error) {
       throw modelFailure(error);
     }

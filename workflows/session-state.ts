@@ -135,6 +135,8 @@ export function describeSession(state: SessionState): SessionDescription {
     pendingCleanups: state.pendingCleanups.size,
     promptsHandled: state.promptsHandled,
     busy: state.current !== undefined,
+    ...(state.input.version !== undefined ? { version: state.input.version } : {}),
+    ...(state.input.fingerprint !== undefined ? { fingerprint: state.input.fingerprint } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import {
 import type { SessionWorkflowInput } from '../src/common/protocol.js';
 import type { ToolKind, ToolResult } from '../src/common/types.js';
 import { checkPermissionActivity } from './activity-options.js';
+import { identityFields, withRefusalRetries } from './version-refusal.js';
 import { failureMessage } from './failures.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
@@ -41,9 +42,10 @@ export async function policyDecision(
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
   if ('preset' in permission) return presetDecision(permission.preset, description.kind);
-  const checked = await checkPermissionActivity(state.taskQueue)({
+  const checkInput = {
     agentName: state.input.agentName,
     sessionId: state.input.sessionId,
+    ...identityFields(state.input),
     toolUseId,
     toolName,
     input,
@@ -52,7 +54,14 @@ export async function policyDecision(
     ...('handler' in permission && permission.handler === 'session'
       ? { handler: 'session' as const }
       : {}),
-  }).catch((error: unknown) => {
+  };
+  // Refused everywhere (no worker of the session's version): the call is denied, naming why.
+  const checked = await withRefusalRetries(
+    state.input,
+    { task: `the permission check of ${toolName}` },
+    state.input.hookTimeoutMs,
+    (eager) => checkPermissionActivity(state.taskQueue, eager)(checkInput),
+  ).catch((error: unknown) => {
     if (isCancellation(error)) throw error;
     return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
   });

@@ -24,7 +24,11 @@ import type { JsonObject } from '../src/common/json.js';
 import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
 import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
-import { describeToolCallActivity, executeToolActivity } from './activity-options.js';
+import {
+  describeToolCallActivity,
+  describeToolCallOnQueueActivity,
+  executeToolActivity,
+} from './activity-options.js';
 import { dispatchEvent, type DispatchState } from './dispatch.js';
 import { failureMessage, toFailure } from './failures.js';
 import {
@@ -33,6 +37,7 @@ import {
   policyDecision,
   type PendingPermissionEntry,
 } from './tool-permission.js';
+import { identityFields, versionRefusalOf, withRefusalRetries } from './version-refusal.js';
 
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends DispatchState {
@@ -178,11 +183,7 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
 }
 
 function describeCall(run: CallRun): Promise<ToolCallDescription> {
-  return describeToolCallActivity()({
-    agentName: run.state.input.agentName,
-    toolName: run.call.toolName,
-    input: run.input,
-  });
+  return describeCallOf(run.state, run.call.toolName, run.input);
 }
 
 /** 3. PermissionRequest hooks observe (and may block) the request. */
@@ -253,17 +254,21 @@ async function execute(run: CallRun): Promise<ToolResult> {
   const { toolName, toolUseId } = run.call;
   try {
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
-    return await executeToolActivity(
-      state.taskQueue,
-      timeoutMs,
-    )({
+    const execInput = {
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
+      ...identityFields(state.input),
       toolUseId,
       toolName,
       input: run.input,
       timeoutMs,
-    });
+    };
+    return await withRefusalRetries(
+      state.input,
+      { task: `the execution of ${toolName}` },
+      timeoutMs,
+      (eager) => executeToolActivity(state.taskQueue, timeoutMs, eager)(execInput),
+    );
   } catch (error) {
     if (isCancellation(error)) throw error;
     const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
@@ -320,6 +325,37 @@ async function postToolUseFailure(
     return hookFailed(run, HookEvent.PostToolUseFailure, error, result);
   }
   return end(run, result, 'error');
+}
+
+/**
+ * Kind and affected paths of a call, from the worker that runs this workflow task (a local
+ * activity); when that worker runs another version it refuses, and a worker of the session's
+ * version answers through the task queue.
+ * @throws ApplicationFailure `WORKER_VERSION_MISMATCH` when none does within the hook budget.
+ */
+async function describeCallOf(
+  state: ToolPipelineState,
+  toolName: string,
+  input: JsonObject,
+): Promise<ToolCallDescription> {
+  const describeInput = {
+    agentName: state.input.agentName,
+    sessionId: state.input.sessionId,
+    ...identityFields(state.input),
+    toolName,
+    input,
+  };
+  try {
+    return await describeToolCallActivity()(describeInput);
+  } catch (error) {
+    if (!versionRefusalOf(error)) throw error;
+    return withRefusalRetries(
+      state.input,
+      { task: `the description of a ${toolName} call` },
+      state.input.hookTimeoutMs,
+      () => describeToolCallOnQueueActivity(state.taskQueue, false)(describeInput),
+    );
+  }
 }
 
 /** The result given to a call that never ran because its prompt was aborted or interrupted. */

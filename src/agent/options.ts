@@ -26,6 +26,15 @@ import {
 } from '../payloads/encryption.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import {
+  AGENT_NAME_RULE,
+  AGENT_NAME_RULE_TEXT,
+  VERSION_RULE,
+  VERSION_RULE_TEXT,
+  defaultTaskQueueOf,
+  type DefinitionManifest,
+} from '../common/identity.js';
+import { identityOf } from './version.js';
+import {
   LOG_LEVELS,
   isAgentLogger,
   parseLogLevel,
@@ -187,7 +196,11 @@ export interface TemporalOptions {
    * @default 'if-absent'
    */
   runtime?: 'if-absent' | 'never';
-  /** Task queue of sessions and their activities. @default `'durable-agent'` */
+  /**
+   * Task queue of sessions and their activities. Derived from the agent's name, so that two
+   * differently named agents never share a queue (and never run each other's tasks).
+   * @default `'durable-agent.<name>'`, e.g. `'durable-agent.default'`
+   */
   taskQueue?: string;
   /** Options of the embedded dev server, used when no address is given. */
   embedded?: {
@@ -399,10 +412,31 @@ export interface AgentOptions {
    */
   baseUrl?: string;
   /**
-   * Name of the agent definition; workers and clients of one agent must agree on it.
+   * Name of the agent definition: its identity on the Temporal server. Workers and clients
+   * of one agent must agree on it; the default task queue is `durable-agent.<name>`, so two
+   * differently named agents never share a queue. It becomes the Worker Deployment name.
+   * Give every agent that shares a Temporal namespace with another definition a name of its
+   * own: agents left at the default share `durable-agent.default`, where each worker still
+   * refuses the other's tasks (their versions differ) but sessions wait for the right one.
    * @default `'default'`
+   * @throws {ConfigError} at `createAgent` unless it is 1 to 100 letters, digits, `-` or `_`,
+   *   starting with a letter or digit (`AGENT_NAME_RULE`).
    */
   name?: string;
+  /**
+   * Version of this definition: what a session records when it starts, and what every worker
+   * compares before running any of its tasks (a worker of another version refuses them, and
+   * never runs its own callbacks instead). It becomes the Worker Deployment build id.
+   * @default the definition's fingerprint: 16 hex digits of a SHA-256 over each callback's
+   *   source by event and position, the permission policy, the tools (name, kind,
+   *   description, input schema, `affectedPaths`) and the deciding options
+   *   (`hookTimeoutMs`, `sessionEndHookTimeoutMs`, `toolHookErrors`, `permissionTimeoutMs`,
+   *   `maxTurns`); see `src/agent/version.ts`
+   * @throws {ConfigError} at `createAgent` unless it is 1 to 255 letters, digits, `.`, `_` or
+   *   `-`, starting with a letter or digit (`VERSION_RULE`); at worker start when another
+   *   agent of this process claims the same name and version with another fingerprint.
+   */
+  version?: string;
   /** The tools the model may call. @default the built-ins: Read, Write, Edit, Bash, Glob, Grep */
   tools?: ToolDefinition[];
   /** Folders the file tools may touch (and Bash's working directory). @default `[process.cwd()]` */
@@ -479,6 +513,12 @@ export interface SessionOptions {
 /** Options after validation, with every default filled in. */
 export interface ResolvedAgentOptions {
   name: string;
+  /** `version`, else the fingerprint. */
+  version: string;
+  /** The definition's fingerprint (16 hex digits), whatever `version` says. */
+  fingerprint: string;
+  /** What the fingerprint is the hash of, part by part. */
+  manifest: DefinitionManifest;
   model: string | AgentModel;
   apiKey: string | undefined;
   baseUrl: string | undefined;
@@ -565,6 +605,20 @@ const optionalString = (name: string) =>
         ctx.addIssue({
           code: 'custom',
           message: `${name} must be a non-empty string, got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
+/** A string option that must match `rule` (described by `text`). */
+const ruled = (name: string, rule: RegExp, text: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && (typeof value !== 'string' || !rule.test(value))) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be ${text}, got ${typeof value === 'string' && value.length > 60 ? `${value.length} characters` : describeValue(value)}`,
         });
       }
     })
@@ -808,7 +862,8 @@ const agentSchema = z.strictObject({
     })
     .optional(),
   baseUrl: optionalString('baseUrl'),
-  name: optionalString('name'),
+  name: ruled('name', AGENT_NAME_RULE, AGENT_NAME_RULE_TEXT),
+  version: ruled('version', VERSION_RULE, VERSION_RULE_TEXT),
   tools: z
     .unknown()
     .superRefine((value, ctx) => {
@@ -1085,23 +1140,36 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     connection.apiKey = undefined;
     connection.metadata = {};
   }
+  const name = options.name ?? DEFAULTS.agentName;
+  const hooks = copyHooks(advanced.hooks);
+  const tools = options.tools ? [...options.tools] : builtinTools();
+  const permission = advanced.permission ?? 'default';
+  const deciding = {
+    hookTimeoutMs: advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
+    sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
+    toolHookErrors: advanced.toolHookErrors ?? DEFAULTS.toolHookErrors,
+    permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
+    maxTurns: advanced.maxTurns ?? DEFAULTS.maxTurns,
+  };
+  const identity = identityOf({ ...deciding, hooks, tools, permission }, options.version);
   return {
-    name: options.name ?? DEFAULTS.agentName,
+    name,
+    ...identity,
     model: options.model,
     apiKey: options.apiKey,
     baseUrl: options.baseUrl,
-    hooks: copyHooks(advanced.hooks),
-    hookTimeoutMs: advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
-    sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
-    maxTurns: advanced.maxTurns ?? DEFAULTS.maxTurns,
+    hooks,
+    hookTimeoutMs: deciding.hookTimeoutMs,
+    sessionEndHookTimeoutMs: deciding.sessionEndHookTimeoutMs,
+    maxTurns: deciding.maxTurns,
     idleTimeoutMs: advanced.idleTimeoutMs,
-    tools: options.tools ? [...options.tools] : builtinTools(),
+    tools,
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
-    permission: advanced.permission ?? 'default',
-    permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
+    permission,
+    permissionTimeoutMs: deciding.permissionTimeoutMs,
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
-    toolHookErrors: advanced.toolHookErrors ?? DEFAULTS.toolHookErrors,
+    toolHookErrors: deciding.toolHookErrors,
     toolEnv: {
       allow: [...(advanced.toolEnv?.allow ?? [])],
       set: { ...advanced.toolEnv?.set },
@@ -1117,7 +1185,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     temporal: {
       address: connection.address,
       namespace: connection.namespace,
-      taskQueue: temporal.taskQueue ?? DEFAULTS.taskQueue,
+      taskQueue: temporal.taskQueue ?? defaultTaskQueueOf(name),
       heartbeatIntervalMs: temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
       dispatchHeartbeatTimeoutMs:
         temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs,

@@ -5,6 +5,12 @@
  * @module
  */
 import { ConfigError } from '../common/errors.js';
+import {
+  manifestDifferences,
+  type DefinitionManifest,
+  type SessionIdentity,
+  type VersionRefusal,
+} from '../common/identity.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
@@ -14,6 +20,12 @@ import type { ToolDefinition } from '../tools/tool.js';
 /** What a worker knows of one agent definition. */
 interface RegisteredAgent {
   name: string;
+  /** The version this worker runs (a Temporal build id). */
+  version: string;
+  /** The definition's fingerprint. */
+  fingerprint: string;
+  /** What the fingerprint is the hash of. */
+  manifest: DefinitionManifest;
   hooks: HookMap;
   model: AgentModel;
   /** The tools the model may call. */
@@ -30,29 +42,96 @@ interface RegisteredAgent {
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */
 export class AgentRegistry {
-  readonly #agents = new Map<string, RegisteredAgent>();
+  /** By name, then by version. */
+  readonly #agents = new Map<string, Map<string, RegisteredAgent>>();
   readonly #sessionHooks = new Map<string, HookMap>();
   readonly #sessionPermissions = new Map<string, PermissionHandler>();
   /** Callbacks that outlived their dispatch, by dispatch id; removed when they settle. */
   readonly pendingCleanups = new Map<string, Promise<void>>();
 
-  /** Register (or replace) an agent definition. */
-  register(agent: RegisteredAgent): void {
-    this.#agents.set(agent.name, agent);
+  /**
+   * Register (or replace) an agent definition, as the version it claims. A definition of the
+   * same name and version with another fingerprint is refused, here and in every other
+   * registry of this process (two `createAgent` calls of one process claiming one version).
+   * @returns a function that gives the process-wide claim back (the worker stopped).
+   * @throws {ConfigError} naming what differs between the two definitions.
+   */
+  register(agent: RegisteredAgent): () => void {
+    const release = claimVersion(agent);
+    let versions = this.#agents.get(agent.name);
+    if (!versions) this.#agents.set(agent.name, (versions = new Map()));
+    versions.set(agent.version, agent);
+    return release;
   }
 
   /**
-   * The agent registered as `name`.
+   * The agent registered as `name` (in `version`; without one, the one registered last).
    * @throws {ConfigError} when this worker has no such agent.
    */
-  agent(name: string): RegisteredAgent {
-    const agent = this.#agents.get(name);
+  agent(name: string, version?: string): RegisteredAgent {
+    const versions = this.#agents.get(name);
+    const agent =
+      version === undefined ? [...(versions?.values() ?? [])].at(-1) : versions?.get(version);
     if (!agent) {
       throw new ConfigError(
-        `This worker has no agent named '${name}' (it has: ${[...this.#agents.keys()].join(', ') || 'none'})`,
+        `This worker has no agent named '${name}'${version === undefined ? '' : ` in version '${version}'`} ` +
+          `(it has: ${this.#describe() || 'none'})`,
       );
     }
     return agent;
+  }
+
+  /**
+   * Why this worker must not run a task of a session started as `identity` of agent
+   * `agentName`, or undefined when it runs that very definition. Sessions recorded before
+   * versions existed carry none and are not checked.
+   */
+  refusal(
+    agentName: string,
+    sessionId: string,
+    identity: Partial<SessionIdentity>,
+  ): VersionRefusal | undefined {
+    const { version, fingerprint } = identity;
+    if (version === undefined || fingerprint === undefined) return undefined;
+    const versions = this.#agents.get(agentName);
+    // No agent of that name at all: the activity's own lookup says so (a ConfigError).
+    if (!versions) return undefined;
+    const mine = versions.get(version);
+    if (mine && mine.fingerprint === fingerprint) return undefined;
+    const workerVersions = [...versions.keys()];
+    const base = {
+      agentName,
+      sessionId,
+      sessionVersion: version,
+      sessionFingerprint: fingerprint,
+      workerVersions,
+    };
+    if (!mine) {
+      return {
+        ...base,
+        code: 'WORKER_VERSION_MISMATCH',
+        message:
+          `Refused: session '${sessionId}' runs agent '${agentName}' version '${version}'; this worker ` +
+          `runs version ${workerVersions.map((v) => `'${v}'`).join(', ')}. It never runs another ` +
+          `version's callbacks: a worker of version '${version}' must take the task.`,
+      };
+    }
+    return {
+      ...base,
+      code: 'VERSION_FINGERPRINT_MISMATCH',
+      message:
+        `Refused: session '${sessionId}' runs agent '${agentName}' version '${version}' with fingerprint ` +
+        `${fingerprint}; this worker claims version '${version}' too, with another definition ` +
+        `(fingerprint ${mine.fingerprint}). Two definitions claim one version: give the changed one a new version.`,
+      workerFingerprint: mine.fingerprint,
+      workerManifest: mine.manifest,
+    };
+  }
+
+  #describe(): string {
+    return [...this.#agents.entries()]
+      .map(([name, versions]) => `${name} (${[...versions.keys()].join(', ')})`)
+      .join(', ');
   }
 
   /**
@@ -84,9 +163,14 @@ export class AgentRegistry {
   }
 
   /** Every callback of `event` for this session: the agent's first, then the session's. */
-  callbacksFor(agentName: string, sessionId: string, event: HookEvent): HookCallback[] {
+  callbacksFor(
+    agentName: string,
+    sessionId: string,
+    event: HookEvent,
+    version?: string,
+  ): HookCallback[] {
     return [
-      ...(this.agent(agentName).hooks[event] ?? []),
+      ...(this.agent(agentName, version).hooks[event] ?? []),
       ...(this.#sessionHooks.get(sessionId)?.[event] ?? []),
     ];
   }
@@ -100,6 +184,38 @@ export class AgentRegistry {
     this.pendingCleanups.set(dispatchId, settled);
     void settled.then(() => this.pendingCleanups.delete(dispatchId));
   }
+}
+
+/** Versions claimed by the workers of this process: name and version → fingerprint, manifest, claims. */
+const claims = new Map<
+  string,
+  { fingerprint: string; manifest: DefinitionManifest; count: number }
+>();
+
+/**
+ * Claim `agent.version` of `agent.name` for this process.
+ * @throws {ConfigError} when a definition of this process claims it with another fingerprint.
+ */
+function claimVersion(agent: RegisteredAgent): () => void {
+  const key = `${agent.name}\u0000${agent.version}`;
+  const claim = claims.get(key);
+  if (claim && claim.fingerprint !== agent.fingerprint) {
+    const differences = manifestDifferences(claim.manifest, agent.manifest);
+    throw new ConfigError(
+      `Agent '${agent.name}' version '${agent.version}' is already run by this process with another ` +
+        `definition (fingerprint ${claim.fingerprint}, this one ${agent.fingerprint}); what differs: ` +
+        `${differences.join('; ') || 'nothing named'}. Give the changed definition a version of its own.`,
+    );
+  }
+  if (claim) claim.count++;
+  else claims.set(key, { fingerprint: agent.fingerprint, manifest: agent.manifest, count: 1 });
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const current = claims.get(key);
+    if (current && --current.count === 0) claims.delete(key);
+  };
 }
 
 /**

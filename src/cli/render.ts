@@ -91,6 +91,8 @@ export function renderTimeline(timeline: HistoryTimeline): string {
       ]
     : undefined;
   const rows: string[][] = [];
+  // Sessions from before versions have none: their table keeps its columns.
+  const versioned = timeline.dispatches.some((d) => d.version !== undefined);
   let markerPlaced = false;
   for (const dispatch of timeline.dispatches) {
     if (markerRow && !markerPlaced && dispatch.scheduledEventId > marker!.eventId) {
@@ -105,6 +107,7 @@ export function renderTimeline(timeline: HistoryTimeline): string {
       dispatch.decision,
       reasonOf(dispatch),
       formatDuration(dispatch.durationMs),
+      ...(versioned ? [dispatch.version ?? ''] : []),
     ]);
   }
   if (markerRow && !markerPlaced) rows.push(markerRow);
@@ -112,7 +115,19 @@ export function renderTimeline(timeline: HistoryTimeline): string {
     out.push('no hook dispatches (no event with callbacks ran)');
   } else {
     out.push(
-      formatTable(['SEQ', 'EVENT', 'TOOL', 'CALLBACKS', 'DECISION', 'REASON', 'DURATION'], rows),
+      formatTable(
+        [
+          'SEQ',
+          'EVENT',
+          'TOOL',
+          'CALLBACKS',
+          'DECISION',
+          'REASON',
+          'DURATION',
+          ...(versioned ? ['VERSION'] : []),
+        ],
+        rows,
+      ),
     );
   }
   out.push('');

@@ -132,6 +132,10 @@ function createClientOn(
     const input: SessionWorkflowInput = {
       sessionId,
       agentName: options.name,
+      // The definition the session runs, for good: every worker checks it before any task.
+      version: options.version,
+      fingerprint: options.fingerprint,
+      manifest: options.manifest,
       hookCounts: hookCountsOf(options.hooks, sessionOptions.hooks),
       hookTimeoutMs: sessionOptions.hookTimeoutMs ?? options.hookTimeoutMs,
       sessionEndHookTimeoutMs:
@@ -170,7 +174,7 @@ function createClientOn(
         // A second start of the same session attaches instead of forking.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,
-        memo: { sessionId, agentName: options.name },
+        memo: { sessionId, agentName: options.name, version: options.version },
       });
     try {
       try {

@@ -10,10 +10,10 @@ export const DEFAULTS = {
   sessionEndHookTimeoutMs: 3_000,
   /** Most model steps in one `send()`. */
   maxTurns: 50,
-  /** Agent name in the worker-side registry. */
+  /** Agent name in the worker-side registry (and the default task queue's last part). */
   agentName: 'default',
-  /** Task queue of sessions and their activities. */
-  taskQueue: 'durable-agent',
+  /** First part of the default task queue, `durable-agent.<name>` (see `defaultTaskQueueOf`). */
+  taskQueuePrefix: 'durable-agent',
   /** Temporal namespace. */
   namespace: 'default',
   /**

@@ -36,7 +36,18 @@ export type ErrorCode =
   | 'PAYLOAD_NOT_FOUND'
   | 'PAYLOAD_CORRUPT'
   | 'PAYLOAD_UNDECRYPTABLE'
-  | 'SESSION_ROLLING_OVER';
+  | 'SESSION_ROLLING_OVER'
+  /**
+   * No worker of the session's version took one of its tasks within the task's budget:
+   * workers of other versions refused it (and ran nothing). A `HookError` for a hook dispatch,
+   * else an `EngineError`; the message names both versions.
+   */
+  | 'WORKER_VERSION_MISMATCH'
+  /**
+   * A worker claims the session's version with another definition (another fingerprint) and
+   * refused the task; the message names what differs. Same classes as `WORKER_VERSION_MISMATCH`.
+   */
+  | 'VERSION_FINGERPRINT_MISMATCH';
 
 /** Base class of every error the SDK throws on purpose. */
 export class AgentSdkError extends Error {
@@ -394,6 +405,12 @@ export function deserializeError(s: SerializedError): Error {
     case 'TASK_FAILED':
     case 'SESSION_START_FAILED':
       error = new HookError(s.code, s.message, hookDetails);
+      break;
+    case 'WORKER_VERSION_MISMATCH':
+    case 'VERSION_FINGERPRINT_MISMATCH':
+      error = s.event
+        ? new HookError(s.code, s.message, hookDetails)
+        : new EngineError(s.code, s.message);
       break;
     case 'CONFIG_INVALID':
       error = new ConfigError(s.message);

@@ -10,6 +10,7 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
+import type { DefinitionManifest, SessionIdentity } from './identity.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
 import type {
@@ -143,6 +144,16 @@ export interface SessionWorkflowInput {
   sessionId: string;
   /** Name of the agent definition the worker-side registry holds. */
   agentName: string;
+  /**
+   * The version the session started with (a Temporal build id): only a worker running this
+   * version with this fingerprint runs its tasks. Absent in sessions started before versions
+   * existed (their tasks are not checked).
+   */
+  version?: string;
+  /** The fingerprint of the definition the session started with (16 hex digits). */
+  fingerprint?: string;
+  /** What that fingerprint is the hash of: a refusing worker's manifest is compared with it. */
+  manifest?: DefinitionManifest;
   /** How many callbacks each event has (events with none schedule nothing). */
   hookCounts: Partial<Record<HookEvent, number>>;
   hookTimeoutMs: number;
@@ -372,6 +383,8 @@ export interface TimelineEntry {
   requestId?: string;
   /** A callback of this dispatch outlived it; the session was fail-closed until it settled. */
   cleanup?: 'pending' | 'settled' | 'lost';
+  /** The version whose definition decided (absent in sessions from before versions). */
+  version?: string;
   /**
    * Set while the dispatch runs: `outcome` and `durationMs` are not final yet. Absent once it
    * ended (and in every timeline of a closed session).
@@ -391,6 +404,10 @@ export interface SessionDescription {
   busy: boolean;
   /** Set (with `status: 'closed'`) when the session was terminated from outside. */
   terminated?: SessionTermination;
+  /** The version the session runs (absent in sessions started before versions existed). */
+  version?: string;
+  /** The fingerprint of the definition it started with. */
+  fingerprint?: string;
 }
 
 /** What the workflow returns when it completes. */
@@ -408,7 +425,7 @@ export interface SessionWorkflowResult {
 }
 
 /** Input of the `dispatchHook` activity: every callback of one event. */
-export interface DispatchHookInput {
+export interface DispatchHookInput extends Partial<SessionIdentity> {
   dispatchId: string;
   sessionId: string;
   agentName: string;
@@ -454,7 +471,7 @@ export interface AwaitHookSettledInput {
 }
 
 /** Input of the `modelStep` activity. Only the new messages travel, never the whole conversation. */
-export interface ModelStepInput {
+export interface ModelStepInput extends Partial<SessionIdentity> {
   sessionId: string;
   agentName: string;
   requestId: string;
@@ -488,8 +505,10 @@ export interface PermissionDecisionRequest {
 }
 
 /** Input of the `describeToolCall` local activity. */
-export interface DescribeToolCallInput {
+export interface DescribeToolCallInput extends Partial<SessionIdentity> {
   agentName: string;
+  /** The session asking (absent in histories from before versions). */
+  sessionId?: string;
   toolName: string;
   input: JsonObject;
 }
@@ -502,7 +521,7 @@ export interface ToolCallDescription {
 }
 
 /** Input of the `checkPermission` activity (the agent's permission function). */
-export interface CheckPermissionInput {
+export interface CheckPermissionInput extends Partial<SessionIdentity> {
   agentName: string;
   sessionId: string;
   toolUseId: string;
@@ -519,7 +538,7 @@ export type CheckPermissionOutput =
   { ok: true; result: PermissionResult } | { ok: false; error: SerializedError };
 
 /** Input of the `executeTool` activity. */
-export interface ExecuteToolInput {
+export interface ExecuteToolInput extends Partial<SessionIdentity> {
   sessionId: string;
   agentName: string;
   toolUseId: string;

@@ -12,6 +12,7 @@ import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/comm
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookErrorRecord, type HookErrorRecord } from '../common/errors.js';
 import { isHookEvent } from '../common/hook-events.js';
+import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
 import { isPlainObject } from '../common/json.js';
 import type { HookOutput } from '../common/types.js';
@@ -39,13 +40,24 @@ import {
  * - `timeout`: the budget ran out inside the activity;
  * - `cancelled`: the prompt was aborted (or the session closed or cancelled) during it;
  * - `worker_lost`: the activity timed out (heartbeat or start-to-close): its worker died;
- * - `running`: not finished yet (open sessions).
+ * - `running`: not finished yet (open sessions);
+ * - `refused`: workers of other versions refused it until its budget was spent (its
+ *   attempts are one dispatch: a refused attempt scheduled again keeps its row).
  *
  * The workflow's own timeline also knows `refused` (a dispatch refused while a cancelled
  * callback cleaned up); nothing is scheduled for it, so it is not in the history.
  */
 export type HistoryDecision =
-  'continue' | 'skip' | 'abort' | 'error' | 'timeout' | 'cancelled' | 'worker_lost' | 'running';
+  | 'continue'
+  | 'skip'
+  | 'abort'
+  | 'error'
+  | 'timeout'
+  | 'cancelled'
+  | 'worker_lost'
+  | 'running'
+  /** Every worker that took it ran another version and refused it (nothing ran). */
+  | 'refused';
 
 /** One hook dispatch as its history records it. */
 export interface HistoryDispatch {
@@ -63,6 +75,10 @@ export interface HistoryDispatch {
   /** Callbacks run: the activity's count when it reported, else the workflow's expectation. */
   callbackCount: number;
   decision: HistoryDecision;
+  /** The session's version, which only a worker of that version runs (absent before versions). */
+  version?: string;
+  /** How many times a worker of another version refused it before it ran (or was refused for good). */
+  refusals?: number;
   /** 0-based position of the callback that decided (skip/abort) or failed. */
   decidedBy?: number;
   /** Why: the deciding callback's reason, the error message, the budget that ran out, ... */
@@ -156,6 +172,7 @@ type Failure = {
   message?: string | null;
   cause?: Failure | null;
   timeoutFailureInfo?: { timeoutType?: number | string | null } | null;
+  applicationFailureInfo?: { type?: string | null } | null;
 } | null;
 
 /**
@@ -216,7 +233,11 @@ export function timelineFromHistory(
     } else if (event.activityTaskFailedEventAttributes) {
       const failed = event.activityTaskFailedEventAttributes;
       activityClosed(build, event, failed.scheduledEventId, 'lost', (dispatch) => {
-        dispatch.decision = 'error';
+        const refused =
+          (failed.failure as Failure | undefined)?.applicationFailureInfo?.type ===
+          VERSION_REFUSAL_TYPE;
+        dispatch.decision = refused ? 'refused' : 'error';
+        if (refused) dispatch.refusals = (dispatch.refusals ?? 0) + 1;
         dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';
       });
     } else if (event.activityTaskTimedOutEventAttributes) {
@@ -272,6 +293,19 @@ function activityScheduled(
   if (type === ActivityNames.dispatchHook) {
     const dispatchInput = decode<Partial<DispatchHookInput>>(build, scheduled.input) ?? {};
     const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
+    // Scheduled again after a version refusal: the same dispatch, one row.
+    const again = build.timeline.dispatches.find(
+      (d) => d.decision === 'refused' && d.dispatchId === String(dispatchInput.dispatchId ?? ''),
+    );
+    if (again) {
+      again.decision = 'running';
+      again.scheduledEventId = eventId;
+      delete again.closedEventId;
+      delete again.reason;
+      delete again.durationMs;
+      build.byScheduledId.set(eventId, again);
+      return;
+    }
     const dispatch: HistoryDispatch = {
       seq: build.timeline.dispatches.length,
       event: String(dispatchInput.event ?? 'unknown'),
@@ -285,6 +319,7 @@ function activityScheduled(
     };
     if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
     if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
+    if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
     build.timeline.dispatches.push(dispatch);
     build.byScheduledId.set(eventId, dispatch);
   } else if (type === ActivityNames.awaitHookSettled) {

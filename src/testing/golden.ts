@@ -19,6 +19,7 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { ConfigError, messageOf } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { isHookEvent } from '../common/hook-events.js';
+import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { hookInputOf } from '../common/hook-input.js';
 import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
@@ -54,6 +55,11 @@ export interface GoldenDispatch {
   payload: JsonObject;
   budgetMs: number;
   decision: GoldenDecision;
+  /**
+   * The version whose definition decided (the session's: only a worker of that version runs
+   * its dispatches). Absent in sessions from before versions.
+   */
+  version?: string;
 }
 
 /** A recording file's content. */
@@ -106,6 +112,9 @@ export function goldenFromHistories(
       const input = scheduled.get(scheduledId);
       if (!input) continue;
       scheduled.delete(scheduledId);
+      // Refused by a worker of another version: nothing ran, nothing was decided (the
+      // attempt scheduled again, or none, tells what happened).
+      if (failed?.failure?.applicationFailureInfo?.type === VERSION_REFUSAL_TYPE) continue;
       const outcome = completed
         ? decodeFirstPayload<HookDispatchOutcome>(completed.result)
         : undefined;
@@ -115,6 +124,7 @@ export function goldenFromHistories(
         ...(typeof input.payload.toolName === 'string' ? { toolName: input.payload.toolName } : {}),
         payload: input.payload,
         budgetMs: input.budgetMs,
+        ...(typeof input.version === 'string' ? { version: input.version } : {}),
         decision: outcome
           ? decisionOf(outcome)
           : { action: 'error', reason: 'the dispatch activity failed' },

@@ -13,7 +13,6 @@ import {
 } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import type { BudgetClock } from '../../activities/budget-clock.js';
-import type { HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import { resolveModel } from '../models/resolve.js';
 import type { ResolvedAgentOptions } from '../agent/options.js';
@@ -46,6 +45,15 @@ import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/
 export interface AgentWorker {
   /** The shared task queue this worker polls. */
   readonly taskQueue: string;
+  /** The agent's name (the Worker Deployment name). */
+  readonly agentName: string;
+  /**
+   * The version this worker runs (the Worker Deployment build id): it runs tasks of sessions
+   * of this version and fingerprint only, and refuses every other.
+   */
+  readonly version: string;
+  /** The fingerprint of the definition it runs (16 hex digits). */
+  readonly fingerprint: string;
   /**
    * This process's own task queue: a callback that outlived its dispatch is waited on here,
    * so the session is released when it settles or when this process dies.
@@ -80,7 +88,6 @@ export async function startAgentWorker(
   extra: {
     registry?: AgentRegistry;
     model?: AgentModel;
-    hooks?: HookMap;
     /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
     clock?: BudgetClock;
     /** Interceptors of every activity (the test env's worker kill switch). */
@@ -92,9 +99,14 @@ export async function startAgentWorker(
   const routing =
     options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
   const registry = extra.registry ?? new AgentRegistry();
-  registry.register({
+  // Refused (ConfigError) when another agent of this process claims this version with
+  // another definition: the worker runs only the definition its version names.
+  const releaseVersion = registry.register({
     name: options.name,
-    hooks: extra.hooks ?? options.hooks,
+    version: options.version,
+    fingerprint: options.fingerprint,
+    manifest: options.manifest,
+    hooks: options.hooks,
     model: extra.model ?? resolveModel(options),
     tools: options.tools,
     workspaceRoots: await normalizeRoots(options.workspaceRoots),
@@ -129,6 +141,7 @@ export async function startAgentWorker(
     connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
   } catch (error) {
     removeSink?.();
+    releaseVersion();
     throw error;
   }
   const activities = createActivities({
@@ -183,6 +196,7 @@ export async function startAgentWorker(
   } catch (error) {
     await connection.close().catch(() => undefined);
     removeSink?.();
+    releaseVersion();
     // The namespace went away between the check and now: the same clear error.
     if (isNamespaceNotFound(error)) {
       throw namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
@@ -193,6 +207,9 @@ export async function startAgentWorker(
   let stopping: Promise<void> | undefined;
   return {
     taskQueue,
+    agentName: options.name,
+    version: options.version,
+    fingerprint: options.fingerprint,
     cleanupQueue,
     registry,
     workflowBundle,
@@ -203,6 +220,7 @@ export async function startAgentWorker(
         await done.catch(() => undefined);
         await connection.close();
         removeSink?.();
+        releaseVersion();
       })();
       return stopping;
     },

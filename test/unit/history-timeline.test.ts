@@ -57,11 +57,23 @@ function workflowTimeline(json: JsonHistory): TimelineEntry[] | undefined {
   return defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload).timeline;
 }
 
+/** The first scheduling of each dispatch (one scheduled again after a version refusal is one). */
 function dispatchScheduledEvents(json: JsonHistory): JsonEvent[] {
+  const seen = new Set<string>();
   return json.events.filter((e) => {
     const attributes = e.activityTaskScheduledEventAttributes as
-      { activityType: { name: string } } | undefined;
-    return attributes?.activityType.name === 'dispatchHook';
+      { activityType: { name: string }; input?: { payloads?: { data?: string }[] } } | undefined;
+    if (attributes?.activityType.name !== 'dispatchHook') return false;
+    const data = attributes.input?.payloads?.[0]?.data;
+    const dispatchId = data
+      ? String(
+          (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { dispatchId?: unknown })
+            .dispatchId,
+        )
+      : `event-${String(e.eventId)}`;
+    if (seen.has(dispatchId)) return false;
+    seen.add(dispatchId);
+    return true;
   });
 }
 

@@ -1,0 +1,160 @@
+/**
+ * The fingerprint of an agent definition: a hash of what decides, so that a session's hooks
+ * always run the definition it was started with (see `src/common/identity.ts` for the shapes
+ * and rules).
+ *
+ * What it covers: each callback's source by event and position, the permission policy
+ * (preset name or the function's source), the tools (name, kind, description, input JSON
+ * schema, `affectedPaths` source) and the deciding options ({@link DECIDING_OPTIONS}).
+ *
+ * What it leaves out, on purpose: the model and its key or URL (the model proposes, hooks and
+ * permission decide; a key rotation is not a policy change), `workspaceRoots` and `toolEnv`
+ * (absolute paths and environments differ per machine of one fleet), tool `execute` code,
+ * payload store, logging, Temporal settings, output and context caps, tool and model
+ * timeouts. Set `version` yourself to make any of these a new version.
+ *
+ * Sources are compared as text, normalized ({@link normalizedSource}) so that two builds of
+ * one definition agree (tsx minifies whitespace, vitest keeps the layout); a minifier that
+ * renames variables still makes another fingerprint. A callback reading configuration it
+ * captured (an environment variable, a closure's value) has one fingerprint for every value.
+ * Give such definitions an explicit `version`.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { HookEvent } from '../common/hook-events.js';
+import {
+  DECIDING_OPTIONS,
+  type DecidingOptions,
+  type DefinitionManifest,
+  type SessionIdentity,
+} from '../common/identity.js';
+import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
+import type { HookCallback, HookMap } from '../common/types.js';
+import type { ToolDefinition } from '../tools/tool.js';
+
+/** What the fingerprint is computed from: the parts of resolved options that decide. */
+interface DecidingDefinition extends DecidingOptions {
+  hooks: HookMap;
+  permission: PermissionPreset | PermissionHandler;
+  tools: readonly ToolDefinition[];
+}
+
+const hash = (text: string, digits: number): string =>
+  createHash('sha256').update(text).digest('hex').slice(0, digits);
+
+/** JSON with object keys sorted, so equal values give equal text. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+            a < b ? -1 : a > b ? 1 : 0,
+          ),
+        )
+      : v,
+  );
+}
+
+function schemaText(schema: unknown): string {
+  try {
+    return canonical(z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any', io: 'input' }));
+  } catch {
+    // A schema zod cannot describe: its constructor stands for it (documented limit).
+    return `unrepresentable:${(schema as object | undefined)?.constructor?.name ?? typeof schema}`;
+  }
+}
+
+/**
+ * A function's source in a form two builds of one definition share: whitespace and comments
+ * outside string literals dropped, `(x) =>` as `x =>`, no trailing commas, no `;` next to
+ * `}`, imports by their own names (Vite's SSR transform, which vitest uses, reads them through
+ * `__vite_ssr_import_N__`).
+ * Transpilers print one source differently (tsx minifies whitespace, vitest keeps the
+ * layout); string and template literals are kept as they are. Pure.
+ */
+export function normalizedSource(fn: unknown): string {
+  const source = String(fn);
+  let out = '';
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '"' || c === "'" || c === '`') {
+      let j = i + 1;
+      while (j < source.length && source[j] !== c) j += source[j] === '\\' ? 2 : 1;
+      out += source.slice(i, j + 1);
+      i = j;
+    } else if (c === '/' && source[i + 1] === '/') {
+      while (i < source.length && source[i] !== '\n') i++;
+    } else if (c === '/' && source[i + 1] === '*') {
+      const end = source.indexOf('*/', i + 2);
+      i = end === -1 ? source.length : end + 1;
+    } else if (!/\s/.test(c)) {
+      out += c;
+    }
+  }
+  return (
+    out
+      // Vite's SSR transform (vitest) reads imports through module objects.
+      .replace(/\(0,__vite_ssr_import_\d+__\.([\w$]+)\)/g, '$1')
+      .replace(/__vite_ssr_import_\d+__\./g, '')
+      .replace(/\(([A-Za-z_$][\w$]*)\)=>/g, '$1=>')
+      .replace(/,([)\]}])/g, '$1')
+      .replace(/;}/g, '}')
+      .replace(/};/g, '}')
+  );
+}
+
+/** The manifest of a definition: each deciding part hashed on its own. Pure. */
+function manifestOf(definition: DecidingDefinition): DefinitionManifest {
+  const hooks: Partial<Record<HookEvent, string[]>> = {};
+  for (const [event, callbacks] of Object.entries(definition.hooks) as Array<
+    [HookEvent, HookCallback[] | undefined]
+  >) {
+    if (callbacks && callbacks.length > 0) {
+      hooks[event] = callbacks.map((callback) => hash(normalizedSource(callback), 12));
+    }
+  }
+  const tools: Record<string, string> = {};
+  for (const tool of definition.tools) {
+    tools[tool.name] = hash(
+      canonical({
+        kind: tool.kind,
+        description: tool.description,
+        inputSchema: schemaText(tool.inputSchema),
+        affectedPaths: tool.affectedPaths ? normalizedSource(tool.affectedPaths) : null,
+      }),
+      12,
+    );
+  }
+  const options = Object.fromEntries(
+    DECIDING_OPTIONS.map((name) => [name, definition[name]]),
+  ) as unknown as DecidingOptions;
+  return {
+    hooks,
+    permission:
+      typeof definition.permission === 'function'
+        ? `function:${hash(normalizedSource(definition.permission), 12)}`
+        : `preset:${definition.permission}`,
+    tools,
+    options,
+  };
+}
+
+/** The fingerprint of a manifest: 16 hex digits of the SHA-256 of its canonical JSON. Pure. */
+function fingerprintOf(manifest: DefinitionManifest): string {
+  return hash(canonical(manifest), 16);
+}
+
+/**
+ * The identity of a definition: its manifest, its fingerprint and its version (`version`
+ * when given, else the fingerprint).
+ */
+export function identityOf(
+  definition: DecidingDefinition,
+  version: string | undefined,
+): SessionIdentity & { manifest: DefinitionManifest } {
+  const manifest = manifestOf(definition);
+  const fingerprint = fingerprintOf(manifest);
+  return { version: version ?? fingerprint, fingerprint, manifest };
+}

@@ -1,0 +1,161 @@
+/**
+ * An agent definition's identity: its name, its version, and the manifest its fingerprint is
+ * the hash of. The rules, the shapes that travel (session input, activity inputs, refusals)
+ * and the comparison of two manifests. Workflow-safe: the hashing itself is in
+ * `src/agent/version.ts` (it needs `node:crypto`).
+ *
+ * The name becomes a Temporal Worker Deployment name and the version its build id, so both
+ * follow Temporal's rules (stricter subsets of them, so they are also safe in task queue
+ * names, log lines and shell arguments).
+ *
+ * @module
+ */
+import { DEFAULTS } from './defaults.js';
+import { ALL_HOOK_EVENTS, type HookEvent } from './hook-events.js';
+
+/**
+ * Agent names: 1 to 100 characters, letters, digits, `-` and `_`, starting with a letter or
+ * digit. Temporal refuses `.` and `:` in a Worker Deployment name (its version ids are
+ * `name.buildId` and `name:buildId`), and the name is part of the default task queue.
+ */
+export const AGENT_NAME_RULE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+
+/**
+ * Versions (Temporal build ids): 1 to 255 characters (Temporal's `limit.workerBuildIdSize`
+ * is 255 bytes), letters, digits, `.`, `_` and `-`, starting with a letter or digit (so never
+ * Temporal's reserved `__unversioned__`).
+ */
+export const VERSION_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
+
+/** The rule of {@link AGENT_NAME_RULE}, in words, for error messages. */
+export const AGENT_NAME_RULE_TEXT =
+  "1 to 100 letters, digits, '-' or '_', starting with a letter or digit " +
+  "(it becomes a Temporal Worker Deployment name, which may not contain '.' or ':')";
+
+/** The rule of {@link VERSION_RULE}, in words, for error messages. */
+export const VERSION_RULE_TEXT =
+  "1 to 255 letters, digits, '.', '_' or '-', starting with a letter or digit " +
+  '(it becomes a Temporal Worker Deployment build id)';
+
+/** The default task queue of an agent named `name`: `durable-agent.<name>`. */
+export function defaultTaskQueueOf(name: string): string {
+  return `${DEFAULTS.taskQueuePrefix}.${name}`;
+}
+
+/**
+ * The options that change decisions, recorded by value in the manifest (they are short
+ * and not secret, so a difference names the option and both values):
+ * - `hookTimeoutMs`, `sessionEndHookTimeoutMs`: whether a slow callback's decision stands or
+ *   the event fails with `HOOK_TIMEOUT`;
+ * - `toolHookErrors`: whether a failed tool hook rejects the `send()` or becomes a tool error;
+ * - `permissionTimeoutMs`: when an unanswered `ask` becomes a deny;
+ * - `maxTurns`: when a `send()` stops with `max_turns`.
+ */
+export interface DecidingOptions {
+  hookTimeoutMs: number;
+  sessionEndHookTimeoutMs: number;
+  toolHookErrors: 'tool-error' | 'reject';
+  permissionTimeoutMs: number;
+  maxTurns: number;
+}
+
+/** The names of {@link DecidingOptions}, in manifest order. */
+export const DECIDING_OPTIONS: readonly (keyof DecidingOptions)[] = [
+  'hookTimeoutMs',
+  'sessionEndHookTimeoutMs',
+  'toolHookErrors',
+  'permissionTimeoutMs',
+  'maxTurns',
+];
+
+/**
+ * What an agent definition's fingerprint is the hash of: every part that decides, each
+ * part hashed on its own so that two manifests name what differs. Hashes are the first 12
+ * hex digits of a SHA-256.
+ */
+export interface DefinitionManifest {
+  /** Each callback's source (`fn.toString()`), hashed, by event, in run order. */
+  hooks: Partial<Record<HookEvent, string[]>>;
+  /** `preset:<name>`, or `function:<hash of its source>`. */
+  permission: string;
+  /** Per tool name: the hash of its kind, description, input JSON schema and `affectedPaths` source. */
+  tools: Record<string, string>;
+  /** The deciding options, by value. */
+  options: DecidingOptions;
+}
+
+/**
+ * What a session records of the definition it started with (workflow input), and what
+ * every activity input of the session carries: the version the session runs, and the
+ * fingerprint of the definition that version meant when it started.
+ */
+export interface SessionIdentity {
+  /** The version (a Temporal build id): `AgentOptions.version`, else the fingerprint. */
+  version: string;
+  /** 16 hex digits: the first 64 bits of the SHA-256 of the manifest. */
+  fingerprint: string;
+}
+
+/** Stable codes of a worker's refusal of a task of another definition. */
+type VersionRefusalCode = 'WORKER_VERSION_MISMATCH' | 'VERSION_FINGERPRINT_MISMATCH';
+
+/**
+ * A worker's refusal of a task of a session it does not run the definition of: the first
+ * detail of the `ApplicationFailure` (type {@link VERSION_REFUSAL_TYPE}) the activity fails
+ * with. The workflow retries the task (another worker may run the right version) and, once
+ * the task's budget is spent, fails with `code`, naming both versions.
+ */
+export interface VersionRefusal {
+  code: VersionRefusalCode;
+  message: string;
+  agentName: string;
+  sessionId: string;
+  /** What the session runs. */
+  sessionVersion: string;
+  sessionFingerprint: string;
+  /** The versions of this agent name the refusing worker runs (none: it has the name only in other versions). */
+  workerVersions: string[];
+  /** The refusing worker's fingerprint, for `VERSION_FINGERPRINT_MISMATCH`. */
+  workerFingerprint?: string;
+  /** The refusing worker's manifest, for `VERSION_FINGERPRINT_MISMATCH`: the workflow names what differs. */
+  workerManifest?: DefinitionManifest;
+}
+
+/** `ApplicationFailure.type` of a version refusal. Recorded in histories: never rename it. */
+export const VERSION_REFUSAL_TYPE = 'WorkerVersionMismatch';
+
+/**
+ * What differs between two manifests, one short phrase each, e.g.
+ * `UserPromptSubmit[0] callback source`, `tool Bash (kind, description, schema or affectedPaths)`,
+ * `option hookTimeoutMs (600000 vs 5000)`. Empty when they are the same. Pure.
+ */
+export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest): string[] {
+  const out: string[] = [];
+  for (const event of ALL_HOOK_EVENTS) {
+    const left = a.hooks[event] ?? [];
+    const right = b.hooks[event] ?? [];
+    if (left.length !== right.length) {
+      out.push(`${event} callback count (${left.length} vs ${right.length})`);
+    }
+    for (let i = 0; i < Math.min(left.length, right.length); i++) {
+      if (left[i] !== right[i]) out.push(`${event}[${i}] callback source`);
+    }
+  }
+  if (a.permission !== b.permission) {
+    out.push(`permission policy (${a.permission} vs ${b.permission})`);
+  }
+  const tools = [...new Set([...Object.keys(a.tools), ...Object.keys(b.tools)])].sort();
+  for (const tool of tools) {
+    const left = a.tools[tool];
+    const right = b.tools[tool];
+    if (left === undefined) out.push(`tool ${tool} (only in the second)`);
+    else if (right === undefined) out.push(`tool ${tool} (only in the first)`);
+    else if (left !== right) out.push(`tool ${tool} (kind, description, schema or affectedPaths)`);
+  }
+  for (const option of DECIDING_OPTIONS) {
+    if (a.options[option] !== b.options[option]) {
+      out.push(`option ${option} (${String(a.options[option])} vs ${String(b.options[option])})`);
+    }
+  }
+  return out;
+}

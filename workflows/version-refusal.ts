@@ -1,0 +1,117 @@
+/**
+ * A task refused by a worker of another definition (`activities/version-guard.ts`), seen
+ * from the workflow: schedule it again, without eager dispatch (so Temporal's matching, not
+ * the worker that ran this workflow task, picks the worker), with a short backoff, until a
+ * worker of the session's version takes it or the task's budget is spent; then fail with the
+ * refusal's code (`WORKER_VERSION_MISMATCH` or `VERSION_FINGERPRINT_MISMATCH`), naming both
+ * versions. A refusal never fails the session while a worker of its version may exist, and
+ * the refused task never ran anything.
+ *
+ * No `patched()` guard is needed: histories recorded before refusals existed hold none, so
+ * replaying them never takes the retry path.
+ *
+ * @module
+ */
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import type { SerializedError } from '../src/common/errors.js';
+import type { HookEvent } from '../src/common/hook-events.js';
+import {
+  VERSION_REFUSAL_TYPE,
+  manifestDifferences,
+  type SessionIdentity,
+  type VersionRefusal,
+} from '../src/common/identity.js';
+import type { SessionWorkflowInput } from '../src/common/protocol.js';
+import { toFailure } from './failures.js';
+
+/** First wait before a refused task is scheduled again, ms; it doubles up to {@link MAX_WAIT_MS}. */
+const FIRST_WAIT_MS = 50;
+const MAX_WAIT_MS = 2_000;
+
+/** Codes a task refused everywhere fails with. */
+const VERSION_REFUSAL_CODES: readonly string[] = [
+  'WORKER_VERSION_MISMATCH',
+  'VERSION_FINGERPRINT_MISMATCH',
+];
+
+/** The session's version and fingerprint, for an activity input (none for old sessions). */
+export function identityFields(input: SessionWorkflowInput): Partial<SessionIdentity> {
+  return input.version !== undefined && input.fingerprint !== undefined
+    ? { version: input.version, fingerprint: input.fingerprint }
+    : {};
+}
+
+/** The refusal carried by an activity's failure, if it is one. */
+export function versionRefusalOf(error: unknown): VersionRefusal | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== VERSION_REFUSAL_TYPE) {
+    return undefined;
+  }
+  const detail = cause.details?.[0] as VersionRefusal | undefined;
+  return detail && typeof detail.code === 'string' ? detail : undefined;
+}
+
+/** Whether `error` is the failure {@link withRefusalRetries} raised once its budget was spent. */
+export function isRefusedEverywhere(error: unknown): error is ApplicationFailure {
+  if (!(error instanceof ApplicationFailure)) return false;
+  const code = (error.details?.[0] as SerializedError | undefined)?.code;
+  return code !== undefined && VERSION_REFUSAL_CODES.includes(code);
+}
+
+/**
+ * Run `attempt` (`eager`: whether the activity may be dispatched eagerly, true the first time
+ * only) until it is not refused; after `budgetMs` of refusals, fail.
+ * @throws ApplicationFailure (non-retryable) with the refusal's code, naming both versions,
+ *   and for a fingerprint mismatch what differs; `attempt`'s own failures as they are.
+ */
+export async function withRefusalRetries<T>(
+  input: SessionWorkflowInput,
+  what: { task: string; event?: HookEvent },
+  budgetMs: number,
+  attempt: (eager: boolean) => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  for (let tries = 0; ; tries++) {
+    try {
+      return await attempt(tries === 0);
+    } catch (error) {
+      const refusal = versionRefusalOf(error);
+      if (!refusal) throw error;
+      const waited = Date.now() - started;
+      if (waited >= budgetMs) throw refusedEverywhere(input, what, refusal, waited);
+      await sleep(
+        Math.max(1, Math.min(FIRST_WAIT_MS * 2 ** tries, MAX_WAIT_MS, budgetMs - waited)),
+      );
+    }
+  }
+}
+
+function refusedEverywhere(
+  input: SessionWorkflowInput,
+  what: { task: string; event?: HookEvent },
+  refusal: VersionRefusal,
+  waitedMs: number,
+): ApplicationFailure {
+  const mine = `agent '${refusal.agentName}' version '${refusal.sessionVersion}' (fingerprint ${refusal.sessionFingerprint})`;
+  const theirs = refusal.workerVersions.map((v) => `'${v}'`).join(', ') || 'none';
+  let message =
+    `No worker of ${mine} took ${what.task} within ${waitedMs} ms: ` +
+    `it was refused by a worker of version ${theirs}, and never ran elsewhere.`;
+  if (refusal.code === 'VERSION_FINGERPRINT_MISMATCH') {
+    const differences =
+      input.manifest && refusal.workerManifest
+        ? manifestDifferences(input.manifest, refusal.workerManifest)
+        : [];
+    message +=
+      ` That worker claims version '${refusal.sessionVersion}' with another definition ` +
+      `(fingerprint ${refusal.workerFingerprint ?? 'unknown'}); what differs (session vs worker): ` +
+      `${differences.join('; ') || 'not known'}.`;
+  }
+  return toFailure({
+    name: what.event ? 'HookError' : 'EngineError',
+    code: refusal.code,
+    message,
+    sessionId: refusal.sessionId,
+    ...(what.event ? { event: what.event } : {}),
+  });
+}
