@@ -241,8 +241,13 @@ export async function connectTemporalClient(
     ...(options.plugins && options.plugins.length > 0 ? { plugins: options.plugins } : {}),
   });
   try {
-    await connection.ensureConnected();
+    const tlsReason = await connectedOrTlsFailure(connection, address, security.tls, hints, probe);
+    if (tlsReason) {
+      await connection.close().catch(() => undefined);
+      throw temporalTlsFailed(address, namespace, tlsReason);
+    }
   } catch (error) {
+    if (error instanceof TemporalConnectionError) throw error;
     await connection.close().catch(() => undefined);
     if (probe.connected) {
       const tlsReason = await diagnoseTls(address, security.tls, hints);
@@ -261,6 +266,48 @@ export async function connectTemporalClient(
     throw error;
   }
   return connection;
+}
+
+/** How long a client connect may take before {@link diagnoseTls} looks for the cause, ms. */
+const DIAGNOSE_AFTER_MS = 1_000;
+
+/**
+ * Wait until `connection` is connected. A connect still pending after
+ * {@link DIAGNOSE_AFTER_MS} gets a TLS handshake of our own beside it: a server that refuses
+ * the connection's TLS (a missing or refused client certificate, an untrusted server
+ * certificate, TLS on one side only) is then known in about a second, where
+ * `Connection.ensureConnected` would wait out its whole connect deadline (10 s by default)
+ * and say only "Failed to connect before the deadline". A healthy connect within the first
+ * second opens no second connection.
+ * @returns what is wrong with the TLS, when that was found first; undefined once connected.
+ * @throws the connect's own error, when it failed first.
+ */
+async function connectedOrTlsFailure(
+  connection: Connection,
+  address: string,
+  tls: ResolvedTls | false,
+  hints: ConnectionHints,
+  probe: ProbeResult,
+): Promise<string | undefined> {
+  const connecting = connection.ensureConnected();
+  // Observed by the race below; abandoned (and closed by the caller) on a TLS reason.
+  const settled = connecting.then(
+    () => undefined,
+    () => undefined,
+  );
+  if (!probe.connected) {
+    await connecting;
+    return undefined;
+  }
+  const tlsFailure = new Promise<string>((resolve) => {
+    const timer = setTimeout(() => {
+      void diagnoseTls(address, tls, hints).then((reason) => {
+        if (reason) resolve(reason);
+      });
+    }, DIAGNOSE_AFTER_MS);
+    void settled.then(() => clearTimeout(timer));
+  });
+  return Promise.race([connecting.then(() => undefined), tlsFailure]);
 }
 
 /** The `tls`, `apiKey` and `metadata` options of Temporal's connections. */
