@@ -189,17 +189,6 @@ export async function checkNamespace(
 }
 
 /**
- * Open a client connection to `address` and check that `namespace` exists there.
- *
- * A TCP probe of the address comes first (one round trip, at most 2 s): when it is refused
- * or the host does not resolve, the error comes at once instead of after the gRPC connect
- * deadline (unless a gRPC proxy is configured, which the probe would bypass); otherwise
- * it explains a connect that failed.
- *
- * @param options.connectTimeoutMs the gRPC connect deadline, ms. @default Temporal's (10 s)
- * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
- */
-/**
  * A plain TCP connect to `address` first (one round trip): a malformed address, a refused
  * port or an unknown host is known at once, where gRPC's connect, which cannot be called
  * off, would wait out its deadline.
@@ -219,6 +208,19 @@ export async function probeReachable(
   return probe;
 }
 
+/**
+ * Open a client connection to `address` and check that `namespace` exists there.
+ *
+ * A TCP probe of the address comes first (one round trip, at most 2 s): when it is refused
+ * or the host does not resolve, the error comes at once instead of after the gRPC connect
+ * deadline (unless a gRPC proxy is configured, which the probe would bypass); otherwise
+ * it explains a connect that failed. A connect still pending after 1 s gets a TLS handshake
+ * of ours beside it, so a TLS failure (a missing or refused client certificate, TLS on one
+ * side only) is reported with its reason in about a second, not after the deadline.
+ *
+ * @param options.connectTimeoutMs the gRPC connect deadline, ms. @default Temporal's (10 s)
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
+ */
 export async function connectTemporalClient(
   address: string,
   namespace: string,
