@@ -8,7 +8,9 @@
  * and a model that answers at once. Ours: `createAgent` sessions. Baseline:
  * `handWrittenSessionWorkflow` (bench/workflows), an Update per send that runs a hook activity
  * and a model activity. Both run their worker in this process, with Temporal's default worker
- * settings; series alternate, ours first, BENCH_ROUNDS times (default 2) per server.
+ * settings; series alternate, ours first, BENCH_ROUNDS times (default 2) per server. The
+ * cluster's frontend requires mTLS (both implementations connect with its client
+ * certificate), as a production cluster's does; BENCH_CLUSTER_TLS=0 runs it plain.
  *
  *   npm run bench:cluster
  */
@@ -17,19 +19,59 @@ import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createAgent, HookEvent, type HookCallback } from '../src/index.js';
+import {
+  createAgent,
+  HookEvent,
+  type HookCallback,
+  type TemporalTlsOptions,
+} from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
-import { freeClusterPort, startCluster, stopCluster } from '../scripts/cluster.js';
+import {
+  clientTlsConfig,
+  freeClusterPort,
+  startCluster,
+  stopCluster,
+  type ClusterTls,
+} from '../scripts/cluster.js';
 import { fmt, percentile, printTable } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 100);
 const SENDS = Number(process.env.BENCH_SENDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const CLUSTER_TLS = process.env.BENCH_CLUSTER_TLS !== '0';
+
+/** How both implementations reach one server: its address, and its TLS (none: plain). */
+interface Target {
+  address: string;
+  /** `@temporalio/client`'s and `NativeConnection`'s TLS option. */
+  tls?: TLSConfig;
+  /** The same, as `advanced.temporal.tls`. */
+  sdkTls?: TemporalTlsOptions;
+}
+
+function clusterTarget(address: string, tls: ClusterTls | undefined): Target {
+  if (!tls) return { address };
+  return {
+    address,
+    tls: clientTlsConfig(tls),
+    sdkTls: {
+      serverCaCertPath: tls.caFile,
+      serverName: tls.serverName,
+      clientCertPath: tls.clientCertFile,
+      clientKeyPath: tls.clientKeyFile,
+    },
+  };
+}
+
+/** `Connection.connect`'s and `NativeConnection.connect`'s options for `target`. */
+function connectOptions(target: Target): { address: string; tls?: TLSConfig } {
+  return { address: target.address, ...(target.tls ? { tls: target.tls } : {}) };
+}
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
 installQuietRuntime();
 
@@ -76,7 +118,7 @@ async function drive(send: (session: number, prompt: string) => Promise<void>): 
   return { latencies, wallMs: performance.now() - t0 };
 }
 
-async function ours(address: string): Promise<Sample & { activities: string[] }> {
+async function ours(target: Target): Promise<Sample & { activities: string[] }> {
   const agent = await createAgent({
     model: scriptedModel(() => 'ok', { keepRequests: 0 }),
     tools: [],
@@ -86,7 +128,8 @@ async function ours(address: string): Promise<Sample & { activities: string[] }>
       // dispatch's first heartbeat came later than 5 s under this load, and the dispatch
       // failed as HOOK_WORKER_LOST; the hand-written baseline sets no heartbeat timeout.
       temporal: {
-        address,
+        address: target.address,
+        ...(target.sdkTls ? { tls: target.sdkTls } : {}),
         taskQueue: `bench-cluster-${randomUUID()}`,
         dispatchHeartbeatTimeoutMs: 30_000,
       },
@@ -100,7 +143,7 @@ async function ours(address: string): Promise<Sample & { activities: string[] }>
       const reply = await sessions[s]!.send(prompt);
       if (reply.text() !== 'ok') throw new Error(`unexpected reply ${reply.text()}`);
     });
-    const activities = await activityTypes(address, sessions[0]!.workflowId);
+    const activities = await activityTypes(target, sessions[0]!.workflowId);
     await Promise.all(sessions.map((s) => s.close()));
     return { ...sample, activities };
   } finally {
@@ -108,9 +151,9 @@ async function ours(address: string): Promise<Sample & { activities: string[] }>
   }
 }
 
-async function baseline(address: string): Promise<Sample & { activities: string[] }> {
+async function baseline(target: Target): Promise<Sample & { activities: string[] }> {
   const taskQueue = `bench-baseline-${randomUUID()}`;
-  const connection = await NativeConnection.connect({ address });
+  const connection = await NativeConnection.connect(connectOptions(target));
   const worker = await Worker.create({
     connection,
     taskQueue,
@@ -122,7 +165,7 @@ async function baseline(address: string): Promise<Sample & { activities: string[
     },
   });
   const running = worker.run();
-  const clientConnection = await Connection.connect({ address });
+  const clientConnection = await Connection.connect(connectOptions(target));
   const client = new Client({ connection: clientConnection });
   try {
     const handles = await Promise.all(
@@ -137,7 +180,7 @@ async function baseline(address: string): Promise<Sample & { activities: string[
       const reply = await handles[s]!.executeUpdate('send', { args: [prompt] });
       if (reply !== 'ok') throw new Error(`unexpected reply ${String(reply)}`);
     });
-    const activities = await activityTypes(address, handles[0]!.workflowId);
+    const activities = await activityTypes(target, handles[0]!.workflowId);
     await Promise.all(handles.map((h) => h.executeUpdate('stop')));
     return { ...sample, activities };
   } finally {
@@ -149,8 +192,8 @@ async function baseline(address: string): Promise<Sample & { activities: string[
 }
 
 /** The activity types a workflow ran, with counts (`name xN`), from its history. */
-async function activityTypes(address: string, workflowId: string): Promise<string[]> {
-  const connection = await Connection.connect({ address });
+async function activityTypes(target: Target, workflowId: string): Promise<string[]> {
+  const connection = await Connection.connect(connectOptions(target));
   try {
     const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
     const counts = new Map<string, number>();
@@ -170,15 +213,15 @@ interface Row {
   samples: Sample[];
 }
 
-async function series(server: string, address: string, rows: Row[]): Promise<void> {
+async function series(server: string, target: Target, rows: Row[]): Promise<void> {
   const mine: Row = { server, name: 'durable-agent-sdk', samples: [] };
   const theirs: Row = { server, name: 'hand-written Temporal', samples: [] };
   for (let round = 0; round < ROUNDS; round++) {
     phase = `${server} round ${round + 1}, ours`;
-    const a = await ours(address);
+    const a = await ours(target);
     mine.samples.push(a);
     phase = `${server} round ${round + 1}, hand-written`;
-    const b = await baseline(address);
+    const b = await baseline(target);
     theirs.samples.push(b);
     console.log(
       `  ${server} round ${round + 1}: ours ${fmt(throughput([a]))}/s, baseline ${fmt(throughput([b]))}/s`,
@@ -203,16 +246,26 @@ console.log(
 );
 try {
   const t0 = performance.now();
-  const cluster = await startCluster({ dir: clusterDir, frontendPort: await freeClusterPort() });
-  console.log(`cluster at ${cluster.address}, up in ${fmt((performance.now() - t0) / 1000)} s`);
-  await series('cluster (PostgreSQL, 4 processes)', cluster.address, rows);
+  const cluster = await startCluster({
+    dir: clusterDir,
+    tls: CLUSTER_TLS,
+    frontendPort: await freeClusterPort(),
+  });
+  console.log(
+    `cluster at ${cluster.address}${cluster.tls ? ' (mTLS)' : ''}, up in ${fmt((performance.now() - t0) / 1000)} s`,
+  );
+  await series(
+    `cluster (PostgreSQL, 4 processes${cluster.tls ? ', mTLS' : ''})`,
+    clusterTarget(cluster.address, cluster.tls),
+    rows,
+  );
 } finally {
   await stopCluster(clusterDir, { clean: true });
 }
 const dev = await startDevServer({ cacheDir: join(here, '..', '.temporal') });
 try {
   console.log(`dev server at ${dev.address}`);
-  await series('dev server', dev.address, rows);
+  await series('dev server', { address: dev.address }, rows);
 } finally {
   await dev.stop();
 }

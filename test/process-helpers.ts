@@ -47,13 +47,17 @@ export function crashEnv(overrides: Partial<CrashAgentEnv> = {}): CrashAgentEnv 
   };
 }
 
-/** Start a worker process and wait until it polls. */
+/**
+ * Start a worker process and wait until it polls.
+ * @param extraEnv environment variables the process gets besides this one's (e.g. TEMPORAL_TLS_*).
+ */
 export async function startWorkerProcess(
   env: CrashAgentEnv,
   label: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(fixtures, 'worker-process.ts')], {
-    env: { ...process.env, CRASH_AGENT_ENV: JSON.stringify({ ...env, label }) },
+    env: { ...process.env, ...extraEnv, CRASH_AGENT_ENV: JSON.stringify({ ...env, label }) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.add(child);

@@ -189,17 +189,6 @@ export async function checkNamespace(
 }
 
 /**
- * Open a client connection to `address` and check that `namespace` exists there.
- *
- * A TCP probe of the address comes first (one round trip, at most 2 s): when it is refused
- * or the host does not resolve, the error comes at once instead of after the gRPC connect
- * deadline (unless a gRPC proxy is configured, which the probe would bypass); otherwise
- * it explains a connect that failed.
- *
- * @param options.connectTimeoutMs the gRPC connect deadline, ms. @default Temporal's (10 s)
- * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
- */
-/**
  * A plain TCP connect to `address` first (one round trip): a malformed address, a refused
  * port or an unknown host is known at once, where gRPC's connect, which cannot be called
  * off, would wait out its deadline.
@@ -219,6 +208,19 @@ export async function probeReachable(
   return probe;
 }
 
+/**
+ * Open a client connection to `address` and check that `namespace` exists there.
+ *
+ * A TCP probe of the address comes first (one round trip, at most 2 s): when it is refused
+ * or the host does not resolve, the error comes at once instead of after the gRPC connect
+ * deadline (unless a gRPC proxy is configured, which the probe would bypass); otherwise
+ * it explains a connect that failed. A connect still pending after 1 s gets a TLS handshake
+ * of ours beside it, so a TLS failure (a missing or refused client certificate, TLS on one
+ * side only) is reported with its reason in about a second, not after the deadline.
+ *
+ * @param options.connectTimeoutMs the gRPC connect deadline, ms. @default Temporal's (10 s)
+ * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
+ */
 export async function connectTemporalClient(
   address: string,
   namespace: string,
@@ -241,8 +243,13 @@ export async function connectTemporalClient(
     ...(options.plugins && options.plugins.length > 0 ? { plugins: options.plugins } : {}),
   });
   try {
-    await connection.ensureConnected();
+    const tlsReason = await connectedOrTlsFailure(connection, address, security.tls, hints, probe);
+    if (tlsReason) {
+      await connection.close().catch(() => undefined);
+      throw temporalTlsFailed(address, namespace, tlsReason);
+    }
   } catch (error) {
+    if (error instanceof TemporalConnectionError) throw error;
     await connection.close().catch(() => undefined);
     if (probe.connected) {
       const tlsReason = await diagnoseTls(address, security.tls, hints);
@@ -261,6 +268,48 @@ export async function connectTemporalClient(
     throw error;
   }
   return connection;
+}
+
+/** How long a client connect may take before {@link diagnoseTls} looks for the cause, ms. */
+const DIAGNOSE_AFTER_MS = 1_000;
+
+/**
+ * Wait until `connection` is connected. A connect still pending after
+ * {@link DIAGNOSE_AFTER_MS} gets a TLS handshake of our own beside it: a server that refuses
+ * the connection's TLS (a missing or refused client certificate, an untrusted server
+ * certificate, TLS on one side only) is then known in about a second, where
+ * `Connection.ensureConnected` would wait out its whole connect deadline (10 s by default)
+ * and say only "Failed to connect before the deadline". A healthy connect within the first
+ * second opens no second connection.
+ * @returns what is wrong with the TLS, when that was found first; undefined once connected.
+ * @throws the connect's own error, when it failed first.
+ */
+async function connectedOrTlsFailure(
+  connection: Connection,
+  address: string,
+  tls: ResolvedTls | false,
+  hints: ConnectionHints,
+  probe: ProbeResult,
+): Promise<string | undefined> {
+  const connecting = connection.ensureConnected();
+  // Observed by the race below; abandoned (and closed by the caller) on a TLS reason.
+  const settled = connecting.then(
+    () => undefined,
+    () => undefined,
+  );
+  if (!probe.connected) {
+    await connecting;
+    return undefined;
+  }
+  const tlsFailure = new Promise<string>((resolve) => {
+    const timer = setTimeout(() => {
+      void diagnoseTls(address, tls, hints).then((reason) => {
+        if (reason) resolve(reason);
+      });
+    }, DIAGNOSE_AFTER_MS);
+    void settled.then(() => clearTimeout(timer));
+  });
+  return Promise.race([connecting.then(() => undefined), tlsFailure]);
 }
 
 /** The `tls`, `apiKey` and `metadata` options of Temporal's connections. */

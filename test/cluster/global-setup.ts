@@ -1,9 +1,11 @@
 /**
  * One real Temporal cluster for the cluster tests (vitest.cluster.config.ts): PostgreSQL and
- * the four services as processes (scripts/cluster.ts), plain gRPC at the frontend, in a
- * folder of its own that is removed at the end. Its address goes to TEMPORAL_ADDRESS (so
- * test/global-setup.ts, which runs next, starts no dev server) and its folder to
- * DURABLE_AGENT_CLUSTER_DIR (for the tests that kill and restart its services).
+ * the four services as processes (scripts/cluster.ts), mTLS at the frontend (a CA and
+ * certificates the script makes in `<dir>/tls`), in a folder of its own that is removed at
+ * the end. Its address goes to TEMPORAL_ADDRESS (so test/global-setup.ts, which runs next,
+ * starts no dev server) and its folder to DURABLE_AGENT_CLUSTER_DIR (for the tests that kill
+ * and restart its services, and that read its certificates: test/cluster/cluster-env.ts).
+ * Nothing sets TEMPORAL_TLS_*: each test passes the TLS settings it means.
  */
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,10 +25,11 @@ export default async function setup() {
   try {
     const state = await startCluster({
       dir,
+      tls: true,
       frontendPort: await freeClusterPort(),
       log: (line) => console.log(`[cluster] ${line}`),
     });
-    console.log(`[cluster] up at ${state.address} in ${Date.now() - started} ms`);
+    console.log(`[cluster] up at ${state.address} (mTLS) in ${Date.now() - started} ms`);
     process.env.TEMPORAL_ADDRESS = state.address;
     process.env.DURABLE_AGENT_CLUSTER_DIR = dir;
   } catch (error) {

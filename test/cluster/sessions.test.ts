@@ -5,17 +5,18 @@
  * and restarted under running sessions; side effects are counted from what the callbacks
  * wrote (test/fixtures/crash-agent.ts), across processes.
  *
- * These run on the cluster's plain frontend: the SDK cannot connect with TLS yet (see
- * tls.test.ts for the mTLS frontend).
+ * The frontend requires mTLS: the worker processes and the clients connect with the
+ * cluster's CA and client certificate (`advanced.temporal.tls`, test/cluster/cluster-env.ts).
  */
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient, type Session } from '../../src/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
 import { waitFor } from '../helpers.js';
+import { clusterDir, clusterTlsOptions } from './cluster-env.js';
 import {
   count,
-  crashEnv,
+  crashEnv as plainCrashEnv,
   effects,
   killAll,
   openGate,
@@ -36,11 +37,9 @@ afterEach(async () => {
   await killAll();
 });
 
-function clusterDir(): string {
-  const dir = process.env.DURABLE_AGENT_CLUSTER_DIR;
-  if (!dir)
-    throw new Error('DURABLE_AGENT_CLUSTER_DIR is not set: run with vitest.cluster.config.ts');
-  return dir;
+/** A crash env whose workers and clients connect with the cluster's client certificate. */
+function crashEnv(overrides: Partial<CrashAgentEnv> = {}): CrashAgentEnv {
+  return plainCrashEnv({ tls: clusterTlsOptions(), ...overrides });
 }
 
 /** SIGKILL one service of the cluster and start it again on the same ports. */
