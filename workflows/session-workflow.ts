@@ -40,6 +40,7 @@ import type { SessionEndReason } from '../src/common/types.js';
 import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
+import { contextStamper } from './context-sync.js';
 import { lastPrompt, pageOf } from './conversation-pages.js';
 import { rememberSend, rollingOverFailure, rollover, rolloverDue } from './rollover.js';
 import type { CloseAttempt, PromptRun, SessionState } from './session-state.js';
@@ -93,6 +94,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     activitySeq: 0,
     queuedAborts: new Map(),
   };
+  state.contextStamp = contextStamper(state, maxContextTokens);
   for (const pending of carry?.pendingCleanups ?? []) {
     watchCleanup(state, pending.entry, pending.handle);
   }

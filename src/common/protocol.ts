@@ -12,6 +12,7 @@ import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
+import type { ContextStamp } from './context-stamp.js';
 import type {
   PendingPermission,
   PermissionAnswer,
@@ -462,6 +463,11 @@ export interface ModelStepInput {
    * history holds each prompt once.
    */
   prompt?: Prompt;
+  /**
+   * The exact context state this step must see: the worker's cached copy is used only when
+   * it matches, else the step queries the workflow. Absent in histories from before the cache.
+   */
+  context?: ContextStamp;
 }
 
 /** What `modelStep` returns. */

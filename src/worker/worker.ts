@@ -20,6 +20,7 @@ import type { ResolvedAgentOptions } from '../agent/options.js';
 import { AgentRegistry } from '../agent/registry.js';
 import { normalizeRoots } from '../tools/workspace.js';
 import { resolveWorkflowBundle, type WorkflowBundleSource } from './workflow-code.js';
+import { ConversationCache } from './conversation-cache.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
 import { dataConverterOf } from '../payloads/data-converter.js';
 import {
@@ -50,6 +51,8 @@ export interface AgentWorker {
    * prebuilt bundle was used), `option` or `environment`.
    */
   readonly workflowBundle: WorkflowBundleSource;
+  /** This worker's copies of its sessions' model contexts, and their hit and miss counts. */
+  readonly conversationCache: ConversationCache;
   /** Resolves when the worker stopped; rejects if it crashed. */
   readonly done: Promise<void>;
   /** Stop polling, let in-flight activities finish within the grace time, and close. */
@@ -113,8 +116,10 @@ export async function startAgentWorker(
     removeSink?.();
     throw error;
   }
+  const conversationCache = new ConversationCache();
   const activities = createActivities({
     registry,
+    conversationCache,
     cleanupQueue,
     heartbeatIntervalMs,
     payloadStore: options.payloadStore,
@@ -148,6 +153,8 @@ export async function startAgentWorker(
       stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
       workflowBundle: resolved.bundle,
       activities,
+      // The session workflow hands each model step's context to this worker's cache.
+      sinks: conversationCache.sinks(),
     });
     cleanup = await Worker.create({
       ...common,
@@ -174,6 +181,7 @@ export async function startAgentWorker(
     cleanupQueue,
     registry,
     workflowBundle,
+    conversationCache,
     done,
     shutdown() {
       stopping ??= (async () => {
