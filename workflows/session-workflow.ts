@@ -12,7 +12,6 @@ import {
   condition,
   isCancellation,
   patched,
-  setHandler,
   upsertMemo,
   uuid4,
   log,
@@ -41,6 +40,7 @@ import { cleanupPendingFailure, dispatchEvent, watchCleanup } from './dispatch.j
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
 import { contextStamper } from './context-sync.js';
+import { countingSetHandler } from './update-count.js';
 import { lastPrompt, pageOf } from './conversation-pages.js';
 import { rememberSend, rollingOverFailure, rollover, rolloverDue } from './rollover.js';
 import type { CloseAttempt, PromptRun, SessionState } from './session-state.js';
@@ -95,6 +95,10 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     queuedAborts: new Map(),
   };
   state.contextStamp = contextStamper(state, maxContextTokens);
+  // Updates are counted: a run continues as new long before Temporal's Update limits.
+  const setHandler = countingSetHandler(
+    () => (state.updatesThisRun = (state.updatesThisRun ?? 0) + 1),
+  );
   for (const pending of carry?.pendingCleanups ?? []) {
     watchCleanup(state, pending.entry, pending.handle);
   }
