@@ -30,7 +30,11 @@ import {
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
-import { awaitHookSettledActivity, hookDispatchActivity } from './activity-options.js';
+import {
+  awaitHookSettledActivity,
+  hookDispatchActivity,
+  localHookDispatchActivity,
+} from './activity-options.js';
 import { hookFailure, toFailure } from './failures.js';
 
 /** The session state a dispatch reads and writes. */
@@ -124,11 +128,10 @@ async function settle(
   const dispatchId = uuid4();
   let outcome: HookDispatchOutcome;
   try {
-    outcome = await hookDispatchActivity(
-      state.taskQueue,
-      budgetMs,
-      state.input.dispatchHeartbeatTimeoutMs,
-    )({
+    const dispatch = state.input.localDispatch?.includes(event)
+      ? localHookDispatchActivity(budgetMs)
+      : hookDispatchActivity(state.taskQueue, budgetMs, state.input.dispatchHeartbeatTimeoutMs);
+    outcome = await dispatch({
       dispatchId,
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { localDispatchEvents, type HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import { randomUUID } from 'node:crypto';
 import {
   Client,
@@ -103,6 +104,12 @@ function createClientOn(
     interceptors: { workflow: [calls.interceptor()] },
   });
 
+  /** Only when some event is local, so other sessions keep the inputs they had before it. */
+  function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
+    const events = localDispatchEvents(agent, session);
+    return events.length > 0 ? { localDispatch: events } : {};
+  }
+
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
     const sessionId = sessionOptions.sessionId ?? randomUUID();
@@ -144,6 +151,7 @@ function createClientOn(
       maxContextTokens: options.maxContextTokens,
       // Only when set, so sessions keep the inputs (and histories) they had before it existed.
       ...(options.toolHookErrors === 'reject' ? { toolHookErrors: 'reject' as const } : {}),
+      ...localDispatchOf(options.hookDispatch, sessionOptions.hookDispatch),
       ...(options.continueAsNewAfterPrompts !== undefined
         ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
         : {}),

@@ -174,6 +174,8 @@ export interface SessionWorkflowInput {
    * ends in an error result and the prompt goes on (as in sessions started before it existed).
    */
   toolHookErrors?: 'reject';
+  /** Events whose callbacks are dispatched as local activities (`hookDispatch`); absent: none. */
+  localDispatch?: HookEvent[];
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
 }
