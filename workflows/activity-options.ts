@@ -81,7 +81,7 @@ export function modelStepActivity(taskQueue: string, timeoutMs: number = DEFAULT
     taskQueue,
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
     startToCloseTimeout: timeoutMs + 10_000,
-    heartbeatTimeout: 30_000,
+    heartbeatTimeout: DEFAULTS.modelHeartbeatTimeoutMs,
     retry: {
       initialInterval: '1s',
       backoffCoefficient: 2,

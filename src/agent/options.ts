@@ -57,7 +57,11 @@ export interface TemporalOptions {
    * @default 25
    */
   heartbeatIntervalMs?: number;
-  /** How soon a worker that died mid-dispatch is noticed, ms. @default 5000 */
+  /**
+   * How soon a worker that died mid-dispatch is noticed, ms. The dispatch heartbeats every
+   * `heartbeatIntervalMs` from its own timer, so only a worker whose event loop is stuck this
+   * long is taken for dead by mistake. @default 2000
+   */
   dispatchHeartbeatTimeoutMs?: number;
   /**
    * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
@@ -68,10 +72,20 @@ export interface TemporalOptions {
   /**
    * How long a session's workflow task waits for the worker that ran it last before any
    * worker may take it, ms. After a crash this is how long the session stalls; Temporal's
-   * default is 10000.
-   * @default 3000
+   * default is 10000. The cost of a short one: a worker busy for longer than this (all its
+   * workflow task slots taken) loses the session to another worker, which replays it.
+   * @default 1000
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
+  /**
+   * How long one workflow task of a session may take before the server gives it to another
+   * worker, ms: after a worker died holding a session's task, how long the session stalls.
+   * Set when a session starts (later runs keep it). Temporal's default is 10000; a task that
+   * really takes longer (a long replay on a starved machine) is retried from the start, so
+   * keep it well above your slowest replay.
+   * @default 2000
+   */
+  workflowTaskTimeoutMs?: number;
   /**
    * The workflow bundle the worker runs, in place of the one shipped in the package.
    *
@@ -333,6 +347,7 @@ export interface ResolvedAgentOptions {
         | 'dispatchHeartbeatTimeoutMs'
         | 'shutdownGraceTimeMs'
         | 'stickyQueueScheduleToStartTimeoutMs'
+        | 'workflowTaskTimeoutMs'
       >
     > &
     Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'>;
@@ -640,6 +655,7 @@ const agentSchema = z.strictObject({
           stickyQueueScheduleToStartTimeoutMs: positiveInt(
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
           ),
+          workflowTaskTimeoutMs: positiveInt('advanced.temporal.workflowTaskTimeoutMs'),
         })
         .optional(),
     })
@@ -747,7 +763,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       // A deploy must not fail in-flight hooks: by default the grace time is the hook budget.
       shutdownGraceTimeMs:
         temporal.shutdownGraceTimeMs ?? advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
-      stickyQueueScheduleToStartTimeoutMs: temporal.stickyQueueScheduleToStartTimeoutMs ?? 3_000,
+      stickyQueueScheduleToStartTimeoutMs:
+        temporal.stickyQueueScheduleToStartTimeoutMs ??
+        DEFAULTS.stickyQueueScheduleToStartTimeoutMs,
+      workflowTaskTimeoutMs: temporal.workflowTaskTimeoutMs ?? DEFAULTS.workflowTaskTimeoutMs,
       embedded: temporal.embedded,
       workflowBundle: temporal.workflowBundle,
     },

@@ -168,6 +168,7 @@ function createClientOn(
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
+        workflowTaskTimeout: options.temporal.workflowTaskTimeoutMs,
         // A second start of the same session attaches instead of forking.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,
