@@ -41,6 +41,9 @@ const TP_SESSIONS = Number(process.env.BENCH_TP_SESSIONS ?? 100);
 const TP_SENDS = Number(process.env.BENCH_TP_SENDS ?? 10);
 const TP_ROUNDS = Number(process.env.BENCH_TP_ROUNDS ?? 2);
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
+/** The parts to run (`latency,throughput,local`; all by default). */
+const PARTS = process.env.BENCH_PARTS?.split(',');
+const want = (part: string) => !PARTS || PARTS.includes(part);
 const now = () => performance.now();
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -126,7 +129,7 @@ interface Sender {
 
 async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
   const open = () =>
-    agent.createSession({ hooks, ...(dispatch ? { hookDispatch: dispatch } : {}) } as never);
+    agent.createSession({ hooks, ...(dispatch ? { hookDispatch: dispatch } : {}) });
   let session: Session = await open();
   let sent = 0;
   return {
@@ -260,7 +263,6 @@ async function throughput(): Promise<string[][]> {
 }
 
 async function localDispatch(): Promise<string[][]> {
-  if (process.env.BENCH_LOCAL_DISPATCH === '0') return [];
   const local = { sender: await oursSender(HOOKS.one, 'local'), times: [] as number[] };
   const remote = { sender: await oursSender(HOOKS.one), times: [] as number[] };
   const none = { sender: await oursSender(HOOKS.none), times: [] as number[] };
@@ -293,7 +295,11 @@ async function localDispatch(): Promise<string[][]> {
 }
 
 try {
-  const rows = [...(await latencySeries()), ...(await throughput()), ...(await localDispatch())];
+  const rows = [
+    ...(want('latency') ? await latencySeries() : []),
+    ...(want('throughput') ? await throughput() : []),
+    ...(want('local') ? await localDispatch() : []),
+  ];
   printTable(
     `The hot path: ours against hand-written Temporal code (load at the end: ${load()})`,
     ['series', 'p50 (or value)', 'p99', 'ratio (p50 / p99)', 'target'],
