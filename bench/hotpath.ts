@@ -8,8 +8,10 @@
  *   (bench/workflows/) running the same `dispatchHook` activity and the same model;
  * - throughput: 100 concurrent sessions x 10 sends (one hook), ours then the baseline,
  *   alternating, with the CPU this process (clients and workers) and the server used;
- * - a UserPromptSubmit hook dispatched as a local activity (`dispatch: 'local'`) against
- *   the default.
+ * - a UserPromptSubmit hook dispatched as a local activity (`hookDispatch: 'local'`)
+ *   against the default;
+ * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the
+ *   latency of its last sends against its early ones.
  *
  * Every session is rotated after BENCH_ROTATE sends (default 100), so no run holds more
  * than a few hundred Updates (Update latency grows with their number in one run).
@@ -41,7 +43,7 @@ const TP_SESSIONS = Number(process.env.BENCH_TP_SESSIONS ?? 100);
 const TP_SENDS = Number(process.env.BENCH_TP_SENDS ?? 10);
 const TP_ROUNDS = Number(process.env.BENCH_TP_ROUNDS ?? 2);
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
-/** The parts to run (`latency,throughput,local`; all by default). */
+/** The parts to run (`latency,throughput,local,long`; all by default). */
 const PARTS = process.env.BENCH_PARTS?.split(',');
 const want = (part: string) => !PARTS || PARTS.includes(part);
 const now = () => performance.now();
@@ -294,11 +296,40 @@ async function localDispatch(): Promise<string[][]> {
   ];
 }
 
+/**
+ * One session of ours, never rotated by the benchmark: it rolls over by itself (every 200
+ * Updates). The median of the last ten sends against the median of sends 10 to 20.
+ */
+async function longSession(): Promise<string[][]> {
+  const sends = Number(process.env.BENCH_LONG_SENDS ?? 2500);
+  const session = await agent.createSession();
+  const times: number[] = [];
+  for (let i = 0; i < sends; i++) {
+    const t0 = now();
+    const result = await session.send(`n${i}`);
+    if (result.status !== 'completed') throw new Error(`send ${i}: ${result.status}`);
+    times.push(now() - t0);
+  }
+  await session.close();
+  const early = percentile(times.slice(9, 20), 50);
+  const late = percentile(times.slice(sends - 11), 50);
+  return [
+    [
+      `one session, ${sends} sends, no hooks: median of the last 10 / of sends 10-20 (ms)`,
+      `${fmt(late)} / ${fmt(early)}`,
+      '',
+      fmt(late / early, 2),
+      '<= 1.20',
+    ],
+  ];
+}
+
 try {
   const rows = [
     ...(want('latency') ? await latencySeries() : []),
     ...(want('throughput') ? await throughput() : []),
     ...(want('local') ? await localDispatch() : []),
+    ...(want('long') ? await longSession() : []),
   ];
   printTable(
     `The hot path: ours against hand-written Temporal code (load at the end: ${load()})`,
