@@ -86,10 +86,11 @@ async function dispatchVsNoop(): Promise<void> {
   const running = worker.run();
   const clientConnection = await Connection.connect({ address: server.address });
   const client = new Client({ connection: clientConnection });
-  const handle = await client.workflow.start('benchWorkflow', {
-    taskQueue,
-    workflowId: `bench-${randomUUID()}`,
-  });
+  const start = () =>
+    client.workflow.start('benchWorkflow', { taskQueue, workflowId: `bench-${randomUUID()}` });
+  // A new workflow every 99 Updates: an Update's latency grows with the Updates in its run.
+  let handle = await start();
+  let updates = 0;
   const input = (): DispatchHookInput => ({
     dispatchId: randomUUID(),
     sessionId: 's',
@@ -106,6 +107,10 @@ async function dispatchVsNoop(): Promise<void> {
       args: [{ kind, ...(kind === 'hook' ? { input: input() } : {}) }],
     });
     if (record) series[kind].push(now() - t0);
+    if (++updates % 99 === 0) {
+      await handle.executeUpdate('stop');
+      handle = await start();
+    }
   };
   for (let i = 0; i < 30; i++)
     for (const kind of ['none', 'noop', 'hook'] as const) await step(kind, false);
