@@ -24,7 +24,7 @@ export interface ConversationCacheSinks extends Sinks {
 const { conversationCache } = proxySinks<ConversationCacheSinks>();
 
 /** The parts of the session state a stamp reads. */
-export interface StampedState {
+interface StampedState {
   /** This run's transcript: its length is the context's version. */
   transcript: ConversationMessage[];
   context: ContextWindow;

@@ -46,7 +46,7 @@ export interface ContextSync {
 }
 
 /** FNV-1a, 32 bits, over the UTF-16 code units of `text`. */
-export function fnv1a(text: string): number {
+function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
