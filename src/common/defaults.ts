@@ -28,8 +28,13 @@ export const DEFAULTS = {
    * before any worker may take it, ms (Temporal's default: 10000).
    */
   stickyQueueScheduleToStartTimeoutMs: 1_000,
-  /** Workflow task timeout of a session, ms (Temporal's default: 10000). */
-  workflowTaskTimeoutMs: 2_000,
+  /**
+   * Workflow task timeout of a session, ms: Temporal's default. 2000 brings recovery after a
+   * worker death down to about 2 s, but on a starved machine (load 29 on 2 cores here) tasks
+   * of a 100-session burst timed out again and again and a send failed: opt in where workers
+   * are not starved (`advanced.temporal.workflowTaskTimeoutMs`).
+   */
+  workflowTaskTimeoutMs: 10_000,
   /** Heartbeat timeout of the activity that waits for a stuck callback to settle, ms. */
   cleanupHeartbeatTimeoutMs: 5_000,
   /** How long a cleanup wait may go unpicked before its worker counts as gone, ms. */
