@@ -97,9 +97,17 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
   const workers = await Promise.all([0, 1, 2].map(() => startWorker(settings)));
   const starting: Array<Promise<unknown>> = [];
   const client = await createAgentClient(chaosAgentOptions(settings));
-  const sessions = await Promise.all(
-    Array.from({ length: SESSIONS }, () => client.createSession()),
-  );
+  // Sessions are created before the first kill; a start that fails is tried again.
+  const create = async (): Promise<Awaited<ReturnType<typeof client.createSession>>> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.createSession();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+  };
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, create));
   let kills = 0;
   let running = true;
   const chaos = (async () => {
