@@ -7,6 +7,7 @@ import type { ActivityName } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import type { BudgetClock } from './budget-clock.js';
+import type { ConversationCache } from '../src/worker/conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
@@ -24,6 +25,8 @@ interface ActivityDeps {
   payloadStore: PayloadStore;
   /** The clock hook and tool budgets run on. @default the process's clock */
   clock?: BudgetClock;
+  /** This worker's copies of its sessions' contexts (model steps read them without a query). */
+  conversationCache?: ConversationCache;
 }
 
 /**

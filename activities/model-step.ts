@@ -12,6 +12,7 @@ import { readConversationPages } from '../src/client/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import { cutPrefix } from '../src/common/text.js';
+import type { ConversationCache } from '../src/worker/conversation-cache.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
 const MODEL_HEARTBEAT_MS = 250;
@@ -53,15 +54,21 @@ export function boundOutput(output: ModelStepOutput): ModelStepOutput {
   return bounded;
 }
 
-/** Build `modelStep`. */
-export function createModelActivities(deps: { registry: AgentRegistry }) {
+/**
+ * Build `modelStep`. With `conversationCache`, a step whose stamp matches the worker's copy
+ * of its context reads it there; any other step queries the workflow and keeps the answer.
+ */
+export function createModelActivities(deps: {
+  registry: AgentRegistry;
+  conversationCache?: ConversationCache;
+}) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
     const { model, tools } = deps.registry.agent(input.agentName, input.version);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
-      const { messages, prompt } = await conversationOf(ctx);
+      const { messages, prompt } = await conversationOf(ctx, input, deps.conversationCache);
       // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
       const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
       const { prompt: _carried, ...rest } = input;
@@ -102,11 +109,19 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
  */
 async function conversationOf(
   ctx: Context,
+  input: ModelStepInput,
+  cache: ConversationCache | undefined,
 ): Promise<{ messages: ConversationMessage[]; prompt?: Prompt }> {
   const execution = ctx.info.workflowExecution;
   if (!execution) return { messages: [] };
+  const cached = cache?.lookup(execution.workflowId, input.context);
+  if (cached) return { ...cached, messages: cached.messages as ConversationMessage[] };
   // This run, by run id: a step of an earlier run (a retry racing a rollover) reads its own.
-  return readConversationPages(
+  const read = await readConversationPages(
     ctx.client.workflow.getHandle(execution.workflowId, execution.runId),
   );
+  // Kept only if it is the stamped state (it is: nothing is added while a step runs).
+  if (execution.runId === input.context?.runId)
+    cache?.store(execution.workflowId, input.context, read);
+  return read;
 }

@@ -26,22 +26,7 @@ import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
-import { identityOf } from '../src/agent/version.js';
-
-/** A version for a registry of one agent (nothing compares it here). */
-const testIdentity = identityOf(
-  {
-    hooks: {},
-    tools: [],
-    permission: 'default',
-    hookTimeoutMs: 1,
-    sessionEndHookTimeoutMs: 1,
-    toolHookErrors: 'tool-error',
-    permissionTimeoutMs: 1,
-    maxTurns: 1,
-  },
-  'test',
-);
+import { testIdentity } from '../test/registry-identity.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 300);
@@ -104,10 +89,11 @@ async function dispatchVsNoop(): Promise<void> {
   const running = worker.run();
   const clientConnection = await Connection.connect({ address: server.address });
   const client = new Client({ connection: clientConnection });
-  const handle = await client.workflow.start('benchWorkflow', {
-    taskQueue,
-    workflowId: `bench-${randomUUID()}`,
-  });
+  const start = () =>
+    client.workflow.start('benchWorkflow', { taskQueue, workflowId: `bench-${randomUUID()}` });
+  // A new workflow every 99 Updates: an Update's latency grows with the Updates in its run.
+  let handle = await start();
+  let updates = 0;
   const input = (): DispatchHookInput => ({
     dispatchId: randomUUID(),
     sessionId: 's',
@@ -124,6 +110,10 @@ async function dispatchVsNoop(): Promise<void> {
       args: [{ kind, ...(kind === 'hook' ? { input: input() } : {}) }],
     });
     if (record) series[kind].push(now() - t0);
+    if (++updates % 99 === 0) {
+      await handle.executeUpdate('stop');
+      handle = await start();
+    }
   };
   for (let i = 0; i < 30; i++)
     for (const kind of ['none', 'noop', 'hook'] as const) await step(kind, false);

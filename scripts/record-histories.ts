@@ -156,6 +156,34 @@ try {
     await s.close();
     await save('tool-hook-error-reject', s);
   }
+  if (want('local-dispatch')) {
+    // UserPromptSubmit dispatched as a local activity (a marker, no activity task).
+    const s = await agent.createSession({
+      sessionId: 'fixture-local-dispatch',
+      hookDispatch: { UserPromptSubmit: 'local' },
+    });
+    await s.send('hello');
+    await s.send('again');
+    await s.close();
+    await save('local-dispatch', s);
+  }
+  if (want('rollover-by-updates')) {
+    // A run continues as new after 200 Updates (the ready Update and 199 sends, then one more).
+    // No hooks, so the run stays far below Temporal's own suggestion (4,096 events).
+    const bare = await createAgent({
+      model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
+      advanced: { temporal: { address: server.address, taskQueue: 'record-histories-bare' } },
+    });
+    const s = await bare.createSession({ sessionId: 'fixture-rollover-by-updates' });
+    const first = (await client.workflow.getHandle(s.workflowId).describe()).runId;
+    for (let i = 0; i < 200; i++) await s.send(`p${i}`);
+    while ((await client.workflow.getHandle(s.workflowId).describe()).runId === first) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await s.close();
+    await save('rollover-by-updates-run1', s, first);
+    await bare.shutdown();
+  }
   if (want('cancelled-from-outside')) {
     const s = await agent.createSession({ sessionId: 'fixture-cancelled' });
     await client.workflow.getHandle(s.workflowId).cancel();

@@ -11,6 +11,13 @@
 export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent/agent.js';
 export type { AgentClient, SessionSummary } from './client/client.js';
 export type { AgentWorker } from './worker/worker.js';
+export type {
+  CachedContext,
+  ConversationCache,
+  ConversationCacheOptions,
+  ConversationCacheStats,
+} from './worker/conversation-cache.js';
+export type { HookDispatchMode } from './common/hook-dispatch-mode.js';
 export {
   workflowsPath as agentWorkflowsPath,
   type WorkflowBundleSource,

@@ -4,9 +4,10 @@
  *
  * @module
  */
-import { condition, patched, setHandler } from '@temporalio/workflow';
+import { condition, patched } from '@temporalio/workflow';
 import { Updates, type AbortRecord } from '../src/common/protocol.js';
 import type { SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /**
  * Workflow changes guarded with `patched()`, so histories recorded before them still replay.
@@ -26,6 +27,7 @@ export async function abortCurrent(state: SessionState, record: AbortRecord): Pr
 
 /** Register the `abort` Update. */
 export function setAbortHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   setHandler(Updates.abort, async (request) => {
     state.activitySeq++;
     const record: AbortRecord = { abortId: request.abortId, reason: request.reason };

@@ -43,6 +43,21 @@ export function hookDispatchActivity(
 }
 
 /**
+ * The hook dispatch as a local activity (`hookDispatch: 'local'`): the same activity, run by
+ * the worker of the workflow task. `maximumAttempts: 1` and the same backstop as above, but
+ * a worker that dies mid-dispatch makes the next one run it again (a local activity's result
+ * is recorded only with the workflow task): at-least-once, which is why it is opt-in.
+ * Cancellation reaches it directly (no heartbeat); WAIT_CANCELLATION_COMPLETED as above.
+ */
+export function localHookDispatchActivity(budgetMs: number) {
+  return proxyLocalActivities<Activities>({
+    startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  }).dispatchHook;
+}
+
+/**
  * Waits, on the worker-unique queue of the process holding a stuck callback, until the
  * callback settles. If that worker is gone, nobody picks the task (schedule-to-start
  * timeout) or its heartbeats stop (heartbeat timeout): either way the wait ends and the
@@ -73,7 +88,7 @@ export function modelStepActivity(
     ...notEager(eager),
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
     startToCloseTimeout: timeoutMs + 10_000,
-    heartbeatTimeout: 30_000,
+    heartbeatTimeout: DEFAULTS.modelHeartbeatTimeoutMs,
     retry: {
       initialInterval: '1s',
       backoffCoefficient: 2,

@@ -4,13 +4,14 @@
  *
  * @module
  */
-import { setHandler } from '@temporalio/workflow';
 import { Updates } from '../src/common/protocol.js';
 import { toFailure } from './failures.js';
 import type { SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /** Register the `decidePermission` Update (and its validator). */
 export function setApprovalHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   const { input } = state;
   setHandler(
     Updates.decidePermission,

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { condition, log, setHandler, upsertMemo, uuid4 } from '@temporalio/workflow';
+import { condition, log, upsertMemo, uuid4 } from '@temporalio/workflow';
 import { serializeError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { Updates } from '../src/common/protocol.js';
@@ -13,6 +13,7 @@ import type { SessionEndReason } from '../src/common/types.js';
 import { abortCurrent } from './abort-handler.js';
 import { cleanupPendingFailure, dispatchEvent } from './dispatch.js';
 import type { CloseAttempt, SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /**
  * End the session once. Waits out any callback still cleaning up first (the paths that
@@ -48,6 +49,7 @@ export async function endWithoutCaller(
 
 /** Register the `close` Update. */
 export function setCloseHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   const { input } = state;
   setHandler(Updates.close, async () => {
     state.activitySeq++;

@@ -31,9 +31,18 @@ import {
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
-import { awaitHookSettledActivity, hookDispatchActivity } from './activity-options.js';
+import {
+  awaitHookSettledActivity,
+  hookDispatchActivity,
+  localHookDispatchActivity,
+} from './activity-options.js';
 import { hookFailure, toFailure } from './failures.js';
-import { identityFields, isRefusedEverywhere, withRefusalRetries } from './version-refusal.js';
+import {
+  identityFields,
+  isRefusedEverywhere,
+  versionRefusalOf,
+  withRefusalRetries,
+} from './version-refusal.js';
 
 /** The session state a dispatch reads and writes. */
 export interface DispatchState {
@@ -139,18 +148,23 @@ async function settle(
       callbackCount: entry.callbackCount,
     };
     // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
-    outcome = await withRefusalRetries(
-      state.input,
-      { task: `the ${event} dispatch`, event },
-      budgetMs,
-      (eager) =>
+    const viaQueue = () =>
+      withRefusalRetries(state.input, { task: `the ${event} dispatch`, event }, budgetMs, (eager) =>
         hookDispatchActivity(
           state.taskQueue,
           budgetMs,
           state.input.dispatchHeartbeatTimeoutMs,
           eager,
         )(dispatchInput),
-    );
+      );
+    // A local dispatch runs on this workflow task's worker; if that one runs another version,
+    // it refuses and the dispatch goes through the task queue to a worker that does.
+    outcome = state.input.localDispatch?.includes(event)
+      ? await localHookDispatchActivity(budgetMs)(dispatchInput).catch((error: unknown) => {
+          if (!versionRefusalOf(error)) throw error;
+          return viaQueue();
+        })
+      : await viaQueue();
   } catch (error) {
     entry.durationMs = Date.now() - entry.startedAt;
     if (isRefusedEverywhere(error)) {

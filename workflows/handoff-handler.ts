@@ -4,14 +4,15 @@
  *
  * @module
  */
-import { setHandler } from '@temporalio/workflow';
 import { Updates } from '../src/common/protocol.js';
 import { cleanupPendingFailure } from './dispatch.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
 import { describeSession, isClosing, type SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /** Register the `handoff` Update. */
 export function setHandoffHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   setHandler(Updates.handoff, (request) => {
     state.activitySeq++;
     if (typeof request?.taskQueue !== 'string' || request.taskQueue === '') {

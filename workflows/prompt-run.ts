@@ -24,6 +24,7 @@ import type {
   ToolCallRecord,
 } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
+import type { ContextStamp } from '../src/common/context-stamp.js';
 import { modelStepActivity } from './activity-options.js';
 import { dispatchEvent } from './dispatch.js';
 import {
@@ -40,6 +41,8 @@ import { DEFAULTS } from '../src/common/defaults.js';
 export interface PromptState extends ToolPipelineState {
   /** Append a message to the transcript and the model's context. */
   addMessage(message: ConversationMessage): void;
+  /** Stamp the context a model step reads and hand it to this worker's cache (`context-sync.ts`). */
+  contextStamp?: () => ContextStamp;
 }
 
 /** Run one prompt to its end. Cancellation (abort) propagates to the caller. */
@@ -87,6 +90,7 @@ export async function runPrompt(
         step,
         promptIndex,
         modelStepIndex: state.modelSteps++,
+        ...(state.contextStamp ? { context: state.contextStamp() } : {}),
       };
       output = await withRefusalRetries(
         state.input,

@@ -10,6 +10,7 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
+  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import { serializeError, type SerializedError } from '../src/common/errors.js';
@@ -23,6 +24,7 @@ import type {
 } from '../src/common/protocol.js';
 import { archiveRunActivity } from './activity-options.js';
 import { toFailure } from './failures.js';
+import { MAX_UPDATES_PER_RUN } from './update-count.js';
 import type { SessionState } from './session-state.js';
 
 type SessionWorkflowFn = (input: SessionWorkflowInput) => Promise<SessionWorkflowResult>;
@@ -32,6 +34,9 @@ type SessionWorkflowFn = (input: SessionWorkflowInput) => Promise<SessionWorkflo
  * Temporal does not suggest it: offloaded payloads cost history little but memory in full.
  */
 const MAX_RUN_TRANSCRIPT_CHARS = 64_000_000;
+
+/** Runs continue as new after {@link MAX_UPDATES_PER_RUN} Updates; histories from before did not. */
+const PATCH_ROLLOVER_BY_UPDATES = 'rollover-by-update-count';
 
 /** Prompts to wait after a failed archive before trying to continue as new again. */
 const ROLLOVER_RETRY_AFTER_PROMPTS = 10;
@@ -76,11 +81,7 @@ export function rememberSend(
 export function rolloverDue(state: SessionState, input: SessionWorkflowInput): boolean {
   if (state.status !== 'open' || state.closeInFlight) return false;
   if (state.current !== undefined || state.serving !== state.nextTicket) return false;
-  const bound = input.continueAsNewAfterPrompts;
-  const wanted =
-    workflowInfo().continueAsNewSuggested ||
-    (bound !== undefined && state.promptsThisRun >= bound) ||
-    state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS;
+  const wanted = rolloverWanted(state, input) || updatesDue(state);
   return (
     wanted &&
     state.promptsThisRun > 0 &&
@@ -89,11 +90,30 @@ export function rolloverDue(state: SessionState, input: SessionWorkflowInput): b
   );
 }
 
+/** Reasons to roll over that histories from before the Update count knew already. */
+function rolloverWanted(state: SessionState, input: SessionWorkflowInput): boolean {
+  const bound = input.continueAsNewAfterPrompts;
+  return (
+    workflowInfo().continueAsNewSuggested ||
+    (bound !== undefined && state.promptsThisRun >= bound) ||
+    state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS
+  );
+}
+
+function updatesDue(state: SessionState): boolean {
+  return state.rolloverByUpdates !== false && (state.updatesThisRun ?? 0) >= MAX_UPDATES_PER_RUN;
+}
+
 /**
  * Archive this run, then continue as new with the carry. If anything happened while the
  * archive was written (a prompt, a close), the rollover waits for the next quiet moment.
  */
 export async function rollover(state: SessionState, input: SessionWorkflowInput): Promise<void> {
+  // Histories recorded before runs counted their Updates never rolled over by the count.
+  if (!rolloverWanted(state, input) && !patched(PATCH_ROLLOVER_BY_UPDATES)) {
+    state.rolloverByUpdates = false;
+    return;
+  }
   const messages = state.transcript.length;
   const timelineEntries = state.timeline.length;
   state.rollingOver = true;

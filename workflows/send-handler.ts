@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { CancellationScope, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
 import {
   Updates,
   type AbortRecord,
@@ -16,9 +16,11 @@ import { failureToSerialized, sessionClosedFailure, toFailure } from './failures
 import { runPrompt } from './prompt-run.js';
 import { rememberSend, rollingOverFailure } from './rollover.js';
 import { isClosing, type PromptRun, type SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /** Register the `send` Update (and its validator). */
 export function setSendHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   const { input } = state;
   setHandler(Updates.send, (request) => send(state, request), {
     validator: (request) => {

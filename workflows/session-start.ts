@@ -4,25 +4,21 @@
  *
  * @module
  */
-import {
-  allHandlersFinished,
-  condition,
-  isCancellation,
-  patched,
-  setHandler,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, isCancellation, patched } from '@temporalio/workflow';
 import { HookEvent } from '../src/common/hook-events.js';
 import { applySessionStart } from '../src/common/hook-rules.js';
 import { Updates, type SessionWorkflowResult } from '../src/common/protocol.js';
 import { dispatchEvent } from './dispatch.js';
 import { failureToSerialized, toFailure } from './failures.js';
 import { describeSession, type SessionState } from './session-state.js';
+import { sessionSetHandler } from './update-count.js';
 
 /** A run whose SessionStart failed waits for its callbacks still cleaning up before it ends. */
 const PATCH_START_FAILURE_WAITS_FOR_CLEANUP = 'start-failure-waits-for-cleanup';
 
 /** Register the `ready` Update: it answers once SessionStart has run. */
 export function setReadyHandler(state: SessionState): void {
+  const setHandler = sessionSetHandler(state);
   setHandler(Updates.ready, async () => {
     await condition(() => state.status !== 'starting');
     state.readyAcked = true;

@@ -37,6 +37,10 @@ export interface SessionState extends PromptState {
   transcriptBase: number;
   /** Prompts handled in this run (continue-as-new counts from here). */
   promptsThisRun: number;
+  /** Updates this run accepted (`update-count.ts`); absent until the first. */
+  updatesThisRun?: number;
+  /** False once a replayed history from before the Update count showed it never rolled over by it. */
+  rolloverByUpdates?: boolean;
   /** Recent send() outcomes, so a send retried across a rollover runs once. */
   recentSends: RecentSend[];
   /** Whether this run may continue as new (false when replaying a history from before it could). */

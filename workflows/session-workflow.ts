@@ -34,6 +34,8 @@ import { setSendHandler } from './send-handler.js';
 import { setSessionQueries } from './session-queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
 import { createSessionState } from './session-state.js';
+import { contextStamper } from './context-sync.js';
+import { DEFAULTS } from '../src/common/defaults.js';
 
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
@@ -42,6 +44,7 @@ const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
   const carry = input.carry;
   const state = createSessionState(input);
+  state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);
   for (const pending of carry?.pendingCleanups ?? []) {
     watchCleanup(state, pending.entry, pending.handle);
   }

@@ -10,6 +10,7 @@ import {
   condition,
 } from '@temporalio/workflow';
 import type { DispatchHookInput, HookDispatchOutcome } from '../../src/common/protocol.js';
+import type { JsonObject } from '../../src/common/json.js';
 
 interface BenchActivities {
   noop(): Promise<void>;
@@ -113,6 +114,74 @@ export async function handWrittenSessionWorkflow(): Promise<void> {
       const decision = await sendActivities.benchHook({ event: 'UserPromptSubmit', prompt });
       if (decision.action !== 'continue') return 'rejected';
       return await sendActivities.benchModel({ prompt });
+    } finally {
+      release();
+    }
+  });
+  setHandler(stopUpdate, () => {
+    done = true;
+  });
+  await condition(() => done);
+}
+
+/**
+ * The baseline of `bench/hotpath.ts`: a send written by hand on Temporal with the same
+ * activities a session runs (the real `dispatchHook` for each event that has callbacks, one
+ * model step calling the same model), the conversation passed in the model step's input, and
+ * none of the SDK's bookkeeping (timeline, fail-closed, abort, rollover).
+ */
+interface HandActivities {
+  dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome>;
+  handModelStep(input: {
+    agentName: string;
+    messages: Array<{ role: 'user'; content: string } | { role: 'assistant'; text: string }>;
+  }): Promise<string>;
+}
+
+const hand = proxyActivities<HandActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+export const handSendUpdate = defineUpdate<string, [string]>('handSend');
+
+export async function handWrittenSession(input: {
+  agentName: string;
+  /** Callbacks per event, as the agent registered them. */
+  hookCounts: Partial<Record<'UserPromptSubmit' | 'TaskCompleted', number>>;
+}): Promise<void> {
+  const messages: Parameters<HandActivities['handModelStep']>[0]['messages'] = [];
+  let done = false;
+  let busy = Promise.resolve();
+  let seq = 0;
+  const dispatch = async (event: 'UserPromptSubmit' | 'TaskCompleted', payload: JsonObject) => {
+    const callbackCount = input.hookCounts[event] ?? 0;
+    if (callbackCount === 0) return;
+    const outcome = await hand.dispatchHook({
+      dispatchId: `d${seq++}`,
+      sessionId: 'hand',
+      agentName: input.agentName,
+      event: event as DispatchHookInput['event'],
+      payload,
+      budgetMs: 600_000,
+      callbackCount,
+    });
+    if (outcome.status !== 'completed') throw new Error(`hook ${event}: ${outcome.status}`);
+  };
+  setHandler(handSendUpdate, async (prompt) => {
+    const previous = busy;
+    let release!: () => void;
+    busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      await dispatch('UserPromptSubmit', { userPrompt: prompt, hasImages: false, imageCount: 0 });
+      messages.push({ role: 'user', content: prompt });
+      const text = await hand.handModelStep({ agentName: input.agentName, messages });
+      messages.push({ role: 'assistant', text });
+      await dispatch('TaskCompleted', { taskId: 'x', taskDescription: prompt, success: true });
+      return text;
     } finally {
       release();
     }

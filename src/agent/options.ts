@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { hookDispatchProblem, type HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import { z } from 'zod';
 import { DEFAULTS, MAX_TIMEOUT_MS } from '../common/defaults.js';
 import { ConfigError } from '../common/errors.js';
@@ -219,7 +220,11 @@ export interface TemporalOptions {
    * @default 25
    */
   heartbeatIntervalMs?: number;
-  /** How soon a worker that died mid-dispatch is noticed, ms. @default 5000 */
+  /**
+   * How soon a worker that died mid-dispatch is noticed, ms. The dispatch heartbeats every
+   * `heartbeatIntervalMs` from its own timer, so only a worker whose event loop is stuck this
+   * long is taken for dead by mistake. @default 2000
+   */
   dispatchHeartbeatTimeoutMs?: number;
   /**
    * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
@@ -230,10 +235,23 @@ export interface TemporalOptions {
   /**
    * How long a session's workflow task waits for the worker that ran it last before any
    * worker may take it, ms. After a crash this is how long the session stalls; Temporal's
-   * default is 10000.
-   * @default 3000
+   * default is 10000. The cost of a short one: a worker busy for longer than this (all its
+   * workflow task slots taken) loses the session to another worker, which replays it.
+   * @default 1000
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
+  /**
+   * How long one workflow task of a session may take before the server gives it to another
+   * worker, ms: after a worker died holding a session's task, how long the session stalls.
+   * Set when a session starts (later runs keep it). 2000 lets a session whose task was on a
+   * worker that died resume within about 2 s instead of 10; but a task that really takes
+   * longer (queued in a starved worker, a long replay) is timed out and retried from the
+   * start, again and again under sustained overload, until an Update to the session fails
+   * (seen here at load 29 on 2 cores, 100 concurrent sessions). Lower it only where workers
+   * have CPU to spare.
+   * @default 10000 (Temporal's default)
+   */
+  workflowTaskTimeoutMs?: number;
   /**
    * The workflow bundle the worker runs, in place of the one shipped in the package.
    *
@@ -254,6 +272,14 @@ export interface TemporalOptions {
 export interface AdvancedOptions {
   /** Hook callbacks by event, run in array order. */
   hooks?: HookMap;
+  /**
+   * Dispatch short, idempotent hooks as local activities: a few ms instead of ~18 ms, at the
+   * price of at-least-once instead of at-most-once when a worker dies (see
+   * {@link HookDispatchMode}). Sessions may override it per event.
+   * @default 'activity'
+   * @throws {ConfigError} at `createAgent` for anything else, or SessionStart/SessionEnd as `'local'`.
+   */
+  hookDispatch?: HookDispatchMode;
   /**
    * One wall-clock budget for all callbacks of an event, ms; an integer in (0, 2147483647].
    * @default 600000
@@ -497,6 +523,11 @@ export interface SessionOptions {
   /** The session this one resumes; SessionStart then gets `isResume: true`. */
   resumeSessionId?: string;
   /**
+   * @see AdvancedOptions.hookDispatch; events it names override the agent's mode.
+   * @throws {ConfigError} from `createSession` when it is not a {@link HookDispatchMode}.
+   */
+  hookDispatch?: HookDispatchMode;
+  /**
    * The permission function of this session: it takes the place of `advanced.permission` for
    * this session's tool calls, with the same contract (`{toolName, input, kind,
    * affectedPaths, signal}` in; `'allow' | 'deny' | 'ask'` or a `PermissionResult` out). The
@@ -525,6 +556,7 @@ export interface ResolvedAgentOptions {
   hooks: HookMap;
   hookTimeoutMs: number;
   sessionEndHookTimeoutMs: number;
+  hookDispatch: HookDispatchMode;
   maxTurns: number;
   idleTimeoutMs: number | undefined;
   tools: ToolDefinition[];
@@ -553,6 +585,7 @@ export interface ResolvedAgentOptions {
         | 'dispatchHeartbeatTimeoutMs'
         | 'shutdownGraceTimeMs'
         | 'stickyQueueScheduleToStartTimeoutMs'
+        | 'workflowTaskTimeoutMs'
       >
     > &
     Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'> & {
@@ -934,6 +967,7 @@ const agentSchema = z.strictObject({
       hooks: hooksSchema('advanced.hooks'),
       hookTimeoutMs: timeoutMs('advanced.hookTimeoutMs'),
       sessionEndHookTimeoutMs: timeoutMs('advanced.sessionEndHookTimeoutMs'),
+      hookDispatch: hookDispatchSchema('advanced.hookDispatch'),
       maxTurns: positiveInt('advanced.maxTurns'),
       idleTimeoutMs: timeoutMs('advanced.idleTimeoutMs'),
       permission: z
@@ -1058,6 +1092,7 @@ const agentSchema = z.strictObject({
               }
             })
             .optional(),
+          workflowTaskTimeoutMs: positiveInt('advanced.temporal.workflowTaskTimeoutMs'),
         })
         .optional(),
     })
@@ -1078,6 +1113,7 @@ const sessionSchema = z.strictObject({
     })
     .optional(),
   hooks: hooksSchema('hooks'),
+  hookDispatch: hookDispatchSchema('hookDispatch'),
   hookTimeoutMs: timeoutMs('hookTimeoutMs'),
   sessionEndHookTimeoutMs: timeoutMs('sessionEndHookTimeoutMs'),
   idleTimeoutMs: timeoutMs('idleTimeoutMs'),
@@ -1162,6 +1198,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     hookTimeoutMs: deciding.hookTimeoutMs,
     sessionEndHookTimeoutMs: deciding.sessionEndHookTimeoutMs,
     maxTurns: deciding.maxTurns,
+    hookDispatch: advanced.hookDispatch ?? 'activity',
     idleTimeoutMs: advanced.idleTimeoutMs,
     tools,
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
@@ -1192,7 +1229,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       // A deploy must not fail in-flight hooks: by default the grace time is the hook budget.
       shutdownGraceTimeMs:
         temporal.shutdownGraceTimeMs ?? advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
-      stickyQueueScheduleToStartTimeoutMs: temporal.stickyQueueScheduleToStartTimeoutMs ?? 3_000,
+      stickyQueueScheduleToStartTimeoutMs:
+        temporal.stickyQueueScheduleToStartTimeoutMs ??
+        DEFAULTS.stickyQueueScheduleToStartTimeoutMs,
+      workflowTaskTimeoutMs: temporal.workflowTaskTimeoutMs ?? DEFAULTS.workflowTaskTimeoutMs,
       embedded: temporal.embedded,
       workflowBundle: temporal.workflowBundle,
       connection,
@@ -1231,6 +1271,16 @@ function resolveEncryption(
  */
 export function validateSessionOptions(options: SessionOptions): void {
   check(sessionSchema, options, 'session options');
+}
+
+function hookDispatchSchema(path: string) {
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      const problem = hookDispatchProblem(value, path);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional();
 }
 
 /** Callback counts by event, for the workflow (events with none schedule nothing). */

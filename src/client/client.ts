@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { localDispatchEvents, type HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
@@ -110,6 +111,12 @@ function createClientOn(
     },
   });
 
+  /** Only when some event is local, so other sessions keep the inputs they had before it. */
+  function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
+    const events = localDispatchEvents(agent, session);
+    return events.length > 0 ? { localDispatch: events } : {};
+  }
+
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
     const sessionId = sessionOptions.sessionId ?? randomUUID();
@@ -155,6 +162,7 @@ function createClientOn(
       maxContextTokens: options.maxContextTokens,
       // Only when set, so sessions keep the inputs (and histories) they had before it existed.
       ...(options.toolHookErrors === 'reject' ? { toolHookErrors: 'reject' as const } : {}),
+      ...localDispatchOf(options.hookDispatch, sessionOptions.hookDispatch),
       ...(options.continueAsNewAfterPrompts !== undefined
         ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
         : {}),
@@ -171,6 +179,7 @@ function createClientOn(
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
+        workflowTaskTimeout: options.temporal.workflowTaskTimeoutMs,
         // A second start of the same session attaches instead of forking.
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,

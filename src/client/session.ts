@@ -517,9 +517,13 @@ export class Session {
             await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
             continue;
           }
-          if (attempt >= 5) throw error;
-          if (!isTransientTaskFailure(error) && !(await this.#rolledOver(error))) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+          // A workflow task in failed state stays so until a worker runs the next one: after
+          // a worker died holding it, up to the workflow task timeout (10 s by default). Retry
+          // for about 40 s; anything else transient, 5 times.
+          const transient = isTransientTaskFailure(error);
+          if (attempt >= (transient ? 45 : 5)) throw error;
+          if (!transient && !(await this.#rolledOver(error))) throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
         }
       }
     } catch (error) {

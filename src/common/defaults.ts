@@ -23,12 +23,29 @@ export const DEFAULTS = {
   heartbeatIntervalMs: 25,
   /** Heartbeat timeout of a hook dispatch: how soon a dead worker is noticed, ms. */
   dispatchHeartbeatTimeoutMs: 5_000,
+  /**
+   * How long a session's next workflow task waits for the worker that ran the last one
+   * before any worker may take it, ms (Temporal's default: 10000).
+   */
+  stickyQueueScheduleToStartTimeoutMs: 1_000,
+  /**
+   * Workflow task timeout of a session, ms: Temporal's default. 2000 brings recovery after a
+   * worker death down to about 2 s, but on a starved machine (load 29 on 2 cores here) tasks
+   * of a 100-session burst timed out again and again and a send failed: opt in where workers
+   * are not starved (`advanced.temporal.workflowTaskTimeoutMs`).
+   */
+  workflowTaskTimeoutMs: 10_000,
   /** Heartbeat timeout of the activity that waits for a stuck callback to settle, ms. */
   cleanupHeartbeatTimeoutMs: 5_000,
   /** How long a cleanup wait may go unpicked before its worker counts as gone, ms. */
   cleanupScheduleToStartTimeoutMs: 10_000,
   /** Extra time the server gives a dispatch beyond its budget before timing it out, ms. */
   dispatchBackstopMarginMs: 5_000,
+  /**
+   * Heartbeat timeout of a model step (it heartbeats every 250 ms), ms: how soon a step whose
+   * worker died is retried on another.
+   */
+  modelHeartbeatTimeoutMs: 30_000,
   /** Timeout of one model step, ms. */
   modelTimeoutMs: 120_000,
   /** Time budget of one tool execution, ms. */

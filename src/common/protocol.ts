@@ -13,6 +13,7 @@ import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest, SessionIdentity } from './identity.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
+import type { ContextStamp } from './context-stamp.js';
 import type {
   PendingPermission,
   PermissionAnswer,
@@ -192,6 +193,8 @@ export interface SessionWorkflowInput {
    * ends in an error result and the prompt goes on (as in sessions started before it existed).
    */
   toolHookErrors?: 'reject';
+  /** Events whose callbacks are dispatched as local activities (`hookDispatch`); absent: none. */
+  localDispatch?: HookEvent[];
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
 }
@@ -487,6 +490,11 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * history holds each prompt once.
    */
   prompt?: Prompt;
+  /**
+   * The exact context state this step must see: the worker's cached copy is used only when
+   * it matches, else the step queries the workflow. Absent in histories from before the cache.
+   */
+  context?: ContextStamp;
 }
 
 /** What `modelStep` returns. */

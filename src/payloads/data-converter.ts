@@ -182,10 +182,9 @@ async function keyRingOf(
   try {
     ring = await source();
   } catch (error) {
-    throw new ConfigError(
-      `The encryption key function threw: ${messageOf(error)}`,
-      { cause: error },
-    );
+    throw new ConfigError(`The encryption key function threw: ${messageOf(error)}`, {
+      cause: error,
+    });
   }
   try {
     openKeyRing(ring);

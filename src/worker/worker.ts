@@ -23,6 +23,7 @@ import {
   resolveWorkflowBundle,
   type WorkflowBundleSource,
 } from './workflow-code.js';
+import { ConversationCache } from './conversation-cache.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../agent/options.js';
@@ -67,6 +68,8 @@ export interface AgentWorker {
    * prebuilt bundle was used), `option` or `environment`.
    */
   readonly workflowBundle: WorkflowBundleSource;
+  /** This worker's copies of its sessions' model contexts, and their hit and miss counts. */
+  readonly conversationCache: ConversationCache;
   /** Resolves when the worker stopped; rejects if it crashed. */
   readonly done: Promise<void>;
   /** Stop polling, let in-flight activities finish within the grace time, and close. */
@@ -144,8 +147,10 @@ export async function startAgentWorker(
     releaseVersion();
     throw error;
   }
+  const conversationCache = new ConversationCache();
   const activities = createActivities({
     registry,
+    conversationCache,
     cleanupQueue,
     heartbeatIntervalMs,
     payloadStore: payloads.payloadStore,
@@ -183,6 +188,8 @@ export async function startAgentWorker(
       stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
       workflowBundle: resolved.bundle,
       activities,
+      // The session workflow hands each model step's context to this worker's cache.
+      sinks: conversationCache.sinks(),
     });
     cleanup = await Worker.create({
       ...common,
@@ -213,6 +220,7 @@ export async function startAgentWorker(
     cleanupQueue,
     registry,
     workflowBundle,
+    conversationCache,
     done,
     shutdown() {
       stopping ??= (async () => {

@@ -7,22 +7,7 @@ import { HookEvent } from '../../src/common/hook-events.js';
 import type { CleanupHandle, DispatchHookInput } from '../../src/common/protocol.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../src/common/types.js';
 import { AgentRegistry } from '../../src/agent/registry.js';
-import { identityOf } from '../../src/agent/version.js';
-
-/** A version for a registry of one agent (nothing compares it here). */
-const testIdentity = identityOf(
-  {
-    hooks: {},
-    tools: [],
-    permission: 'default',
-    hookTimeoutMs: 1,
-    sessionEndHookTimeoutMs: 1,
-    toolHookErrors: 'tool-error',
-    permissionTimeoutMs: 1,
-    maxTurns: 1,
-  },
-  'test',
-);
+import { testIdentity } from '../registry-identity.js';
 
 /** Upper bound of every wait in this file: generous, so a slow CI box does not flake. */
 const WAIT_MS = 2_000;

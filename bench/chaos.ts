@@ -1,0 +1,202 @@
+/**
+ * Recovery after a worker dies (issue 19, item 4): three worker processes, one SIGKILLed
+ * (and replaced) every BENCH_KILL_MS (default 4000), while 30 sessions send 4 prompts each
+ * (one UserPromptSubmit hook, one model step; 1 to 2 s apart). Prints the send
+ * latencies (p50, p99, max), how the sends ended, and the kills, for each series of
+ * settings below, interleaved per round.
+ *
+ *   npm run bench:chaos      (BENCH_ADDRESS to reuse a server; BENCH_CHAOS_ROUNDS=1)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createAgentClient } from '../src/index.js';
+import { startDevServer } from '../src/server/dev-server.js';
+import { bundleWorkflowSources, workflowsPath } from '../src/worker/workflow-code.js';
+import { chaosAgentOptions, type ChaosSettings } from './chaos-agent.js';
+import { fmt, percentile, printTable } from './stats.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const SESSIONS = Number(process.env.BENCH_CHAOS_SESSIONS ?? 30);
+const PROMPTS = Number(process.env.BENCH_CHAOS_PROMPTS ?? 4);
+const KILL_MS = Number(process.env.BENCH_KILL_MS ?? 4000);
+const ROUNDS = Number(process.env.BENCH_CHAOS_ROUNDS ?? 1);
+/** Indices of the series to run (all by default), e.g. `0,3`. */
+const ONLY = process.env.BENCH_CHAOS_SERIES?.split(',').map(Number);
+process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+/**
+ * The series, one setting changed at a time: the settings before issue 19 (the model step's
+ * heartbeat timeout, 30 s before, is the package's constant in every series), then the
+ * sticky queue's timeout, the workflow task timeout and the dispatch heartbeat timeout
+ * brought down in turn; then the package's defaults now (the workflow task timeout back at
+ * 10 s: see `workflowTaskTimeoutMs`).
+ */
+const SERIES: Array<{ name: string; settings: Omit<ChaosSettings, 'address' | 'taskQueue'> }> = [
+  {
+    name: 'sticky 3 s, workflow task 10 s, dispatch heartbeat 5 s (before)',
+    settings: { stickyMs: 3_000, workflowTaskTimeoutMs: 10_000, dispatchHeartbeatTimeoutMs: 5_000 },
+  },
+  {
+    name: 'sticky 1 s',
+    settings: { stickyMs: 1_000, workflowTaskTimeoutMs: 10_000, dispatchHeartbeatTimeoutMs: 5_000 },
+  },
+  {
+    name: 'sticky 1 s, workflow task 2 s',
+    settings: { stickyMs: 1_000, workflowTaskTimeoutMs: 2_000, dispatchHeartbeatTimeoutMs: 5_000 },
+  },
+  {
+    name: 'sticky 1 s, workflow task 2 s, dispatch heartbeat 2 s',
+    settings: { stickyMs: 1_000, workflowTaskTimeoutMs: 2_000, dispatchHeartbeatTimeoutMs: 2_000 },
+  },
+  { name: 'defaults now: sticky 1 s, workflow task 10 s, dispatch heartbeat 2 s', settings: {} },
+];
+
+const server = process.env.BENCH_ADDRESS
+  ? { address: process.env.BENCH_ADDRESS, stop: async () => undefined }
+  : await startDevServer({ cacheDir: join(here, '..', '.temporal') });
+console.log(
+  `server ${server.address}; ${SESSIONS} sessions x ${PROMPTS} prompts, 3 workers, one killed every ${KILL_MS} ms; load ${load()}`,
+);
+
+function startWorker(settings: ChaosSettings): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'chaos-worker.ts')], {
+    env: { ...process.env, BENCH_CHAOS: JSON.stringify(settings) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`chaos worker exited (${code}) before ready`)));
+  });
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
+const bundleDir = mkdtempSync(join(tmpdir(), 'chaos-'));
+const bundlePath = join(bundleDir, 'workflow-bundle.js');
+writeFileSync(bundlePath, (await bundleWorkflowSources(workflowsPath())).code);
+
+async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
+  const settings: ChaosSettings = {
+    ...partial,
+    address: server.address,
+    taskQueue: `chaos-${randomUUID()}`,
+    bundlePath,
+  };
+  const workers = await Promise.all([0, 1, 2].map(() => startWorker(settings)));
+  const starting: Array<Promise<unknown>> = [];
+  const client = await createAgentClient(chaosAgentOptions(settings));
+  // Sessions are created before the first kill; a start that fails is tried again.
+  const create = async (): Promise<Awaited<ReturnType<typeof client.createSession>>> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await client.createSession();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+      }
+    }
+  };
+  const sessions = await Promise.all(Array.from({ length: SESSIONS }, create));
+  let kills = 0;
+  let running = true;
+  const chaos = (async () => {
+    while (running) {
+      await new Promise((r) => setTimeout(r, KILL_MS));
+      // Never the last one standing: a replacement may still be starting.
+      if (!running || workers.length < 2) continue;
+      const victim = workers.shift()!;
+      await kill(victim);
+      kills++;
+      starting.push(startWorker(settings).then((w) => workers.push(w)));
+    }
+    await Promise.all(starting);
+  })();
+  const latencies: number[] = [];
+  const outcomes = new Map<string, number>();
+  const messages = new Map<string, string>();
+  const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+  const t0 = performance.now();
+  await Promise.all(
+    sessions.map(async (session, s) => {
+      for (let p = 0; p < PROMPTS; p++) {
+        await new Promise((r) => setTimeout(r, 1000 + Math.random() * 1000));
+        const start = performance.now();
+        try {
+          const response = await session.send(`s${s}p${p}`);
+          note(response.text() === `echo:s${s}p${p}` ? response.status : 'wrong text');
+        } catch (error) {
+          const code = (error as { code?: string }).code ?? 'error';
+          note(code);
+          if (!messages.has(code))
+            messages.set(code, String((error as Error).message).slice(0, 300));
+        }
+        latencies.push(performance.now() - start);
+      }
+    }),
+  );
+  const wall = performance.now() - t0;
+  running = false;
+  await chaos;
+  // Every prompt of every session is in its transcript once (none lost, none run twice).
+  let misplaced = 0;
+  for (const [s, session] of sessions.entries()) {
+    const users = (await session.conversation())
+      .filter((m) => m.role === 'user')
+      .map((m) => (m as { content: unknown }).content);
+    const rejected = users.length < PROMPTS;
+    const expected = Array.from({ length: PROMPTS }, (_, p) => `s${s}p${p}`);
+    if (!rejected && JSON.stringify(users) !== JSON.stringify(expected)) misplaced++;
+    if (users.length > PROMPTS || new Set(users).size !== users.length) misplaced++;
+  }
+  await Promise.all(sessions.map((s) => s.close().catch(() => undefined)));
+  await client.close();
+  await Promise.all(workers.map(kill));
+  for (const [code, message] of messages) console.log(`  ${code}: ${message}`);
+  return { latencies, outcomes, kills, wall, misplaced };
+}
+
+const rows: string[][] = [];
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [index, series] of SERIES.entries()) {
+      if (ONLY && !ONLY.includes(index)) continue;
+      const r = await chaosRun(series.settings);
+      rows.push([
+        series.name,
+        fmt(percentile(r.latencies, 50)),
+        fmt(percentile(r.latencies, 99)),
+        fmt(Math.max(...r.latencies)),
+        String(r.kills),
+        [...r.outcomes].map(([k, v]) => `${k} ${v}`).join(', '),
+        String(r.misplaced),
+      ]);
+    }
+  }
+  printTable(
+    `Sends under SIGKILL chaos (ms; load at the end ${load()})`,
+    [
+      'settings',
+      'p50',
+      'p99',
+      'max',
+      'kills',
+      'sends ended',
+      'sessions with a prompt lost or twice',
+    ],
+    rows,
+  );
+} finally {
+  rmSync(bundleDir, { recursive: true, force: true });
+  await server.stop();
+}

@@ -1,0 +1,348 @@
+/**
+ * The hot path (issue 19): a send of ours against the same work written by hand on Temporal,
+ * side by side in one run on one dev server started with the package's tuned flags.
+ *
+ * - per-send latency, interleaved series: no hooks, one hook (UserPromptSubmit), three hooks
+ *   (two on UserPromptSubmit, one on TaskCompleted: two dispatch activities, since the
+ *   callbacks of one event share one), each against `handWrittenSession`
+ *   (bench/workflows/) running the same `dispatchHook` activity and the same model;
+ * - throughput: 100 concurrent sessions x 10 sends (one hook), ours then the baseline,
+ *   alternating, with the CPU this process (clients and workers) and the server used;
+ * - a UserPromptSubmit hook dispatched as a local activity (`hookDispatch: 'local'`)
+ *   against the default;
+ * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the
+ *   latency of its last sends against its early ones.
+ *
+ * Every session is rotated after BENCH_ROTATE sends (default 100), so no run holds more
+ * than a few hundred Updates (Update latency grows with their number in one run).
+ *
+ *   npm run bench:hotpath     (BENCH_SENDS=200 per series; BENCH_ADDRESS to reuse a server)
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { createHookActivities } from '../activities/hook-dispatch.js';
+import { DEFAULTS } from '../src/common/defaults.js';
+import { createAgent, HookEvent, type HookMap, type Session } from '../src/index.js';
+import { AgentRegistry } from '../src/agent/registry.js';
+import { startDevServer } from '../src/server/dev-server.js';
+import { installQuietRuntime } from '../src/worker/worker.js';
+import { scriptedModel } from '../src/testing/index.js';
+import type { ConversationMessage } from '../src/common/conversation.js';
+import { benchAgentOptions } from './bench-agent.js';
+import { fmt, percentile, printTable } from './stats.js';
+import { testIdentity } from '../test/registry-identity.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const SENDS = Number(process.env.BENCH_SENDS ?? 200);
+const ROTATE = Number(process.env.BENCH_ROTATE ?? 100);
+const TP_SESSIONS = Number(process.env.BENCH_TP_SESSIONS ?? 100);
+const TP_SENDS = Number(process.env.BENCH_TP_SENDS ?? 10);
+const TP_ROUNDS = Number(process.env.BENCH_TP_ROUNDS ?? 2);
+process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
+/** The parts to run (`latency,throughput,local,long`; all by default). */
+const PARTS = process.env.BENCH_PARTS?.split(',');
+const want = (part: string) => !PARTS || PARTS.includes(part);
+const now = () => performance.now();
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+const continueHook = async () => ({ action: 'continue' as const });
+/** The hook sets of the series, as session hooks (ours) and callback counts (baseline). */
+const HOOKS = {
+  none: {} as HookMap,
+  one: { [HookEvent.UserPromptSubmit]: [continueHook] } as HookMap,
+  three: {
+    [HookEvent.UserPromptSubmit]: [continueHook, continueHook],
+    [HookEvent.TaskCompleted]: [continueHook],
+  } as HookMap,
+};
+type HookSet = keyof typeof HOOKS;
+
+installQuietRuntime('ERROR');
+const server = process.env.BENCH_ADDRESS
+  ? { address: process.env.BENCH_ADDRESS, pid: -1, stop: async () => undefined }
+  : await startDevServer({ cacheDir: join(here, '..', '.temporal') });
+console.log(
+  `server ${server.address}; ${SENDS} sends per series, rotated every ${ROTATE}; ` +
+    `throughput ${TP_SESSIONS} sessions x ${TP_SENDS} sends x ${TP_ROUNDS} rounds; ` +
+    `load ${load()}; ${new Date().toISOString()}`,
+);
+
+// The baseline's worker: the same dispatch activity and the same model.
+const model = scriptedModel(() => 'ok', { keepRequests: 1 });
+const registry = new AgentRegistry();
+for (const [name, hooks] of Object.entries(HOOKS)) {
+  registry.register({
+    name,
+    hooks,
+    model,
+    tools: [],
+    workspaceRoots: [],
+    maxToolOutputBytes: 65_536,
+    ...testIdentity,
+  });
+}
+const hookActivities = createHookActivities({
+  registry,
+  cleanupQueue: 'unused',
+  heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
+});
+const handQueue = `bench-hand-${randomUUID()}`;
+const nativeConnection = await NativeConnection.connect({ address: server.address });
+const handWorker = await Worker.create({
+  connection: nativeConnection,
+  taskQueue: handQueue,
+  workflowsPath: join(here, 'workflows', 'index.ts'),
+  activities: {
+    dispatchHook: hookActivities.dispatchHook,
+    async handModelStep(input: { agentName: string; messages: ConversationMessage[] }) {
+      const output = await registry.agent(input.agentName).model.step({
+        sessionId: 'hand',
+        requestId: 'r',
+        step: 0,
+        promptIndex: 0,
+        modelStepIndex: 0,
+        messages: input.messages,
+        tools: [],
+        signal: Context.current().cancellationSignal,
+      });
+      return output.text;
+    },
+  },
+  maxHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+  defaultHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+});
+const handRunning = handWorker.run();
+const clientConnection = await Connection.connect({ address: server.address });
+const client = new Client({ connection: clientConnection });
+
+// Ours: one agent (client and worker in this process), hooks given per session.
+const agent = await createAgent(
+  benchAgentOptions(server.address, `bench-ours-${randomUUID()}`, {}),
+);
+
+/** Something that sends: a session of ours or a baseline workflow, rotated every ROTATE sends. */
+interface Sender {
+  send(prompt: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
+  const open = () =>
+    agent.createSession({ hooks, ...(dispatch ? { hookDispatch: dispatch } : {}) });
+  let session: Session = await open();
+  let sent = 0;
+  return {
+    async send(prompt) {
+      const result = await session.send(prompt);
+      if (result.status !== 'completed') throw new Error(`send ${result.status}`);
+      if (++sent % ROTATE === 0) {
+        await session.close();
+        session = await open();
+      }
+    },
+    close: () => session.close().then(() => undefined),
+  };
+}
+
+async function handSender(hookSet: HookSet): Promise<Sender> {
+  const counts = {
+    UserPromptSubmit: HOOKS[hookSet][HookEvent.UserPromptSubmit]?.length ?? 0,
+    TaskCompleted: HOOKS[hookSet][HookEvent.TaskCompleted]?.length ?? 0,
+  };
+  const open = () =>
+    client.workflow.start('handWrittenSession', {
+      taskQueue: handQueue,
+      workflowId: `hand-${randomUUID()}`,
+      args: [{ agentName: hookSet, hookCounts: counts }],
+    });
+  let handle: WorkflowHandle = await open();
+  let sent = 0;
+  return {
+    async send(prompt) {
+      await handle.executeUpdate('handSend', { args: [prompt] });
+      if (++sent % ROTATE === 0) {
+        await handle.executeUpdate('stop');
+        handle = await open();
+      }
+    },
+    close: () => handle.executeUpdate('stop').then(() => undefined),
+  };
+}
+
+async function latencySeries(): Promise<string[][]> {
+  const series: Array<{ name: string; sender: Sender; times: number[] }> = [];
+  for (const hookSet of ['none', 'one', 'three'] as const) {
+    series.push({ name: `ours, ${hookSet}`, sender: await oursSender(HOOKS[hookSet]), times: [] });
+    series.push({ name: `hand, ${hookSet}`, sender: await handSender(hookSet), times: [] });
+  }
+  const warmup = 10;
+  for (let i = 0; i < SENDS + warmup; i++) {
+    for (const s of series) {
+      const t0 = now();
+      await s.sender.send(`p${i}`);
+      if (i >= warmup) s.times.push(now() - t0);
+    }
+  }
+  await Promise.all(series.map((s) => s.sender.close()));
+  const rows: string[][] = [];
+  for (let i = 0; i < series.length; i += 2) {
+    const ours = series[i]!;
+    const hand = series[i + 1]!;
+    const p = (v: number[], q: number) => percentile(v, q);
+    rows.push([
+      `send, ${ours.name.slice(6)} hooks: ours / hand-written (ms)`,
+      `${fmt(p(ours.times, 50))} / ${fmt(p(hand.times, 50))}`,
+      `${fmt(p(ours.times, 99))} / ${fmt(p(hand.times, 99))}`,
+      `${fmt(p(ours.times, 50) / p(hand.times, 50), 2)} / ${fmt(p(ours.times, 99) / p(hand.times, 99), 2)}`,
+      'p50 <= 1.10',
+    ]);
+  }
+  return rows;
+}
+
+function serverCpuMs(): number {
+  if (server.pid <= 0) return NaN;
+  const fields = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime, in clock ticks (100 a second here).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function throughput(): Promise<string[][]> {
+  const results = { ours: [] as number[], hand: [] as number[] };
+  const cpu = { ours: [] as number[], hand: [] as number[] };
+  const serverCpu = { ours: [] as number[], hand: [] as number[] };
+  for (let round = 0; round < TP_ROUNDS; round++) {
+    for (const kind of ['ours', 'hand'] as const) {
+      const senders = await Promise.all(
+        Array.from({ length: TP_SESSIONS }, () =>
+          kind === 'ours' ? oursSender(HOOKS.one) : handSender('one'),
+        ),
+      );
+      const cpu0 = process.cpuUsage();
+      const server0 = serverCpuMs();
+      const t0 = now();
+      await Promise.all(
+        senders.map(async (s) => {
+          for (let i = 0; i < TP_SENDS; i++) await s.send(`t${i}`);
+        }),
+      );
+      const wall = now() - t0;
+      const used = process.cpuUsage(cpu0);
+      const sends = TP_SESSIONS * TP_SENDS;
+      results[kind].push((sends / wall) * 1000);
+      cpu[kind].push((used.user + used.system) / 1000 / sends);
+      serverCpu[kind].push((serverCpuMs() - server0) / sends);
+      await Promise.all(senders.map((s) => s.close()));
+    }
+  }
+  const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+  return [
+    [
+      `throughput, ${TP_SESSIONS} sessions x ${TP_SENDS} sends, one hook: ours / hand (sends/s)`,
+      `${fmt(mean(results.ours))} / ${fmt(mean(results.hand))}`,
+      '',
+      fmt(mean(results.ours) / mean(results.hand), 2),
+      '>= 0.90',
+    ],
+    [
+      'CPU per send, this process (clients + workers): ours / hand (ms)',
+      `${fmt(mean(cpu.ours), 2)} / ${fmt(mean(cpu.hand), 2)}`,
+      '',
+      fmt(mean(cpu.ours) / mean(cpu.hand), 2),
+      '',
+    ],
+    [
+      'CPU per send, Temporal server: ours / hand (ms)',
+      `${fmt(mean(serverCpu.ours), 2)} / ${fmt(mean(serverCpu.hand), 2)}`,
+      '',
+      fmt(mean(serverCpu.ours) / mean(serverCpu.hand), 2),
+      '',
+    ],
+  ];
+}
+
+async function localDispatch(): Promise<string[][]> {
+  const local = { sender: await oursSender(HOOKS.one, 'local'), times: [] as number[] };
+  const remote = { sender: await oursSender(HOOKS.one), times: [] as number[] };
+  const none = { sender: await oursSender(HOOKS.none), times: [] as number[] };
+  for (let i = 0; i < SENDS + 10; i++) {
+    for (const s of [local, remote, none]) {
+      const t0 = now();
+      await s.sender.send(`l${i}`);
+      if (i >= 10) s.times.push(now() - t0);
+    }
+  }
+  await Promise.all([local, remote, none].map((s) => s.sender.close()));
+  // The dispatch's own cost: the send with the hook minus the send without (per sample pair).
+  const cost = (s: { times: number[] }) => s.times.map((t, i) => t - none.times[i]!);
+  return [
+    [
+      'one hook dispatch, local activity / default activity (send ms)',
+      `${fmt(percentile(local.times, 50))} / ${fmt(percentile(remote.times, 50))}`,
+      `${fmt(percentile(local.times, 99))} / ${fmt(percentile(remote.times, 99))}`,
+      fmt(percentile(local.times, 50) / percentile(remote.times, 50), 2),
+      '',
+    ],
+    [
+      'the dispatch alone (send with hook - send without, paired): local / default (ms)',
+      `${fmt(percentile(cost(local), 50))} / ${fmt(percentile(cost(remote), 50))}`,
+      `${fmt(percentile(cost(local), 99))} / ${fmt(percentile(cost(remote), 99))}`,
+      '',
+      'local p50 <= 5',
+    ],
+  ];
+}
+
+/**
+ * One session of ours, never rotated by the benchmark: it rolls over by itself (every 200
+ * Updates). The median of the last ten sends against the median of sends 10 to 20.
+ */
+async function longSession(): Promise<string[][]> {
+  const sends = Number(process.env.BENCH_LONG_SENDS ?? 2500);
+  const session = await agent.createSession();
+  const times: number[] = [];
+  for (let i = 0; i < sends; i++) {
+    const t0 = now();
+    const result = await session.send(`n${i}`);
+    if (result.status !== 'completed') throw new Error(`send ${i}: ${result.status}`);
+    times.push(now() - t0);
+  }
+  await session.close();
+  const early = percentile(times.slice(9, 20), 50);
+  const late = percentile(times.slice(sends - 11), 50);
+  return [
+    [
+      `one session, ${sends} sends, no hooks: median of the last 10 / of sends 10-20 (ms)`,
+      `${fmt(late)} / ${fmt(early)}`,
+      '',
+      fmt(late / early, 2),
+      '<= 1.20',
+    ],
+  ];
+}
+
+try {
+  const rows = [
+    ...(want('latency') ? await latencySeries() : []),
+    ...(want('throughput') ? await throughput() : []),
+    ...(want('local') ? await localDispatch() : []),
+    ...(want('long') ? await longSession() : []),
+  ];
+  printTable(
+    `The hot path: ours against hand-written Temporal code (load at the end: ${load()})`,
+    ['series', 'p50 (or value)', 'p99', 'ratio (p50 / p99)', 'target'],
+    rows,
+  );
+} finally {
+  await agent.shutdown();
+  handWorker.shutdown();
+  await handRunning;
+  await clientConnection.close();
+  await nativeConnection.close();
+  await server.stop();
+}

@@ -1,0 +1,86 @@
+/**
+ * How a hook dispatch runs: as a regular activity (the default) or, opted in per agent,
+ * per session or per event, as a local activity. See {@link HookDispatchMode}.
+ *
+ * @module
+ */
+import { ConfigError } from './errors.js';
+import { HookEvent } from './hook-events.js';
+
+/**
+ * How the callbacks of an event are dispatched.
+ *
+ * - `'activity'` (the default): one activity on the session's task queue (~18 ms on a tuned
+ *   dev server). At most once: if its worker dies mid-dispatch nothing re-runs it; the
+ *   workflow learns of the loss at the dispatch's heartbeat timeout and treats it as a
+ *   callback that threw (`HOOK_WORKER_LOST`).
+ * - `'local'`: a local activity, run by the worker running the session's workflow task, with
+ *   no round trip through the server's task queues (a few ms). For short, idempotent hooks
+ *   only, because:
+ *   - **at-least-once, not at-most-once**: a local activity's result is recorded when the
+ *     workflow task completes; if the worker dies mid-dispatch (or before that task
+ *     completes), the next worker replays the session and runs the callbacks again. There
+ *     is no `HOOK_WORKER_LOST` for it.
+ *   - **`abort()` waits for it**: the dispatch holds the session's workflow task, so an
+ *     `abort()` (or `close()`) that arrives meanwhile is handled only once the dispatch has
+ *     ended: its callbacks returned, or its budget passed and their `abortSignal` fired
+ *     (`HOOK_TIMEOUT`); such an `abort()` then resolves `false`. The budget is kept exactly,
+ *     as for an activity. A dispatch longer than 80% of the workflow task timeout makes the
+ *     worker extend the task.
+ *   - it runs on whichever worker runs the workflow task (session hooks given to
+ *     `createSession` live in the creating process, as always).
+ *
+ * Given as one mode for every event, or per event (`{ UserPromptSubmit: 'local' }`; events
+ * not named use `'activity'`). SessionStart and SessionEnd cannot be local: their
+ * once-only guarantees rest on at-most-once dispatch.
+ */
+export type HookDispatchMode =
+  'activity' | 'local' | Partial<Record<HookEvent, 'activity' | 'local'>>;
+
+const ONCE_ONLY: readonly HookEvent[] = [HookEvent.SessionStart, HookEvent.SessionEnd];
+const EVENTS = Object.values(HookEvent) as HookEvent[];
+
+/**
+ * What is wrong with `value` as a {@link HookDispatchMode} at `path`, or undefined when it is
+ * one.
+ */
+export function hookDispatchProblem(value: unknown, path: string): string | undefined {
+  if (value === undefined || value === 'activity' || value === 'local') return undefined;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return `${path} must be 'activity', 'local' or an object of them by event, got ${typeof value === 'string' ? `'${value}'` : String(value)}`;
+  }
+  for (const [event, mode] of Object.entries(value)) {
+    if (!EVENTS.includes(event as HookEvent)) {
+      return `${path} names '${event}', which is not a hook event (${EVENTS.join(', ')})`;
+    }
+    if (mode !== 'activity' && mode !== 'local') {
+      return `${path}.${event} must be 'activity' or 'local', got ${typeof mode === 'string' ? `'${mode}'` : String(mode)}`;
+    }
+    if (mode === 'local' && ONCE_ONLY.includes(event as HookEvent)) {
+      return `${path}.${event} cannot be 'local': ${event} runs once, which needs an at-most-once dispatch`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The events dispatched as local activities: the session's mode where it names the event,
+ * else the agent's. `'local'` for all events means every event but SessionStart and
+ * SessionEnd.
+ * @throws {ConfigError} for a mode that is not a {@link HookDispatchMode}.
+ */
+export function localDispatchEvents(
+  agent: HookDispatchMode | undefined,
+  session?: HookDispatchMode,
+): HookEvent[] {
+  for (const [mode, path] of [
+    [agent, 'advanced.hookDispatch'],
+    [session, 'hookDispatch'],
+  ] as const) {
+    const problem = hookDispatchProblem(mode, path);
+    if (problem) throw new ConfigError(problem);
+  }
+  const modeOf = (mode: HookDispatchMode | undefined, event: HookEvent) =>
+    typeof mode === 'string' ? (ONCE_ONLY.includes(event) ? 'activity' : mode) : mode?.[event];
+  return EVENTS.filter((event) => (modeOf(session, event) ?? modeOf(agent, event)) === 'local');
+}

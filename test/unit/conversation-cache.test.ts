@@ -1,0 +1,166 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { createModelActivities } from '../../activities/model-step.js';
+import { AgentRegistry } from '../../src/agent/registry.js';
+import { tailHash, type ContextStamp } from '../../src/common/context-stamp.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
+import type { ConversationPage, ModelStepInput } from '../../src/common/protocol.js';
+import { ConversationCache } from '../../src/worker/conversation-cache.js';
+import { testIdentity } from '../registry-identity.js';
+
+const WF = 'session-s1';
+const RUN = 'run-1';
+const user = (text: string): ConversationMessage => ({ role: 'user', content: text });
+const assistant = (text: string): ConversationMessage => ({
+  role: 'assistant',
+  text,
+  toolCalls: [],
+});
+
+function stampOf(messages: ConversationMessage[], version: number, runId = RUN): ContextStamp {
+  return { runId, version, length: messages.length, compacted: 0, tail: tailHash(messages) };
+}
+
+describe('ConversationCache', () => {
+  it('uses a copy only when it matches the stamp exactly', () => {
+    const cache = new ConversationCache();
+    const v1 = [user('a')];
+    cache.sync({ workflowId: WF, stamp: stampOf(v1, 1), messages: v1, prompt: 'a', chars: 10 });
+    expect(cache.lookup(WF, stampOf(v1, 1))?.messages).toEqual(v1);
+    // The workflow moved on (a newer version), or another run, or another last message:
+    // the copy is older than the step's state and is not used.
+    const v3 = [user('a'), assistant('b'), user('c')];
+    expect(cache.lookup(WF, stampOf(v3, 3))).toBeUndefined();
+    expect(cache.lookup(WF, stampOf(v1, 1, 'run-2'))).toBeUndefined();
+    expect(cache.lookup(WF, { ...stampOf(v1, 1), tail: stampOf(v1, 1).tail + 1 })).toBeUndefined();
+    expect(cache.lookup(WF, { ...stampOf(v1, 1), compacted: 1 })).toBeUndefined();
+    expect(cache.lookup(WF, undefined)).toBeUndefined();
+    expect(cache.stats).toMatchObject({ hits: 1, misses: 5 });
+  });
+
+  it('extends a copy with a delta only from the exact state the delta starts at', () => {
+    const cache = new ConversationCache();
+    const v1 = [user('a')];
+    cache.sync({ workflowId: WF, stamp: stampOf(v1, 1), messages: v1, chars: 10 });
+    const v3 = [...v1, assistant('b'), user('c')];
+    cache.sync({
+      workflowId: WF,
+      stamp: stampOf(v3, 3),
+      base: { version: 1, length: 1 },
+      messages: v3.slice(1),
+      chars: 30,
+    });
+    expect(cache.lookup(WF, stampOf(v3, 3))?.messages).toEqual(v3);
+    // A delta from a state the copy is not at (a hand-over this worker never got): dropped.
+    const v5 = [...v3, assistant('d'), user('e')];
+    cache.sync({
+      workflowId: WF,
+      stamp: stampOf(v5, 5),
+      base: { version: 4, length: 4 },
+      messages: v5.slice(4),
+      chars: 50,
+    });
+    expect(cache.lookup(WF, stampOf(v5, 5))).toBeUndefined();
+    expect(cache.lookup(WF, stampOf(v3, 3))).toBeUndefined();
+    expect(cache.stats.dropped).toBe(1);
+  });
+
+  it('keeps cached messages from being changed by a model that edits its request', () => {
+    const cache = new ConversationCache();
+    const v1 = [user('a')];
+    cache.sync({ workflowId: WF, stamp: stampOf(v1, 1), messages: v1, chars: 10 });
+    const got = cache.lookup(WF, stampOf(v1, 1))!;
+    (got.messages as ConversationMessage[]).push(user('injected'));
+    expect(() => ((got.messages[0] as { content: string }).content = 'x')).toThrow(TypeError);
+    expect(cache.lookup(WF, stampOf(v1, 1))?.messages).toEqual([user('a')]);
+  });
+
+  it('evicts the least recently used session past its bound', () => {
+    const cache = new ConversationCache({ maxSessions: 2 });
+    const v1 = [user('a')];
+    for (const id of ['x', 'y']) {
+      cache.sync({ workflowId: id, stamp: stampOf(v1, 1), messages: v1, chars: 10 });
+    }
+    expect(cache.lookup('x', stampOf(v1, 1))).toBeDefined();
+    cache.sync({ workflowId: 'z', stamp: stampOf(v1, 1), messages: v1, chars: 10 });
+    expect(cache.size).toBe(2);
+    expect(cache.lookup('y', stampOf(v1, 1))).toBeUndefined();
+    expect(cache.lookup('x', stampOf(v1, 1))).toBeDefined();
+  });
+});
+
+describe('the modelStep activity with a conversation cache', () => {
+  function setup(workflowState: ConversationMessage[]) {
+    const registry = new AgentRegistry();
+    const seen: ConversationMessage[][] = [];
+    registry.register({
+      name: 'default',
+      hooks: {},
+      model: {
+        name: 'x',
+        step: async (request) => {
+          seen.push([...request.messages]);
+          return { text: 'ok', finishReason: 'stop' };
+        },
+      },
+      tools: [],
+      workspaceRoots: [],
+      maxToolOutputBytes: 65_536,
+      ...testIdentity,
+    });
+    let queries = 0;
+    // The workflow's answer to the paged conversation query: its state now.
+    const handle = {
+      client: { connection: { withDeadline: (_d: number, fn: () => unknown) => fn() } },
+      query: async (_q: unknown, from: number): Promise<ConversationPage> => {
+        queries++;
+        return { messages: workflowState.slice(from), next: null, prompt: 'c' };
+      },
+    };
+    const client = {
+      workflow: { getHandle: () => handle },
+      withAbortSignal: (_s: AbortSignal, fn: () => unknown) => fn(),
+    } as unknown as Client;
+    const cache = new ConversationCache();
+    const { modelStep } = createModelActivities({ registry, conversationCache: cache });
+    const env = new MockActivityEnvironment(
+      { workflowExecution: { workflowId: WF, runId: RUN } },
+      { client },
+    );
+    const input = (context: ContextStamp): ModelStepInput => ({
+      sessionId: 's1',
+      agentName: 'default',
+      requestId: 'r',
+      step: 0,
+      promptIndex: 0,
+      modelStepIndex: 0,
+      context,
+    });
+    return { cache, env, modelStep, input, seen, queries: () => queries };
+  }
+
+  it('never feeds a step a stale copy: an older cached version makes it query', async () => {
+    const v1 = [user('a')];
+    const v3 = [user('a'), assistant('b'), user('c')];
+    const t = setup(v3);
+    // The cache holds version 1; the step is stamped with version 3.
+    t.cache.sync({ workflowId: WF, stamp: stampOf(v1, 1), messages: v1, chars: 10 });
+    await t.env.run(t.modelStep, t.input(stampOf(v3, 3)));
+    expect(t.seen).toEqual([v3]);
+    expect(t.queries()).toBe(1);
+    // The answer was kept: the same state's next read is a hit, with no query.
+    await t.env.run(t.modelStep, t.input(stampOf(v3, 3)));
+    expect(t.seen).toEqual([v3, v3]);
+    expect(t.queries()).toBe(1);
+  });
+
+  it('reads a matching copy without a query', async () => {
+    const v3 = [user('a'), assistant('b'), user('c')];
+    const t = setup([user('the workflow says otherwise')]);
+    t.cache.sync({ workflowId: WF, stamp: stampOf(v3, 3), messages: v3, prompt: 'c', chars: 30 });
+    await t.env.run(t.modelStep, t.input(stampOf(v3, 3)));
+    expect(t.seen).toEqual([v3]);
+    expect(t.queries()).toBe(0);
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * Model steps get their context without a round trip: before each step the workflow hands
+ * this worker's conversation cache the context (through a sink, so nothing is recorded in
+ * history) and stamps the step's input with the exact state it must see. The activity uses
+ * its cached copy only when it matches the stamp; otherwise it queries, as before. The
+ * workflow state stays the truth. Workflow code.
+ *
+ * @module
+ */
+import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
+import { contextForModel, type ContextWindow } from '../src/common/context.js';
+import { tailHash, type ContextStamp, type ContextSync } from '../src/common/context-stamp.js';
+import type { ConversationMessage } from '../src/common/conversation.js';
+import { lastPrompt } from './conversation-pages.js';
+
+/** The sink the worker registers (`src/worker/conversation-cache.ts`). */
+export interface ConversationCacheSinks extends Sinks {
+  conversationCache: {
+    /** Hand the worker's cache the context a model step is about to read. */
+    sync(update: ContextSync): void;
+  };
+}
+
+const { conversationCache } = proxySinks<ConversationCacheSinks>();
+
+/** The parts of the session state a stamp reads. */
+interface StampedState {
+  /** This run's transcript: its length is the context's version. */
+  transcript: ConversationMessage[];
+  context: ContextWindow;
+}
+
+/**
+ * A function that stamps the context as it is now and, on a live (not replayed) workflow
+ * task, hands it to this worker's cache: the messages added since the last hand-over when
+ * nothing before them changed, else the whole context. What was handed over is kept in this
+ * closure (workflow memory): a replayed or new workflow instance starts with a whole context.
+ */
+export function contextStamper(state: StampedState, maxTokens: number): () => ContextStamp {
+  let sent: { version: number; length: number; compacted: number; clipped: boolean } | undefined;
+  return () => {
+    const messages = contextForModel(state.context, maxTokens);
+    const tokens = state.context.tokens.reduce((a, b) => a + b, 0);
+    // Over budget, every message is cut to its share: the whole context changes.
+    const clipped = tokens > maxTokens;
+    const stamp: ContextStamp = {
+      runId: workflowInfo().runId,
+      version: state.transcript.length,
+      length: messages.length,
+      compacted: state.context.compacted,
+      tail: tailHash(messages),
+    };
+    if (workflowInfo().unsafe.isReplaying) return stamp;
+    const extends_ =
+      sent !== undefined &&
+      !sent.clipped &&
+      !clipped &&
+      sent.compacted === stamp.compacted &&
+      sent.length <= messages.length;
+    const prompt = lastPrompt(state.transcript);
+    conversationCache.sync({
+      workflowId: workflowInfo().workflowId,
+      stamp,
+      ...(extends_ ? { base: { version: sent!.version, length: sent!.length } } : {}),
+      messages: extends_ ? messages.slice(sent!.length) : messages,
+      ...(prompt !== undefined ? { prompt } : {}),
+      chars: tokens * 4,
+    });
+    sent = { version: stamp.version, length: stamp.length, compacted: stamp.compacted, clipped };
+    return stamp;
+  };
+}
