@@ -650,7 +650,7 @@ describe('dev', () => {
     }
     const run = await dev;
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/Worker: .*dev-agent\.mts on task queue 'durable-agent'/);
+    expect(run.stdout).toMatch(/Worker: .*dev-agent\.mts on task queue 'durable-agent\.default'/);
     expect(run.stderr).toMatch(/stopping \(SIGINT\) \.\.\.\nstopped\n$/);
     // The server went with it.
     await expect(Connection.connect({ address: address!, connectTimeout: 1000 })).rejects.toThrow();
