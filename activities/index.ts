@@ -11,6 +11,7 @@ import { createArchiveActivities } from './archive-run.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
+import { withStreamEvents } from './stream-events.js';
 
 /** Dependencies of the activities. */
 interface ActivityDeps {
@@ -27,12 +28,13 @@ interface ActivityDeps {
 
 /** `createActivities({ registry, cleanupQueue, heartbeatIntervalMs, payloadStore })`. */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  // The hook, tool and permission activities publish to their send's live stream.
+  return withStreamEvents(deps.registry, {
     ...createHookActivities(deps),
     ...createModelActivities(deps),
     ...createToolActivities(deps),
     ...createArchiveActivities(deps),
-  };
+  });
 }
 
 type Assert<T extends true> = T;

@@ -12,6 +12,7 @@ import { readConversationPages } from '../src/client/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import { cutPrefix } from '../src/common/text.js';
+import { modelStepStream } from '../src/stream/writer.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
 const MODEL_HEARTBEAT_MS = 250;
@@ -57,7 +58,9 @@ export function boundOutput(output: ModelStepOutput): ModelStepOutput {
 export function createModelActivities(deps: { registry: AgentRegistry }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
-    const { model, tools } = deps.registry.agent(input.agentName);
+    const { model, tools, stream } = deps.registry.agent(input.agentName);
+    // The live stream: text deltas go to the send's stream transport, never to history.
+    const live = modelStepStream(stream, input, ctx.info.attempt);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
@@ -71,6 +74,7 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
         messages,
         tools,
         signal: ctx.cancellationSignal,
+        ...live.request,
       });
       return boundOutput(output);
     } catch (error) {
@@ -91,6 +95,7 @@ export function createModelActivities(deps: { registry: AgentRegistry }) {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      await live.flush();
     }
   }
   return { modelStep };

@@ -137,6 +137,7 @@ async function settle(
       payload,
       budgetMs,
       callbackCount: entry.callbackCount,
+      ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
     });
   } catch (error) {
     entry.durationMs = Date.now() - entry.startedAt;

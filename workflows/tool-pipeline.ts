@@ -228,6 +228,7 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
     toolName,
     input,
     description,
+    run.tags.requestId,
   );
   if (decision.behavior === 'ask') {
     decision = await askPerson(state, {
@@ -263,6 +264,7 @@ async function execute(run: CallRun): Promise<ToolResult> {
       toolName,
       input: run.input,
       timeoutMs,
+      requestId: run.tags.requestId,
     });
   } catch (error) {
     if (isCancellation(error)) throw error;

@@ -419,6 +419,8 @@ export interface DispatchHookInput {
   budgetMs: number;
   /** How many callbacks the workflow expects; the registry's count wins. */
   callbackCount: number;
+  /** The `send()` the dispatch belongs to, for its live stream (absent: SessionStart, SessionEnd, older workflows). */
+  requestId?: string;
 }
 
 /** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
@@ -512,6 +514,8 @@ export interface CheckPermissionInput {
   affectedPaths: string[];
   /** Set when the session has a permission function of its own (`permissionHandler`). */
   handler?: 'session';
+  /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
+  requestId?: string;
 }
 
 /** What `checkPermission` returns: a normalised decision, or why it could not be had. */
@@ -527,6 +531,8 @@ export interface ExecuteToolInput {
   input: JsonObject;
   /** Time budget, ms. */
   timeoutMs: number;
+  /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
+  requestId?: string;
 }
 
 /** What `executeTool` returns. */
