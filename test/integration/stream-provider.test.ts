@@ -108,6 +108,33 @@ describe('a streaming OpenAI-compatible endpoint', () => {
     }
   });
 
+  it('a step cut off mid-stream runs again: a restart marker, then the new deltas, which join to the recorded text', async () => {
+    const answer = 'The second attempt says it all.';
+    const made = await agentOn([
+      {
+        text: 'The first attempt is cut short.',
+        chunkChars: 4,
+        chunkDelayMs: 30,
+        cutAfterChunks: 3,
+      },
+      { text: answer, chunkChars: 4 },
+    ]);
+    const session = await made.createSession();
+    const call = session.send('try twice');
+    const events = await collect(call.stream());
+    const response = await call;
+    const restart = events.findIndex((e) => e.type === 'restart');
+    expect(events[restart]).toMatchObject({ type: 'restart', step: 0, attempt: 2 });
+    const before = events.slice(0, restart).filter((e) => e.type === 'text-delta');
+    const after = events.slice(restart).filter((e) => e.type === 'text-delta');
+    expect(before.map((e) => e.text).join('')).toBe('The first at');
+    expect(after.map((e) => e.text).join('')).toBe(answer);
+    expect(response.text()).toBe(answer);
+    const assistant = (await session.conversation()).filter((m) => m.role === 'assistant');
+    expect(assistant.map((m) => m.text)).toEqual([answer]);
+    await session.close();
+  });
+
   it('an abort mid-stream stops the step: the send resolves aborted before the endpoint finished', async () => {
     const made = await agentOn([{ text: 'a'.repeat(100), chunkChars: 1, chunkDelayMs: 100 }]);
     const session = await made.createSession();
