@@ -141,44 +141,60 @@ describe.skipIf(!createClient)('redisStreams', () => {
   });
 });
 
+/** A worker process on `env`, started and polling. */
+async function startStreamWorker(env: StreamWorkerEnv): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(fixtures, 'stream-worker-process.ts')],
+    {
+      env: { ...process.env, STREAM_WORKER_ENV: JSON.stringify(env) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/^ready$/m.test(output)) resolve();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}):\n${output}`)));
+  });
+  return child;
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 describe.skipIf(!createClient)('a worker in another process, on Redis Streams', () => {
   let server: FakeOpenAI;
-  let worker: ChildProcess | undefined;
+  const workers: ChildProcess[] = [];
+  let env: StreamWorkerEnv;
   let client: AgentClient;
   let transport: RedisStreamTransport;
   const answer = 'Across processes, every piece arrives once and in order.';
+  const afterCrash = 'The new worker answers from the start.';
 
   beforeAll(async () => {
     server = await startFakeOpenAI([
       { text: answer, chunkChars: 3, chunkDelayMs: 20 },
       { text: answer, chunkChars: 2, chunkDelayMs: 20 },
+      // Killed with its worker: 200 pieces 100 ms apart would take 20 s.
+      { text: 'w'.repeat(200), chunkChars: 1, chunkDelayMs: 100 },
+      { text: afterCrash, chunkChars: 5 },
     ]);
-    const env: StreamWorkerEnv = {
+    env = {
       address: temporalAddress(),
       taskQueue: uniqueTaskQueue('stream-redis'),
       baseUrl: server.baseUrl,
       redisUrl: redis.url,
       workspace: tempDir('stream-redis'),
     };
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', join(fixtures, 'stream-worker-process.ts')],
-      {
-        env: { ...process.env, STREAM_WORKER_ENV: JSON.stringify(env) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    worker = child;
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString();
-        if (/^ready$/m.test(output)) resolve();
-      };
-      child.stdout?.on('data', onData);
-      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.once('exit', (code) => reject(new Error(`worker exited (${code}):\n${output}`)));
-    });
+    workers.push(await startStreamWorker(env));
     transport = redisStreams({ url: redis.url, createClient: createClient! });
     client = await createAgentClient(streamAgentOptions(env, transport));
   }, 60_000);
@@ -186,11 +202,7 @@ describe.skipIf(!createClient)('a worker in another process, on Redis Streams', 
   afterAll(async () => {
     await client?.close();
     await transport?.close();
-    if (worker && worker.exitCode === null) {
-      const exited = new Promise((resolve) => worker!.once('exit', resolve));
-      worker.kill('SIGKILL');
-      await exited;
-    }
+    await Promise.all(workers.map(kill));
     await server?.close();
   });
 
@@ -236,4 +248,34 @@ describe.skipIf(!createClient)('a worker in another process, on Redis Streams', 
     expect(text).toBe(response.text());
     await session.close();
   });
+
+  it('a worker killed mid-stream: the step runs on another worker, the stream shows a restart, then its deltas', async () => {
+    const session = await client.createSession();
+    const call = session.send('crash');
+    const events: StreamedEvent[] = [];
+    let killed = false;
+    for await (const event of call.stream()) {
+      events.push(event);
+      if (!killed && events.filter((e) => e.type === 'text-delta').length === 5) {
+        killed = true;
+        await kill(workers[0]!);
+        workers.push(await startStreamWorker({ ...env }));
+      }
+    }
+    const response = await call;
+    const restart = events.findIndex((e) => e.type === 'restart');
+    expect(restart).toBeGreaterThan(0);
+    expect(events[restart]).toMatchObject({ type: 'restart', step: 0, attempt: 2 });
+    const before = events.slice(0, restart).filter((e) => e.type === 'text-delta');
+    const after = events.slice(restart).filter((e) => e.type === 'text-delta');
+    // The killed attempt's pieces (5 or a few more in flight), then the new attempt's.
+    expect(before.length).toBeGreaterThanOrEqual(5);
+    expect(before.map((e) => e.text).join('')).toMatch(/^w+$/);
+    expect(after.map((e) => e.text).join('')).toBe(afterCrash);
+    expect(events.at(-1)).toMatchObject({ type: 'finish', status: 'completed', text: afterCrash });
+    expect(response.text()).toBe(afterCrash);
+    const assistant = (await session.conversation()).filter((m) => m.role === 'assistant');
+    expect(assistant.map((m) => m.text)).toEqual([afterCrash]);
+    await session.close();
+  }, 120_000);
 });
