@@ -17,7 +17,7 @@ import type {
   HookDispatchOutcome,
 } from '../src/common/protocol.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
-import type { HookEventEvent } from '../src/stream/events.js';
+import type { HookDispatchEvent } from '../src/stream/events.js';
 import { streamWriter, type SendStreamWriter } from '../src/stream/writer.js';
 
 type Activity<I, O> = (input: I) => Promise<O>;
@@ -159,7 +159,7 @@ function toolTagsOf(input: DispatchHookInput): { toolName?: string; toolUseId?: 
 /** The decision a dispatch's outcome comes to, as the workflow merges it. */
 function decisionOf(
   outcome: HookDispatchOutcome,
-): Pick<HookEventEvent, 'decision' | 'reason' | 'callbackCount' | 'durationMs'> {
+): Pick<HookDispatchEvent, 'decision' | 'reason' | 'callbackCount' | 'durationMs'> {
   const { callbackCount, durationMs } = outcome;
   switch (outcome.status) {
     case 'completed': {

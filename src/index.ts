@@ -27,7 +27,7 @@ export type {
   StreamedEvent,
   TextDeltaEvent,
   RestartEvent,
-  HookEventEvent,
+  HookDispatchEvent,
   ToolStartEvent,
   ToolEndEvent,
   PermissionAskedEvent,

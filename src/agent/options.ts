@@ -374,7 +374,11 @@ export interface AdvancedOptions {
 
 /** `advanced.stream`: see {@link AdvancedOptions.stream}. */
 export interface StreamOptions {
-  /** Where the streams travel. @default the process's shared `memoryStreams()` */
+  /**
+   * Where the streams travel. The agent does not close a transport it was given: close it
+   * (`await transport.close()`) after the agent's `shutdown()`.
+   * @default the process's shared `memoryStreams()`
+   */
   transport?: StreamTransport;
 }
 

@@ -39,7 +39,7 @@ export interface RestartEvent {
 }
 
 /** One hook dispatch (all callbacks of one event) ended. */
-export interface HookEventEvent {
+export interface HookDispatchEvent {
   type: 'hook';
   /** The hook event dispatched. */
   event: HookEvent;
@@ -122,7 +122,7 @@ export interface ErrorEvent {
 export type StreamEvent =
   | TextDeltaEvent
   | RestartEvent
-  | HookEventEvent
+  | HookDispatchEvent
   | ToolStartEvent
   | ToolEndEvent
   | PermissionAskedEvent
