@@ -13,6 +13,7 @@ import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
+import { withStreamEvents } from './stream-events.js';
 
 /** Dependencies of the activities. */
 interface ActivityDeps {
@@ -36,14 +37,16 @@ interface ActivityDeps {
  * (`version-guard.ts`).
  */
 export function createActivities(deps: ActivityDeps) {
+  // The hook, tool and permission activities publish to their send's live stream; a worker of
+  // another version refuses first (nothing runs, nothing is published).
   return guardVersions(
     deps.registry,
-    {
+    withStreamEvents(deps.registry, {
       ...createHookActivities(deps),
       ...createModelActivities(deps),
       ...createToolActivities(deps),
       ...createArchiveActivities(deps),
-    },
+    }),
     ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
   );
 }

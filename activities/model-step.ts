@@ -13,6 +13,7 @@ import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import { cutPrefix } from '../src/common/text.js';
 import type { ConversationCache } from '../src/worker/conversation-cache.js';
+import { modelStepStream } from '../src/stream/writer.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
 const MODEL_HEARTBEAT_MS = 250;
@@ -64,7 +65,9 @@ export function createModelActivities(deps: {
 }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
-    const { model, tools } = deps.registry.agent(input.agentName, input.version);
+    const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
+    // The live stream: text deltas go to the send's stream transport, never to history.
+    const live = modelStepStream(stream, input, ctx.info.attempt);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
@@ -78,6 +81,7 @@ export function createModelActivities(deps: {
         messages,
         tools,
         signal: ctx.cancellationSignal,
+        ...live.request,
       });
       return boundOutput(output);
     } catch (error) {
@@ -98,6 +102,7 @@ export function createModelActivities(deps: {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      await live.flush();
     }
   }
   return { modelStep };

@@ -23,6 +23,25 @@ export {
   type WorkflowBundleSource,
 } from './worker/workflow-code.js';
 export { Session, SendResponse, type SendOptions } from './client/session.js';
+export type {
+  SendCall,
+  SendStream,
+  StreamOptions as SendStreamOptions,
+  ResumeOptions,
+} from './stream/send-call.js';
+export type {
+  StreamEvent,
+  StreamedEvent,
+  TextDeltaEvent,
+  RestartEvent,
+  HookDispatchEvent,
+  ToolStartEvent,
+  ToolEndEvent,
+  PermissionAskedEvent,
+  PermissionDecidedEvent,
+  FinishEvent,
+  ErrorEvent,
+} from './stream/events.js';
 export {
   type AgentOptions,
   type AdvancedOptions,
@@ -32,6 +51,7 @@ export {
   type TemporalPlugin,
   type TemporalInterceptorOptions,
   type ToolEnvOptions,
+  type StreamOptions,
   type EncryptionOption,
   type EncryptionKeyFunction,
 } from './agent/options.js';

@@ -146,6 +146,7 @@ async function settle(
       payload,
       budgetMs,
       callbackCount: entry.callbackCount,
+      ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
     };
     // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
     const viaQueue = () =>

@@ -39,6 +39,7 @@ export async function policyDecision(
   toolName: string,
   input: JsonObject,
   description: { kind: ToolKind; affectedPaths: string[] },
+  requestId?: string,
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
   if ('preset' in permission) return presetDecision(permission.preset, description.kind);
@@ -51,6 +52,7 @@ export async function policyDecision(
     input,
     kind: description.kind,
     affectedPaths: description.affectedPaths,
+    ...(requestId !== undefined ? { requestId } : {}),
     ...('handler' in permission && permission.handler === 'session'
       ? { handler: 'session' as const }
       : {}),

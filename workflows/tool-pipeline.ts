@@ -229,6 +229,7 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
     toolName,
     input,
     description,
+    run.tags.requestId,
   );
   if (decision.behavior === 'ask') {
     decision = await askPerson(state, {
@@ -262,6 +263,7 @@ async function execute(run: CallRun): Promise<ToolResult> {
       toolName,
       input: run.input,
       timeoutMs,
+      requestId: run.tags.requestId,
     };
     return await withRefusalRetries(
       state.input,

@@ -19,6 +19,8 @@ import {
 } from '../common/permission.js';
 import { builtinTools } from '../tools/builtin/index.js';
 import { fileStore, isPayloadStore, type PayloadStore } from '../payloads/store.js';
+import { processMemoryStreams } from '../stream/memory.js';
+import { isStreamTransport, type StreamTransport } from '../stream/transport.js';
 import {
   ENCRYPTION_KEYS_VARIABLE,
   keyRingFromEnv,
@@ -394,8 +396,29 @@ export interface AdvancedOptions {
    * @throws {ConfigError} at `createAgent` for another value, or a bad `DURABLE_AGENT_LOG_LEVEL`.
    */
   logLevel?: AgentLogLevel;
+  /**
+   * Live streams of `send()` (`textStream()`, `stream()`, `session.stream()`): where the
+   * activities publish text deltas and hook, tool and permission events, and where readers
+   * get them. `false` turns publishing off (a send's stream then has only its final event).
+   * Workers and clients of an agent must use the same transport to meet: the default serves
+   * only a client and a worker in one process; `redisStreams({ url })` serves many.
+   *
+   * @default `{ transport: ` the process's shared `memoryStreams()` `}`
+   * @throws {ConfigError} at `createAgent` when `transport` is not a `StreamTransport`.
+   */
+  stream?: false | StreamOptions;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
+}
+
+/** `advanced.stream`: see {@link AdvancedOptions.stream}. */
+export interface StreamOptions {
+  /**
+   * Where the streams travel. The agent does not close a transport it was given: close it
+   * (`await transport.close()`) after the agent's `shutdown()`.
+   * @default the process's shared `memoryStreams()`
+   */
+  transport?: StreamTransport;
 }
 
 /** The environment of tool processes: see {@link AdvancedOptions.toolEnv}. */
@@ -574,6 +597,8 @@ export interface ResolvedAgentOptions {
   offloadPayloadBytes: number;
   /** The key ring (`'env'` read already), a function giving it, or `undefined`: off. */
   encryption: EncryptionKeyRing | EncryptionKeyFunction | undefined;
+  /** `advanced.stream`'s transport; undefined: streaming off. */
+  stream: StreamTransport | undefined;
   /** `advanced.logger`; undefined: stderr. */
   logger: AgentLogger | undefined;
   logLevel: AgentLogLevel;
@@ -1011,6 +1036,25 @@ const agentSchema = z.strictObject({
           }
         })
         .optional(),
+      stream: z
+        .unknown()
+        .superRefine((value, ctx) => {
+          if (value === undefined || value === false) return;
+          const transport = (value as { transport?: unknown } | null)?.transport;
+          const keys = typeof value === 'object' && value !== null ? Object.keys(value) : [];
+          if (
+            typeof value !== 'object' ||
+            value === null ||
+            keys.some((key) => key !== 'transport') ||
+            (transport !== undefined && !isStreamTransport(transport))
+          ) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `advanced.stream must be false or { transport? } with a StreamTransport (memoryStreams(), redisStreams({ url })), got ${describeValue(value)}`,
+            });
+          }
+        })
+        .optional(),
       offloadPayloadBytes: z
         .unknown()
         .superRefine((value, ctx) => {
@@ -1217,6 +1261,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     payloadStore: advanced.payloadStore ?? fileStore(resolvePath(DEFAULTS.payloadDir)),
     offloadPayloadBytes: advanced.offloadPayloadBytes ?? DEFAULTS.offloadPayloadBytes,
     encryption: resolveEncryption(options.encryption),
+    stream:
+      advanced.stream === false
+        ? undefined
+        : (advanced.stream?.transport ?? processMemoryStreams()),
     logger: advanced.logger,
     logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: {

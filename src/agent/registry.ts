@@ -16,6 +16,7 @@ import type { HookCallback, HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import type { PermissionHandler } from '../common/permission.js';
 import type { ToolDefinition } from '../tools/tool.js';
+import type { StreamTransport } from '../stream/transport.js';
 
 /** What a worker knows of one agent definition. */
 interface RegisteredAgent {
@@ -38,6 +39,8 @@ interface RegisteredAgent {
   maxToolOutputBytes: number;
   /** The environment of tool processes (`context.env`). @default absent: Bash's own default */
   toolEnv?: Readonly<Record<string, string>>;
+  /** Where the activities publish sends' live streams (`advanced.stream`); absent: off. */
+  stream?: StreamTransport;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */

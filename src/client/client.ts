@@ -224,8 +224,13 @@ function createClientOn(
       if (result?.startError) throw startFailure(deserializeError(result.startError));
       throw toSdkError(error, sessionId);
     }
-    return new Session(sessionId, live, payloads.payloadStore, calls, () =>
-      registry?.removeSessionHooks(sessionId),
+    return new Session(
+      sessionId,
+      live,
+      payloads.payloadStore,
+      calls,
+      () => registry?.removeSessionHooks(sessionId),
+      options.stream,
     );
   }
 
@@ -256,7 +261,14 @@ function createClientOn(
         notFound ??= converted;
         continue;
       }
-      return new Session(sessionId, handle, payloads.payloadStore, calls);
+      return new Session(
+        sessionId,
+        handle,
+        payloads.payloadStore,
+        calls,
+        undefined,
+        options.stream,
+      );
     }
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }

@@ -50,6 +50,16 @@ import { readConversation } from './conversation-reader.js';
 import type { PayloadStore } from '../payloads/store.js';
 import { localAbortReason, rememberAbortReason } from '../agent/registry.js';
 import type { ClientCalls } from './client-calls.js';
+import type { StreamTransport } from '../stream/transport.js';
+import type { StreamedEvent } from '../stream/events.js';
+import {
+  errorEventOf,
+  finishEventOf,
+  readStream,
+  sendCall,
+  type ResumeOptions,
+  type SendCall,
+} from '../stream/send-call.js';
 
 /** Options of {@link Session.send}. */
 export interface SendOptions {
@@ -104,6 +114,7 @@ export class Session {
   readonly #payloadStore: PayloadStore | undefined;
   readonly #calls: ClientCalls | undefined;
   readonly #onClosed: (() => void) | undefined;
+  readonly #streams: StreamTransport | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
   constructor(
@@ -112,12 +123,14 @@ export class Session {
     payloadStore?: PayloadStore,
     calls?: ClientCalls,
     onClosed?: () => void,
+    streams?: StreamTransport,
   ) {
     this.id = id;
     this.#handle = handle;
     this.#payloadStore = payloadStore;
     this.#calls = calls;
     this.#onClosed = onClosed;
+    this.#streams = streams;
   }
 
   /** The workflow id backing this session. */
@@ -133,9 +146,12 @@ export class Session {
    * in the workflow, where abort and close reach them. Sends from different clients run in
    * the order the workflow accepts them.
    *
-   * @returns the response; a prompt aborted while it runs (or waits) resolves with status
-   *   `aborted`. A `signal` already aborted when `send()` is called rejects at once with its
-   *   reason, and nothing runs.
+   * @returns the response, to await as a promise; a prompt aborted while it runs (or waits)
+   *   resolves with status `aborted`. A `signal` already aborted when `send()` is called
+   *   rejects at once with its reason, and nothing runs. The same object streams the send
+   *   live: `textStream()` (the model's text as it comes) and `stream()` (every event:
+   *   text deltas, hook dispatches, tool starts and ends, permission checks, then `finish`
+   *   or `error`), through `advanced.stream`'s transport; see {@link SendStream}.
    * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
    *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
    *   session stays usable.
@@ -144,8 +160,53 @@ export class Session {
    * @throws {SessionNotFoundError} when the session does not exist.
    * @throws {EngineError} when this handle's client was closed while the call was in flight.
    */
-  async send(prompt: Prompt, options: SendOptions = {}): Promise<SendResponse> {
+  send(prompt: Prompt, options: SendOptions = {}): SendCall<SendResponse> {
     const requestId = options.requestId ?? randomUUID();
+    const key = { sessionId: this.id, requestId };
+    const streams = this.#streams;
+    // The send's stream ends with how it ended, published by the process that sent it.
+    const response = (async () => {
+      try {
+        const sent = await this.#send(prompt, options, requestId);
+        streams?.append(key, finishEventOf(sent.result));
+        return sent.response;
+      } catch (error) {
+        streams?.append(key, errorEventOf(error));
+        throw error;
+      }
+    })();
+    return sendCall(response, streams, key);
+  }
+
+  /**
+   * The live stream of the send `requestId` of this session, from its start or after the
+   * entry id `options.after` (the `id` of the last event a reader saw: a reader that
+   * reconnects with it gets the rest, nothing lost or doubled, within the transport's
+   * retention). Ends after the send's final event (`finish` or `error`) or when the signal
+   * aborts. Works in any process whose agent shares the transport of the workers
+   * (`advanced.stream`); a send whose sender died before it published the final event
+   * streams until the signal aborts.
+   *
+   * @throws {ConfigError} when streaming is off (`advanced.stream: false`).
+   */
+  stream(requestId: string, options: ResumeOptions = {}): AsyncIterable<StreamedEvent> {
+    const streams = this.#streams;
+    if (!streams) {
+      throw new ConfigError(
+        'session.stream(): streaming is off for this agent (advanced.stream: false)',
+      );
+    }
+    if (typeof requestId !== 'string' || requestId === '') {
+      throw new ConfigError('session.stream(): requestId must be the non-empty id of a send');
+    }
+    return readStream(streams, { sessionId: this.id, requestId }, options);
+  }
+
+  async #send(
+    prompt: Prompt,
+    options: SendOptions,
+    requestId: string,
+  ): Promise<{ response: SendResponse; result: SendResult }> {
     const { signal } = options;
     checkPromptSize(prompt);
     // §4.3: a signal already aborted fails at once with the caller's own reason; nothing runs.
@@ -177,14 +238,14 @@ export class Session {
         };
       };
       const early = abortedBeforeStart();
-      if (early) return new SendResponse(early);
+      if (early) return { response: new SendResponse(early), result: early };
       issued = true;
       const result = await this.#update(Updates.send, [request], {
         updateId: requestId,
         whileRollingOver: abortedBeforeStart,
         onAccepted: handOn,
       });
-      return new SendResponse(result);
+      return { response: new SendResponse(result), result };
     } finally {
       handOn();
       signal?.removeEventListener('abort', onAbort);

@@ -439,6 +439,8 @@ export interface DispatchHookInput extends Partial<SessionIdentity> {
   budgetMs: number;
   /** How many callbacks the workflow expects; the registry's count wins. */
   callbackCount: number;
+  /** The `send()` the dispatch belongs to, for its live stream (absent: SessionStart, SessionEnd, older workflows). */
+  requestId?: string;
 }
 
 /** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
@@ -539,6 +541,8 @@ export interface CheckPermissionInput extends Partial<SessionIdentity> {
   affectedPaths: string[];
   /** Set when the session has a permission function of its own (`permissionHandler`). */
   handler?: 'session';
+  /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
+  requestId?: string;
 }
 
 /** What `checkPermission` returns: a normalised decision, or why it could not be had. */
@@ -554,6 +558,8 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
   input: JsonObject;
   /** Time budget, ms. */
   timeoutMs: number;
+  /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
+  requestId?: string;
 }
 
 /** What `executeTool` returns. */

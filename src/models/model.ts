@@ -32,6 +32,13 @@ export interface ModelStepRequest {
   messages: readonly ConversationMessage[];
   /** The tools the model may call. */
   tools: readonly ToolDefinition[];
+  /**
+   * Called with each piece of assistant text as the model produces it, in order (pieces
+   * are never empty, and concatenate to the step's `text`). Present when the agent
+   * streams (`advanced.stream`); a model that cannot stream may ignore it. It returns at
+   * once (it only queues the piece for the send's stream): never await anything for it.
+   */
+  onTextDelta?: (text: string) => void;
 }
 
 /** A model the agent loop can call. Implementations run inside the `modelStep` activity. */

@@ -24,9 +24,9 @@ import {
   NoSuchModelError,
   TypeValidationError,
   UnsupportedFunctionalityError,
-  generateText,
   jsonSchema,
   stepCountIs,
+  streamText,
   tool,
   type FinishReason,
   type LanguageModel,
@@ -100,7 +100,9 @@ const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
  * `inputSchema`), and returns the model's answer: its text, the tool calls it asked for
  * (the raw arguments, not validated: the workflow validates them), and the finish reason
  * (`tool-calls` whenever it asked for tools). One request per step: no retries, no tool
- * execution, no second step.
+ * execution, no second step. The request streams (`stream: true`, server-sent events):
+ * each piece of text goes to `request.onTextDelta` as it arrives, and the step resolves
+ * once the answer is complete.
  *
  * `step()` rejects with:
  * - a {@link ProviderError} (a `ModelError`, code `MODEL_ERROR`) for a provider or
@@ -168,15 +170,34 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
       throwIfAborted(callerSignal);
       const timeoutSignal = AbortSignal.timeout(timeoutMs);
       try {
-        const result = await generateText({
+        const abortSignal = AbortSignal.any([callerSignal, timeoutSignal]);
+        // Streaming on: the text reaches `onTextDelta` as the provider sends it; the step's
+        // output is the same as the whole answer's (text, tool calls, finish reason).
+        const result = streamText({
           model: languageModel(),
           messages: toModelMessages(request.messages),
           tools: toToolSet(request.tools),
           maxRetries: 0,
-          abortSignal: AbortSignal.any([callerSignal, timeoutSignal]),
+          abortSignal,
           stopWhen: stepCountIs(1),
+          // Errors arrive as `error` parts and are classified below (the default logs them).
+          onError: () => undefined,
         });
-        const toolCalls: ToolCall[] = result.toolCalls.map((call) => {
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') {
+            if (part.text !== '') request.onTextDelta?.(part.text);
+          } else if (part.type === 'error') {
+            throw part.error;
+          } else if (part.type === 'abort') {
+            throw abortSignal.reason;
+          }
+        }
+        const [text, calls, finishReason] = await Promise.all([
+          result.text,
+          result.toolCalls,
+          result.finishReason,
+        ]);
+        const toolCalls: ToolCall[] = calls.map((call) => {
           if (!isPlainObject(call.input)) {
             // Unparsable arguments: another sample may well be fine.
             throw new ProviderError(
@@ -193,8 +214,8 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
           };
         });
         const output: ModelStepOutput = {
-          text: result.text,
-          finishReason: toFinishReason(result.finishReason, toolCalls.length),
+          text,
+          finishReason: toFinishReason(finishReason, toolCalls.length),
         };
         if (toolCalls.length > 0) output.toolCalls = toolCalls;
         return output;
@@ -270,7 +291,7 @@ export function apiKeyVariable(provider: ModelProvider): { variable: string; req
   return { variable: 'OPENAI_API_KEY', required: provider === 'openai' };
 }
 
-/** Turn whatever `generateText` threw into a {@link ProviderError}. */
+/** Turn whatever `streamText` raised (thrown or as an `error` part) into a {@link ProviderError}. */
 function classifyError(
   label: string,
   source: Pick<ModelErrorDetails, 'provider' | 'model'>,

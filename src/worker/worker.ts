@@ -117,6 +117,7 @@ export async function startAgentWorker(
     maxToolOutputBytes: options.maxToolOutputBytes,
     // Read once, here: tool processes never see the rest of this process's environment.
     toolEnv: toolEnvironment(options.toolEnv),
+    ...(options.stream ? { stream: options.stream } : {}),
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;

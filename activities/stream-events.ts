@@ -1,0 +1,179 @@
+/**
+ * The live-stream events of the hook, tool and permission activities: each of them,
+ * wrapped, publishes what it did to its send's stream (`advanced.stream`) as it does it.
+ * Nothing here changes what an activity returns or throws, and nothing waits on readers.
+ *
+ * @module
+ */
+import { CancelledFailure } from '@temporalio/common';
+import { messageOf } from '../src/common/errors.js';
+import { mergeHookOutputs } from '../src/common/hook-rules.js';
+import type {
+  CheckPermissionInput,
+  CheckPermissionOutput,
+  DispatchHookInput,
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  HookDispatchOutcome,
+} from '../src/common/protocol.js';
+import type { AgentRegistry } from '../src/agent/registry.js';
+import type { HookDispatchEvent } from '../src/stream/events.js';
+import { streamWriter, type SendStreamWriter } from '../src/stream/writer.js';
+
+type Activity<I, O> = (input: I) => Promise<O>;
+
+interface Wrapped {
+  dispatchHook: Activity<DispatchHookInput, HookDispatchOutcome>;
+  executeTool: Activity<ExecuteToolInput, ExecuteToolOutput>;
+  checkPermission: Activity<CheckPermissionInput, CheckPermissionOutput>;
+}
+
+/** `activities` with `dispatchHook`, `executeTool` and `checkPermission` publishing their events. */
+export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, activities: T): T {
+  const writerOf = (input: { agentName: string; sessionId: string; requestId?: string }) => {
+    let transport;
+    try {
+      transport = registry.agent(input.agentName).stream;
+    } catch {
+      return undefined; // the activity itself says that this worker lacks the agent
+    }
+    return streamWriter(transport, input.sessionId, input.requestId);
+  };
+  const { dispatchHook, executeTool, checkPermission } = activities;
+
+  return {
+    ...activities,
+    async dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
+      const writer = writerOf(input);
+      if (!writer) return dispatchHook(input);
+      const started = performance.now();
+      const tags = toolTagsOf(input);
+      try {
+        const outcome = await dispatchHook(input);
+        writer.emit({ type: 'hook', event: input.event, ...tags, ...decisionOf(outcome) });
+        return outcome;
+      } catch (error) {
+        writer.emit({
+          type: 'hook',
+          event: input.event,
+          ...tags,
+          decision: error instanceof CancelledFailure ? 'cancelled' : 'error',
+          reason: messageOf(error),
+          callbackCount: input.callbackCount,
+          durationMs: Math.round(performance.now() - started),
+        });
+        throw error;
+      } finally {
+        await writer.flush();
+      }
+    },
+
+    async executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
+      const writer = writerOf(input);
+      if (!writer) return executeTool(input);
+      const { toolUseId, toolName } = input;
+      const started = performance.now();
+      const ms = () => Math.round(performance.now() - started);
+      writer.emit({ type: 'tool-start', toolUseId, toolName, input: input.input });
+      try {
+        const result = await executeTool(input);
+        const summary =
+          result.display?.summary ?? (result.status === 'error' ? result.error.message : undefined);
+        writer.emit({
+          type: 'tool-end',
+          toolUseId,
+          toolName,
+          status: result.status,
+          ...(summary !== undefined ? { summary } : {}),
+          durationMs: ms(),
+        });
+        return result;
+      } catch (error) {
+        const cancelled = error instanceof CancelledFailure;
+        writer.emit({
+          type: 'tool-end',
+          toolUseId,
+          toolName,
+          status: cancelled ? 'cancelled' : 'error',
+          summary: messageOf(error),
+          durationMs: ms(),
+        });
+        throw error;
+      } finally {
+        await writer.flush();
+      }
+    },
+
+    async checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
+      const writer = writerOf(input);
+      if (!writer) return checkPermission(input);
+      const { toolUseId, toolName, kind, affectedPaths } = input;
+      writer.emit({ type: 'permission-asked', toolUseId, toolName, kind, affectedPaths });
+      try {
+        const output = await checkPermission(input);
+        emitDecision(writer, input, output);
+        return output;
+      } finally {
+        await writer.flush();
+      }
+    },
+  };
+}
+
+function emitDecision(
+  writer: SendStreamWriter,
+  input: CheckPermissionInput,
+  output: CheckPermissionOutput,
+): void {
+  const { toolUseId, toolName } = input;
+  if (!output.ok) {
+    // The workflow denies a call whose check failed.
+    writer.emit({
+      type: 'permission-decided',
+      toolUseId,
+      toolName,
+      behavior: 'deny',
+      message: output.error.message,
+    });
+    return;
+  }
+  const result = output.result;
+  const message = 'message' in result ? result.message : undefined;
+  writer.emit({
+    type: 'permission-decided',
+    toolUseId,
+    toolName,
+    behavior: result.behavior,
+    ...(message !== undefined ? { message } : {}),
+  });
+}
+
+function toolTagsOf(input: DispatchHookInput): { toolName?: string; toolUseId?: string } {
+  const { toolName, toolUseId } = input.payload;
+  return {
+    ...(typeof toolName === 'string' ? { toolName } : {}),
+    ...(typeof toolUseId === 'string' ? { toolUseId } : {}),
+  };
+}
+
+/** The decision a dispatch's outcome comes to, as the workflow merges it. */
+function decisionOf(
+  outcome: HookDispatchOutcome,
+): Pick<HookDispatchEvent, 'decision' | 'reason' | 'callbackCount' | 'durationMs'> {
+  const { callbackCount, durationMs } = outcome;
+  switch (outcome.status) {
+    case 'completed': {
+      const merged = mergeHookOutputs(outcome.outputs);
+      return {
+        decision: merged.action,
+        ...(merged.reason !== undefined ? { reason: merged.reason } : {}),
+        callbackCount,
+        durationMs,
+      };
+    }
+    case 'error':
+      return { decision: 'error', reason: outcome.error.message, callbackCount, durationMs };
+    case 'timeout':
+      return { decision: 'timeout', callbackCount, durationMs };
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * The events of a `send()`'s live stream: what `SendCall.stream()` and `Session.stream()`
+ * yield. They are published by the activities that do the work (the model step, the hook
+ * dispatch, the tool execution, the permission check) and by the client that sent the
+ * prompt (the final `finish` or `error`), through a {@link StreamTransport}: never through
+ * workflow history, Updates or queries.
+ *
+ * @module
+ */
+import type { SerializedError } from '../common/errors.js';
+import type { HookEvent } from '../common/hook-events.js';
+import type { JsonObject } from '../common/json.js';
+import type { DispatchOutcomeKind, SendStatus, ToolCallRecord } from '../common/protocol.js';
+import type { ToolKind } from '../common/types.js';
+
+/**
+ * A piece of the model's text, in order. The deltas of one model step concatenate to that
+ * step's recorded assistant text (unless a `restart` of the step comes between them).
+ */
+export interface TextDeltaEvent {
+  type: 'text-delta';
+  /** The new text (never empty). */
+  text: string;
+  /** 0-based model step within the `send()`. */
+  step: number;
+}
+
+/**
+ * The model step `step` runs again (its worker was lost, or the provider failed and the
+ * step is retried): the deltas of this step seen so far are void; the new attempt's deltas
+ * follow.
+ */
+export interface RestartEvent {
+  type: 'restart';
+  /** 0-based model step within the `send()`. */
+  step: number;
+  /** The new attempt, from 2. */
+  attempt: number;
+}
+
+/** One hook dispatch (all callbacks of one event) ended. */
+export interface HookDispatchEvent {
+  type: 'hook';
+  /** The hook event dispatched. */
+  event: HookEvent;
+  /** How it ended: the merged decision (`continue`, `skip`, `abort`) or a failure. */
+  decision: Extract<
+    DispatchOutcomeKind,
+    'continue' | 'skip' | 'abort' | 'error' | 'timeout' | 'cancelled'
+  >;
+  /** For tool events (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure). */
+  toolName?: string;
+  toolUseId?: string;
+  /** The deciding callback's reason, or the failure's message. */
+  reason?: string;
+  /** How many callbacks ran. */
+  callbackCount: number;
+  /** Wall time of the dispatch, ms. */
+  durationMs: number;
+}
+
+/** A tool starts to execute (after PreToolUse and permission allowed it). */
+export interface ToolStartEvent {
+  type: 'tool-start';
+  toolUseId: string;
+  toolName: string;
+  /** The input it runs with (after hooks and permission edited it). */
+  input: JsonObject;
+}
+
+/** A tool finished executing (before PostToolUse / PostToolUseFailure). */
+export interface ToolEndEvent {
+  type: 'tool-end';
+  toolUseId: string;
+  toolName: string;
+  status: 'success' | 'error' | 'cancelled';
+  /** The result's display summary, or its error message. */
+  summary?: string;
+  /** Wall time of the execution, ms. */
+  durationMs: number;
+}
+
+/** The agent's permission function (`advanced.permission`, or the session's) is asked. */
+export interface PermissionAskedEvent {
+  type: 'permission-asked';
+  toolUseId: string;
+  toolName: string;
+  kind: ToolKind;
+  affectedPaths: string[];
+}
+
+/**
+ * The permission function decided. `ask` means a person is asked next
+ * (`session.pendingPermissions()`, then `approve()` / `deny()`).
+ */
+export interface PermissionDecidedEvent {
+  type: 'permission-decided';
+  toolUseId: string;
+  toolName: string;
+  behavior: 'allow' | 'deny' | 'ask';
+  /** The deny or ask message, or why the check failed (which denies). */
+  message?: string;
+}
+
+/** The `send()` resolved: the last event of its stream. */
+export interface FinishEvent {
+  type: 'finish';
+  status: SendStatus;
+  /** The final assistant text (`''` when none), as `response.text()` gives it. */
+  text: string;
+  toolCalls: ToolCallRecord[];
+}
+
+/** The `send()` rejected (a hook rejected the prompt, the session closed, ...): the last event. */
+export interface ErrorEvent {
+  type: 'error';
+  /** The error `send()` rejected with, serialized (`name`, `message`, `code`, ...). */
+  error: SerializedError;
+}
+
+/** Any event of a send's stream, by `type`. */
+export type StreamEvent =
+  | TextDeltaEvent
+  | RestartEvent
+  | HookDispatchEvent
+  | ToolStartEvent
+  | ToolEndEvent
+  | PermissionAskedEvent
+  | PermissionDecidedEvent
+  | FinishEvent
+  | ErrorEvent;
+
+/**
+ * An event as a reader gets it: with the id of its entry in the stream. Pass the last `id`
+ * seen as `after` to `Session.stream()` to resume with the next one.
+ */
+export type StreamedEvent = StreamEvent & { id: string };
+
+/** Whether `event` ends its stream (`finish` or `error`). */
+export function isFinal(event: StreamEvent): event is FinishEvent | ErrorEvent {
+  return event.type === 'finish' || event.type === 'error';
+}

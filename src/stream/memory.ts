@@ -1,0 +1,198 @@
+/**
+ * The embedded stream transport: an in-memory bus keyed by session id and send id, for a
+ * client and a worker in one process. Nothing to install, nothing to start.
+ *
+ * @module
+ */
+import { ConfigError } from '../common/errors.js';
+import type { StreamEvent } from './events.js';
+import {
+  keyString,
+  type StreamEntry,
+  type StreamKey,
+  type StreamReadOptions,
+  type StreamTransport,
+} from './transport.js';
+
+/** Options of {@link memoryStreams}. Every bound holds whatever readers do. */
+export interface MemoryStreamsOptions {
+  /**
+   * Entries kept per stream: past it the oldest leave (a reader that had not read them
+   * skips them). @default 10000
+   */
+  maxEntriesPerStream?: number;
+  /** Streams kept: past it the one written least recently is dropped. @default 1000 */
+  maxStreams?: number;
+  /**
+   * Bytes kept over all streams (estimated as the JSON length of each event): past it the
+   * streams written least recently are dropped. @default 67108864 (64 MiB)
+   */
+  maxBytes?: number;
+  /** A stream not written for this long is dropped, ms. @default 600000 (10 min) */
+  ttlMs?: number;
+}
+
+interface Stream {
+  entries: StreamEntry[];
+  /** Sequence number of `entries[0]`. */
+  firstSeq: number;
+  nextSeq: number;
+  bytes: number;
+  lastAppend: number;
+}
+
+/**
+ * An in-memory {@link StreamTransport}. Entry ids are decimal sequence numbers from `1`
+ * within each stream. `append` is synchronous (a reader woken by it sees the entry at
+ * once) and `flush` has nothing to wait for. Readers hold only their position: a slow or
+ * abandoned reader keeps nothing alive, and the bounds of {@link MemoryStreamsOptions}
+ * hold the memory.
+ *
+ * @throws {ConfigError} when a bound is not a positive integer.
+ */
+export function memoryStreams(options: MemoryStreamsOptions = {}): StreamTransport {
+  const maxEntries = bound('maxEntriesPerStream', options.maxEntriesPerStream, 10_000);
+  const maxStreams = bound('maxStreams', options.maxStreams, 1000);
+  const maxBytes = bound('maxBytes', options.maxBytes, 64 * 1024 * 1024);
+  const ttlMs = bound('ttlMs', options.ttlMs, 600_000);
+  // Least recently written first: a write moves its stream to the end.
+  const streams = new Map<string, Stream>();
+  const waiters = new Map<string, Set<() => void>>();
+  let totalBytes = 0;
+  let lastSweep = Date.now();
+
+  function drop(name: string): void {
+    const stream = streams.get(name);
+    if (!stream) return;
+    totalBytes -= stream.bytes;
+    streams.delete(name);
+  }
+
+  function sweep(now: number): void {
+    if (now - lastSweep < Math.min(ttlMs / 10, 10_000)) return;
+    lastSweep = now;
+    for (const [name, stream] of streams) {
+      if (now - stream.lastAppend < ttlMs) break;
+      drop(name);
+    }
+  }
+
+  function wake(name: string): void {
+    const waiting = waiters.get(name);
+    if (!waiting) return;
+    waiters.delete(name);
+    for (const resolve of waiting) resolve();
+  }
+
+  function append(key: StreamKey, event: StreamEvent): void {
+    const name = keyString(key);
+    const now = Date.now();
+    let stream = streams.get(name);
+    if (stream) streams.delete(name);
+    else stream = { entries: [], firstSeq: 1, nextSeq: 1, bytes: 0, lastAppend: now };
+    streams.set(name, stream);
+    const bytes = JSON.stringify(event).length;
+    stream.entries.push({ id: String(stream.nextSeq), event });
+    stream.nextSeq += 1;
+    stream.bytes += bytes;
+    stream.lastAppend = now;
+    totalBytes += bytes;
+    // Trim in batches (an eighth of the bound at a time), so a long stream costs O(1) a write.
+    if (stream.entries.length > maxEntries + Math.ceil(maxEntries / 8)) {
+      const cut = stream.entries.length - maxEntries;
+      for (const entry of stream.entries.splice(0, cut)) {
+        const size = JSON.stringify(entry.event).length;
+        stream.bytes -= size;
+        totalBytes -= size;
+      }
+      stream.firstSeq += cut;
+    }
+    while (streams.size > maxStreams || (totalBytes > maxBytes && streams.size > 1)) {
+      const oldest = streams.keys().next().value;
+      if (oldest === undefined || oldest === name) break;
+      drop(oldest);
+    }
+    sweep(now);
+    wake(name);
+  }
+
+  function nextAppend(name: string, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let set = waiters.get(name);
+      if (!set) waiters.set(name, (set = new Set()));
+      const done = () => {
+        signal?.removeEventListener('abort', done);
+        set.delete(done);
+        if (set.size === 0 && waiters.get(name) === set) waiters.delete(name);
+        resolve();
+      };
+      set.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async function* read(
+    key: StreamKey,
+    readOptions: StreamReadOptions = {},
+  ): AsyncGenerator<StreamEntry> {
+    const { signal } = readOptions;
+    const name = keyString(key);
+    let next = readOptions.after === undefined ? 1 : seqOf(readOptions.after) + 1;
+    while (!signal?.aborted) {
+      const stream = streams.get(name);
+      if (stream) {
+        if (next < stream.firstSeq) next = stream.firstSeq;
+        while (next < stream.nextSeq && !signal?.aborted) {
+          const entry = stream.entries[next - stream.firstSeq];
+          next += 1;
+          if (entry) yield entry;
+        }
+        if (signal?.aborted) return;
+      }
+      await nextAppend(name, signal);
+    }
+  }
+
+  return {
+    name: 'memory',
+    append,
+    flush: () => Promise.resolve(),
+    read,
+    close: async () => {
+      streams.clear();
+      totalBytes = 0;
+    },
+  };
+}
+
+/** The sequence number of a memory entry id. */
+function seqOf(id: string): number {
+  if (!/^\d+$/.test(id)) {
+    throw new ConfigError(
+      `stream read: 'after' must be an entry id of this stream (a decimal number for the in-memory transport), got '${id}'`,
+    );
+  }
+  return Number(id);
+}
+
+function bound(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new ConfigError(
+      `memoryStreams: ${name} must be a positive integer, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+let processStreams: StreamTransport | undefined;
+
+/**
+ * The process's shared in-memory transport (created on first use, default bounds): what
+ * every agent of this process uses unless `advanced.stream` says otherwise, so a client and
+ * a worker of the same agent in one process meet on it.
+ */
+export function processMemoryStreams(): StreamTransport {
+  processStreams ??= memoryStreams();
+  return processStreams;
+}

@@ -1,0 +1,271 @@
+/**
+ * The cross-process stream transport: Redis Streams. Each send's stream is one Redis
+ * stream (`XADD ... MAXLEN ~ n`, expiring after its last write); readers `XREAD BLOCK` from
+ * the last entry id they saw, so a reader that reconnects with that id gets the rest, as
+ * the Vercel AI SDK's resumable streams do.
+ *
+ * The Redis client is node-redis (`redis` on npm, v5), loaded when the transport first
+ * connects: install it beside the SDK (`npm install redis@5`) or pass `createClient`.
+ *
+ * @module
+ */
+import { ConfigError, messageOf } from '../common/errors.js';
+import type { StreamEvent } from './events.js';
+import {
+  keyString,
+  type StreamEntry,
+  type StreamKey,
+  type StreamReadOptions,
+  type StreamTransport,
+} from './transport.js';
+
+/** The parts of a node-redis v5 client the transport uses. */
+export interface RedisClientLike {
+  connect(): Promise<unknown>;
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): RedisClientLike;
+  destroy(): void;
+  close?(): Promise<void>;
+  on?(event: 'error', listener: (error: unknown) => void): unknown;
+}
+
+/** Options of {@link redisStreams}. */
+export interface RedisStreamsOptions {
+  /** The server, e.g. `redis://127.0.0.1:6379` (`rediss://` for TLS, `redis://:pass@host`). */
+  url: string;
+  /**
+   * node-redis's `createClient` (from `redis` v5), to use instead of loading the `redis`
+   * package: for a bundled or otherwise installed copy.
+   * @default `createClient` of the `redis` package, imported on first use
+   */
+  createClient?: (options: { url: string }) => RedisClientLike;
+  /**
+   * Entries kept per stream, approximately (`XADD ... MAXLEN ~`): Redis trims in whole
+   * nodes, so a stream may hold somewhat more. @default 10000
+   */
+  maxLenPerStream?: number;
+  /** A stream not written for this long expires (`PEXPIRE` on every write), ms. @default 600000 (10 min) */
+  ttlMs?: number;
+  /**
+   * Writes queued in this process while Redis is slow or away: past it new entries are
+   * dropped (the stream is best effort; the session is not), and the drops are counted in
+   * `dropped`. @default 10000
+   */
+  maxQueued?: number;
+  /** Prefix of the Redis keys. @default `durable-agent:stream:` */
+  keyPrefix?: string;
+  /** How long one `XREAD BLOCK` waits before it asks again, ms. @default 5000 */
+  blockMs?: number;
+}
+
+/** A Redis Streams transport, with its counters. */
+export interface RedisStreamTransport extends StreamTransport {
+  /** Entries dropped because `maxQueued` writes were pending, or a write failed. */
+  readonly dropped: number;
+  /** Write what is queued (at most 1 s), then close every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A {@link StreamTransport} on Redis Streams. Entry ids are Redis stream ids
+ * (`<ms>-<seq>`). Writes go through one connection, pipelined, in order; each reader holds
+ * a connection of its own while it reads (blocking reads need one) and closes it when it
+ * ends. A slow or vanished reader costs the writer nothing; each stream keeps about
+ * `maxLenPerStream` entries and expires `ttlMs` after its last write.
+ *
+ * @throws {ConfigError} when `url` is not a `redis://` or `rediss://` URL or a bound is not
+ *   a positive integer; the first use rejects with a {@link ConfigError} when the `redis`
+ *   package is not installed and no `createClient` is given.
+ */
+export function redisStreams(options: RedisStreamsOptions): RedisStreamTransport {
+  const url = options?.url;
+  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url)) {
+    throw new ConfigError(
+      `redisStreams: url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`,
+    );
+  }
+  const maxLen = bound('maxLenPerStream', options.maxLenPerStream, 10_000);
+  const ttlMs = bound('ttlMs', options.ttlMs, 600_000);
+  const maxQueued = bound('maxQueued', options.maxQueued, 10_000);
+  const blockMs = bound('blockMs', options.blockMs, 5_000);
+  const prefix = options.keyPrefix ?? 'durable-agent:stream:';
+  const redisKey = (key: StreamKey) => `${prefix}${keyString(key)}`;
+
+  let base: Promise<RedisClientLike> | undefined;
+  let closed = false;
+  let dropped = 0;
+  const pending = new Set<Promise<unknown>>();
+  const readers = new Set<RedisClientLike>();
+
+  async function newClient(): Promise<RedisClientLike> {
+    const create = options.createClient ?? (await loadCreateClient());
+    const client = create({ url: url as string });
+    // node-redis reconnects by itself; without a listener an 'error' event would throw.
+    client.on?.('error', () => undefined);
+    await client.connect();
+    return client;
+  }
+
+  function writer(): Promise<RedisClientLike> {
+    base ??= newClient();
+    base.catch(() => (base = undefined)); // a failed connect is tried again on the next write
+    return base;
+  }
+
+  function append(key: StreamKey, event: StreamEvent): void {
+    if (closed) return;
+    if (pending.size >= maxQueued) {
+      dropped += 1;
+      return;
+    }
+    const name = redisKey(key);
+    const data = JSON.stringify(event);
+    // Chained on one connection, in call order: node-redis pipelines them in that order.
+    const write = writer()
+      .then((client) =>
+        Promise.all([
+          client.sendCommand(['XADD', name, 'MAXLEN', '~', String(maxLen), '*', 'e', data]),
+          client.sendCommand(['PEXPIRE', name, String(ttlMs)]),
+        ]),
+      )
+      .catch(() => {
+        dropped += 1;
+      });
+    pending.add(write);
+    void write.finally(() => pending.delete(write));
+  }
+
+  async function flush(timeoutMs: number): Promise<void> {
+    if (pending.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all([...pending]),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  async function* read(
+    key: StreamKey,
+    readOptions: StreamReadOptions = {},
+  ): AsyncGenerator<StreamEntry> {
+    const { signal } = readOptions;
+    let last = readOptions.after ?? '0-0';
+    if (!/^\d+-\d+$/.test(last)) {
+      throw new ConfigError(
+        `stream read: 'after' must be an entry id of this stream (a Redis stream id such as 1700000000000-0), got '${last}'`,
+      );
+    }
+    if (signal?.aborted) return;
+    const base = await writer();
+    const client = base.duplicate();
+    client.on?.('error', () => undefined);
+    await client.connect();
+    readers.add(client);
+    // A blocked XREAD holds its connection: destroying it is how an abort interrupts it.
+    const onAbort = () => destroy(client);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const name = redisKey(key);
+    try {
+      while (!signal?.aborted && !closed) {
+        let reply: unknown;
+        try {
+          reply = await client.sendCommand([
+            'XREAD',
+            'COUNT',
+            '512',
+            'BLOCK',
+            String(blockMs),
+            'STREAMS',
+            name,
+            last,
+          ]);
+        } catch (error) {
+          if (signal?.aborted || closed) return;
+          throw new Error(`redisStreams: reading ${name} failed: ${messageOf(error)}`, {
+            cause: error,
+          });
+        }
+        for (const [id, event] of entriesOf(reply)) {
+          last = id;
+          yield { id, event };
+          if (signal?.aborted) return;
+        }
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      readers.delete(client);
+      destroy(client);
+    }
+  }
+
+  return {
+    name: 'redis',
+    append,
+    flush,
+    read,
+    get dropped() {
+      return dropped;
+    },
+    async close() {
+      await flush(1000);
+      closed = true;
+      for (const client of readers) destroy(client);
+      readers.clear();
+      const client = await base?.catch(() => undefined);
+      base = undefined;
+      if (client) await (client.close?.().catch(() => undefined) ?? destroy(client));
+    },
+  };
+}
+
+/** Close a connection now; one closed already is left as it is. */
+function destroy(client: RedisClientLike): void {
+  try {
+    client.destroy();
+  } catch {
+    // closed already (node-redis throws ClientClosedError)
+  }
+}
+
+/** The entries of an `XREAD` reply (RESP2 arrays: `[[key, [[id, [field, value]], ...]]]`). */
+function entriesOf(reply: unknown): Array<[string, StreamEvent]> {
+  if (!Array.isArray(reply)) return [];
+  const out: Array<[string, StreamEvent]> = [];
+  for (const stream of reply as unknown[]) {
+    const entries = Array.isArray(stream) ? (stream[1] as unknown) : undefined;
+    if (!Array.isArray(entries)) continue;
+    for (const entry of entries as unknown[]) {
+      if (!Array.isArray(entry)) continue;
+      const id = String(entry[0]);
+      const fields = entry[1] as unknown[];
+      const at = Array.isArray(fields) ? fields.findIndex((f) => String(f) === 'e') : -1;
+      if (at < 0) continue;
+      out.push([id, JSON.parse(String(fields[at + 1])) as StreamEvent]);
+    }
+  }
+  return out;
+}
+
+async function loadCreateClient(): Promise<(options: { url: string }) => RedisClientLike> {
+  // A variable, so that the SDK builds without the optional `redis` package installed.
+  const name = 'redis';
+  try {
+    const module = (await import(name)) as {
+      createClient: (options: { url: string }) => RedisClientLike;
+    };
+    return module.createClient;
+  } catch (error) {
+    throw new ConfigError(
+      `redisStreams needs the 'redis' package (node-redis v5): npm install redis@5, or pass createClient (${messageOf(error)})`,
+    );
+  }
+}
+
+function bound(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+    throw new ConfigError(`redisStreams: ${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
