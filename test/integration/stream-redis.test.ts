@@ -44,9 +44,9 @@ async function take(
   return out;
 }
 
-describe.skipIf(!createClient)('redisStreams', () => {
+describe('redisStreams', () => {
   const transportOf = (options: { maxLenPerStream?: number } = {}) =>
-    redisStreams({ url: redis.url, createClient: createClient!, ...options });
+    redisStreams({ url: redis.url, createClient: createClient, ...options });
 
   it('gives a reader every entry in order; one resumed after an id gets the rest', async () => {
     const transport = transportOf();
@@ -82,7 +82,7 @@ describe.skipIf(!createClient)('redisStreams', () => {
 
   it('keeps about maxLenPerStream entries per stream, and sets an expiry on it', async () => {
     const transport = transportOf({ maxLenPerStream: 100 });
-    const probe = createClient!({ url: redis.url });
+    const probe = createClient({ url: redis.url });
     await probe.connect();
     try {
       const key = { sessionId: 's', requestId: 'bounded' };
@@ -170,7 +170,7 @@ async function kill(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-describe.skipIf(!createClient)('a worker in another process, on Redis Streams', () => {
+describe('a worker in another process, on Redis Streams', () => {
   let server: FakeOpenAI;
   const workers: ChildProcess[] = [];
   let env: StreamWorkerEnv;
@@ -195,7 +195,7 @@ describe.skipIf(!createClient)('a worker in another process, on Redis Streams', 
       workspace: tempDir('stream-redis'),
     };
     workers.push(await startStreamWorker(env));
-    transport = redisStreams({ url: redis.url, createClient: createClient! });
+    transport = redisStreams({ url: redis.url, createClient: createClient });
     client = await createAgentClient(streamAgentOptions(env, transport));
   }, 60_000);
 
