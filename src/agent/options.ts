@@ -655,6 +655,22 @@ const positiveInt = (name: string) =>
     })
     .optional();
 
+/**
+ * An optional option `ok` accepts, else refused with `<name> <requirement>, got <value>`.
+ */
+const checked = (name: string, ok: (value: unknown) => boolean, requirement: string) =>
+  z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !ok(value)) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} ${requirement}, got ${describeValue(value)}`,
+        });
+      }
+    })
+    .optional();
+
 const optionalString = (name: string) =>
   z
     .unknown()
@@ -1010,32 +1026,20 @@ const agentSchema = z.strictObject({
       permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
       toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
       maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
-      toolHookErrors: z
-        .unknown()
-        .superRefine((value, ctx) => {
-          if (value !== undefined && value !== 'tool-error' && value !== 'reject') {
-            ctx.addIssue({
-              code: 'custom',
-              message: `advanced.toolHookErrors must be 'tool-error' or 'reject', got ${describeValue(value)}`,
-            });
-          }
-        })
-        .optional(),
+      toolHookErrors: checked(
+        'advanced.toolHookErrors',
+        (v) => v === 'tool-error' || v === 'reject',
+        "must be 'tool-error' or 'reject'",
+      ),
       toolEnv: toolEnvSchema,
       modelTimeoutMs: timeoutMs('advanced.modelTimeoutMs'),
       maxContextTokens: positiveInt('advanced.maxContextTokens'),
       continueAsNewAfterPrompts: positiveInt('advanced.continueAsNewAfterPrompts'),
-      payloadStore: z
-        .unknown()
-        .superRefine((value, ctx) => {
-          if (value !== undefined && !isPayloadStore(value)) {
-            ctx.addIssue({
-              code: 'custom',
-              message: `advanced.payloadStore must have put(data) and get(ref) methods (e.g. fileStore(dir)), got ${describeValue(value)}`,
-            });
-          }
-        })
-        .optional(),
+      payloadStore: checked(
+        'advanced.payloadStore',
+        isPayloadStore,
+        'must have put(data) and get(ref) methods (e.g. fileStore(dir))',
+      ),
       stream: z
         .unknown()
         .superRefine((value, ctx) => {
@@ -1072,17 +1076,11 @@ const agentSchema = z.strictObject({
           }
         })
         .optional(),
-      logger: z
-        .unknown()
-        .superRefine((value, ctx) => {
-          if (value !== undefined && !isAgentLogger(value)) {
-            ctx.addIssue({
-              code: 'custom',
-              message: `advanced.logger must have debug, info, warn and error methods (e.g. console), got ${describeValue(value)}`,
-            });
-          }
-        })
-        .optional(),
+      logger: checked(
+        'advanced.logger',
+        isAgentLogger,
+        'must have debug, info, warn and error methods (e.g. console)',
+      ),
       logLevel: z
         .unknown()
         .superRefine((value, ctx) => {
@@ -1112,30 +1110,18 @@ const agentSchema = z.strictObject({
           metadata: metadataSchema,
           profile: optionalString('advanced.temporal.profile'),
           configFile: optionalString('advanced.temporal.configFile'),
-          envConfig: z
-            .unknown()
-            .superRefine((value, ctx) => {
-              if (value !== undefined && typeof value !== 'boolean') {
-                ctx.addIssue({
-                  code: 'custom',
-                  message: `advanced.temporal.envConfig must be true or false, got ${describeValue(value)}`,
-                });
-              }
-            })
-            .optional(),
+          envConfig: checked(
+            'advanced.temporal.envConfig',
+            (v) => typeof v === 'boolean',
+            'must be true or false',
+          ),
           plugins: pluginsSchema,
           interceptors: interceptorsSchema,
-          runtime: z
-            .unknown()
-            .superRefine((value, ctx) => {
-              if (value !== undefined && value !== 'if-absent' && value !== 'never') {
-                ctx.addIssue({
-                  code: 'custom',
-                  message: `advanced.temporal.runtime must be 'if-absent' or 'never', got ${describeValue(value)}`,
-                });
-              }
-            })
-            .optional(),
+          runtime: checked(
+            'advanced.temporal.runtime',
+            (v) => v === 'if-absent' || v === 'never',
+            "must be 'if-absent' or 'never'",
+          ),
           workflowTaskTimeoutMs: positiveInt('advanced.temporal.workflowTaskTimeoutMs'),
         })
         .optional(),
@@ -1163,17 +1149,11 @@ const sessionSchema = z.strictObject({
   idleTimeoutMs: timeoutMs('idleTimeoutMs'),
   maxTurns: positiveInt('maxTurns'),
   resumeSessionId: optionalString('resumeSessionId'),
-  permissionHandler: z
-    .unknown()
-    .superRefine((value, ctx) => {
-      if (value !== undefined && typeof value !== 'function') {
-        ctx.addIssue({
-          code: 'custom',
-          message: `permissionHandler must be a function, got ${describeValue(value)}`,
-        });
-      }
-    })
-    .optional(),
+  permissionHandler: checked(
+    'permissionHandler',
+    (v) => typeof v === 'function',
+    'must be a function',
+  ),
 });
 
 function check(schema: z.ZodType, value: unknown, what: string): void {
