@@ -98,7 +98,11 @@ describe('a streaming OpenAI-compatible endpoint', () => {
       const many = await run();
       const one = await run();
       expect([many.deltas, one.deltas]).toEqual([64, 1]);
-      expect(many.events.map((e) => e.eventType)).toEqual(one.events.map((e) => e.eventType));
+      // Workflow task events aside (types 5 to 9): how many tasks a run takes depends on when
+      // its Updates arrive, not on the stream.
+      const types = (events: typeof many.events) =>
+        events.map((e) => e.eventType).filter((t) => !(Number(t) >= 5 && Number(t) <= 9));
+      expect(types(many.events)).toEqual(types(one.events));
       const bytes = (events: typeof many.events) =>
         events.reduce((sum, e) => sum + JSON.stringify(e).length, 0);
       // Same text, same history size give or take ids and times (no chunk leaves a trace).

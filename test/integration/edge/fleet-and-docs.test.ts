@@ -120,7 +120,7 @@ describe('two workers on one task queue', () => {
     }
   }, 60_000);
 
-  it('a worker whose agent definition has another number of callbacks for an event refuses its dispatches (HOOK_CALLBACKS_MISSING)', async () => {
+  it('a worker whose agent definition has another number of callbacks for an event refuses its dispatches: another version, never its own callbacks', async () => {
     const taskQueue = uniqueTaskQueue('adv-count');
     let workerCalls = 0;
     const worker = await createAgentWorker({
@@ -140,9 +140,11 @@ describe('two workers on one task queue', () => {
     const cont = async () => ({ action: 'continue' as const });
     const client = await createAgentClient({
       model: scriptedModel(() => 'unused'),
-      // Two callbacks where the worker has one.
+      // Two callbacks where the worker has one: another definition, so another version. A short
+      // budget: the refused dispatch is scheduled again until it is spent.
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [cont, cont] },
+        hookTimeoutMs: 3_000,
         temporal: { address: temporalAddress(), taskQueue },
       },
     });
@@ -150,10 +152,15 @@ describe('two workers on one task queue', () => {
       const session = await client.createSession();
       const error = await session.send('x').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(HookError);
-      expect(error).toMatchObject({ code: 'HOOK_CALLBACKS_MISSING' });
-      expect((error as Error).message).toMatch(
-        /This worker has 1 UserPromptSubmit callback\(s\) for session .*; the session expects 2/,
-      );
+      expect(error).toMatchObject({
+        code: 'WORKER_VERSION_MISMATCH',
+        event: HookEvent.UserPromptSubmit,
+      });
+      // Both versions named: the session's (its client's fingerprint) and the worker's.
+      const sessionVersion = /version '([0-9a-f]{16})'/.exec((error as Error).message)?.[1];
+      expect(sessionVersion).toBeDefined();
+      expect(sessionVersion).not.toBe(worker.version);
+      expect((error as Error).message).toContain(`'${worker.version}'`);
       expect(workerCalls).toBe(0);
       await session.close();
     } finally {
