@@ -44,6 +44,7 @@ import {
   type ConfigDataSource,
 } from '@temporalio/envconfig';
 import { ConfigError, messageOf } from '../common/errors.js';
+import type { TemporalOptions } from '../agent/options.js';
 
 /**
  * TLS settings of the connection to Temporal. Each certificate or key is PEM, given as
@@ -74,17 +75,11 @@ export interface TemporalTlsOptions {
   clientKeyPath?: string;
 }
 
-/** The connection fields of `advanced.temporal` ({@link TemporalOptions} in options.ts). */
-interface TemporalConnectionOptions {
-  address?: string;
-  namespace?: string;
-  tls?: boolean | TemporalTlsOptions;
-  apiKey?: string;
-  metadata?: Record<string, string>;
-  profile?: string;
-  configFile?: string;
-  envConfig?: boolean;
-}
+/** The connection fields of `advanced.temporal` (documented on {@link TemporalOptions}). */
+type TemporalConnectionOptions = Pick<
+  TemporalOptions,
+  'address' | 'namespace' | 'tls' | 'apiKey' | 'metadata' | 'profile' | 'configFile' | 'envConfig'
+>;
 
 /** The TLS of a connection, as Temporal's `tls` option takes it. */
 export interface ResolvedTls {
