@@ -28,7 +28,12 @@ import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
 import { isNoPollerError } from '../client/query.js';
 import { Session } from '../client/session.js';
-import { decodeHistoryPayloads, hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
+import {
+  decodeHistoryPayloads,
+  hasWorkflowTask,
+  sessionIdOfHistory,
+  storedPayloadEventIds,
+} from '../history/decode.js';
 import type { EncryptionKeyRing } from '../payloads/encryption.js';
 import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
 import {
@@ -274,7 +279,9 @@ async function inspect(args: CommandArgs, io: CliOutput): Promise<number> {
   const history = await decodedHistory(recorded, args, target);
   let timeline;
   try {
-    timeline = timelineFromHistory(history);
+    timeline = timelineFromHistory(history, {
+      storedPayloadEventIds: storedPayloadEventIds(recorded),
+    });
   } catch (error) {
     throw new CliError(`${target}: ${oneLine(error)}`, { cause: error });
   }
