@@ -476,7 +476,10 @@ const DESCRIPTIONS: Record<CommandName, string> = {
   inspect:
     "Rebuilds a session's hook timeline from its Temporal history (open or closed): one row\n" +
     'per hook dispatch with its decision, reason and duration, the SessionEnd marker and the\n' +
-    'final status. Accepts a history file too. --json prints the timeline as JSON.',
+    "final status; then each callback's decision, reason, time and edits (as diffs), and each\n" +
+    "tool call's permission (the policy's answer, who approved or denied with what edited\n" +
+    'input, the wait, the deadline) and result. Accepts a history file too. --json prints the\n' +
+    'timeline as JSON (shape in src/cli/README.md).',
   replay:
     'Replays a session history (fetched by session id, or a file written by historyToJSON or\n' +
     "'temporal workflow show --output json') against the current workflow code and prints\n" +
