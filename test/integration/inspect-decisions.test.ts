@@ -128,7 +128,7 @@ beforeAll(async () => {
             input.toolName === 'Write'
               ? {
                   action: 'continue',
-                  modifiedInput: { content: `[checked] ${String(input.toolInput.content)}` },
+                  modifiedInput: { content: `[checked] ${String(input.toolInput?.content)}` },
                 }
               : { action: 'continue' },
         ],
