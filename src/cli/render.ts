@@ -204,7 +204,7 @@ function callbackHead(callback: HistoryCallback): string {
 }
 
 /** `input:` and its diff (`unchanged` when the edit changed nothing), indented. */
-export function editLines(what: string, diff: ValueDiff | undefined, indent: string): string[] {
+function editLines(what: string, diff: ValueDiff | undefined, indent: string): string[] {
   if (!diff) return [`${indent}${what}: unchanged`];
   const lines = formatDiff(diff);
   if (lines.length === 1) return [`${indent}${what}: ${lines[0]!.trimStart()}`];
@@ -217,7 +217,7 @@ export function editLines(what: string, diff: ValueDiff | undefined, indent: str
  * the changed lines as `- line` / `+ line`; otherwise `before → after`. Values are JSON, cut
  * to 80 characters; at most 20 changed lines per text.
  */
-export function formatDiff(diff: ValueDiff): string[] {
+function formatDiff(diff: ValueDiff): string[] {
   switch (diff.kind) {
     case 'text':
       return lineChanges(diff.changes);

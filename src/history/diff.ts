@@ -17,13 +17,13 @@ export interface LineChange {
 }
 
 /** Two texts compared line by line: only the lines that changed. */
-export interface TextDiff {
+interface TextDiff {
   kind: 'text';
   changes: LineChange[];
 }
 
 /** One key of an {@link ObjectDiff} whose value changed. */
-export interface KeyChange {
+interface KeyChange {
   /** The key; nested keys as a dotted path (`options.mode`). */
   key: string;
   /** `added` (absent before), `removed` (absent after) or `changed`. */
@@ -37,13 +37,13 @@ export interface KeyChange {
 }
 
 /** Two objects compared key by key: only the keys that changed. */
-export interface ObjectDiff {
+interface ObjectDiff {
   kind: 'object';
   changes: KeyChange[];
 }
 
 /** Two values of different kinds (or arrays, numbers, ...): both, whole. */
-export interface ValueChange {
+interface ValueChange {
   kind: 'value';
   before: JsonValue | undefined;
   after: JsonValue | undefined;

@@ -39,13 +39,8 @@ import {
   type ToolExecuteOutcome,
 } from './tool-calls.js';
 
-export type {
-  HistoryAsk,
-  HistoryPermission,
-  HistoryToolCall,
-  HistoryToolResult,
-} from './tool-calls.js';
-export type { KeyChange, LineChange, ValueDiff } from './diff.js';
+export type { HistoryToolCall } from './tool-calls.js';
+export type { LineChange, ValueDiff } from './diff.js';
 
 /**
  * How a dispatch ended, as far as its history shows:

@@ -27,7 +27,7 @@ type HistoryPolicy =
   `preset ${PermissionPreset}` | 'permission function' | 'session permission function';
 
 /** A person's wait for a permission `ask`, and how it ended. */
-export interface HistoryAsk {
+interface HistoryAsk {
   /** When the request was asked, ms since epoch (the approval timer's start). */
   askedAt: number;
   /** When silence turns into a denial, ms since epoch. */
@@ -58,7 +58,7 @@ export interface HistoryAsk {
 }
 
 /** The permission stage of one call. */
-export interface HistoryPermission {
+interface HistoryPermission {
   /** How the policy was set. */
   policy: HistoryPolicy;
   /** The policy's answer (absent while a permission function runs, or when it failed to report). */
@@ -76,7 +76,7 @@ export interface HistoryPermission {
 }
 
 /** The tool's run. */
-export interface HistoryToolResult {
+interface HistoryToolResult {
   /**
    * `success` / `error`: the tool's result; `failed`: the activity failed; `worker_lost`: it
    * timed out (its worker died); `cancelled`: the prompt was aborted while it ran; `running`.
