@@ -14,6 +14,14 @@ import { DEFAULTS } from '../src/common/defaults.js';
 type Activities = ReturnType<typeof createActivities>;
 
 /**
+ * `{ summary }` for a proxy's options when there is one: the one line Temporal's Web UI and
+ * `temporal workflow show` give the activity (user metadata: not checked on replay).
+ */
+function summaryOf(summary: string | undefined): { summary?: string } {
+  return summary ? { summary } : {};
+}
+
+/**
  * The hook dispatch activity, for one event's budget.
  *
  * - `maximumAttempts: 1`: a dispatch runs at most once; re-running callbacks with side
@@ -30,8 +38,10 @@ export function hookDispatchActivity(
   taskQueue: string,
   budgetMs: number,
   heartbeatTimeoutMs: number,
+  summary?: string,
 ) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
     heartbeatTimeout: heartbeatTimeoutMs,
@@ -46,8 +56,9 @@ export function hookDispatchActivity(
  * timeout) or its heartbeats stop (heartbeat timeout): either way the wait ends and the
  * session is released, since a callback in a dead process can neither settle nor act.
  */
-export function awaitHookSettledActivity(cleanupQueue: string) {
+export function awaitHookSettledActivity(cleanupQueue: string, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue: cleanupQueue,
     scheduleToStartTimeout: DEFAULTS.cleanupScheduleToStartTimeoutMs,
     startToCloseTimeout: '30 days',
@@ -61,8 +72,13 @@ export function awaitHookSettledActivity(cleanupQueue: string) {
  * One model step. Transient provider errors are retried with backoff; the model adapter
  * marks client errors (400, 401) non-retryable.
  */
-export function modelStepActivity(taskQueue: string, timeoutMs: number = DEFAULTS.modelTimeoutMs) {
+export function modelStepActivity(
+  taskQueue: string,
+  timeoutMs: number = DEFAULTS.modelTimeoutMs,
+  summary?: string,
+) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
     startToCloseTimeout: timeoutMs + 10_000,
@@ -78,16 +94,18 @@ export function modelStepActivity(taskQueue: string, timeoutMs: number = DEFAULT
 }
 
 /** Kind and affected paths of a tool call: pure lookups, so a local activity (~4 ms). */
-export function describeToolCallActivity() {
+export function describeToolCallActivity(summary?: string) {
   return proxyLocalActivities<Activities>({
+    ...summaryOf(summary),
     startToCloseTimeout: '10 seconds',
     retry: { maximumAttempts: 3 },
   }).describeToolCall;
 }
 
 /** The agent's permission function: user code, run once (no retries of a decision). */
-export function checkPermissionActivity(taskQueue: string) {
+export function checkPermissionActivity(taskQueue: string, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: 10_000,
@@ -100,8 +118,9 @@ export function checkPermissionActivity(taskQueue: string) {
  * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
  * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
  */
-export function executeToolActivity(taskQueue: string, timeoutMs: number) {
+export function executeToolActivity(taskQueue: string, timeoutMs: number, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     startToCloseTimeout: timeoutMs + 30_000,
     heartbeatTimeout: 10_000,
@@ -115,8 +134,9 @@ export function executeToolActivity(taskQueue: string, timeoutMs: number) {
  * new. Idempotent (content-addressed), so retried; a few attempts only, since prompts are
  * refused while it runs: after that the session stays in this run and tries again later.
  */
-export function archiveRunActivity(taskQueue: string) {
+export function archiveRunActivity(taskQueue: string, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     startToCloseTimeout: '1 minute',
     heartbeatTimeout: 30_000,

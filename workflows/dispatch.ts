@@ -13,6 +13,7 @@ import {
   TimeoutFailure,
   isCancellation,
   log,
+  setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
 import type {
@@ -31,6 +32,7 @@ import {
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
+import { dispatchSummary } from '../src/common/summaries.js';
 import { awaitHookSettledActivity, hookDispatchActivity } from './activity-options.js';
 import { hookFailure, toFailure } from './failures.js';
 
@@ -125,10 +127,13 @@ async function settle(
   const dispatchId = uuid4();
   let outcome: HookDispatchOutcome;
   try {
+    const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
+    setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
     outcome = await hookDispatchActivity(
       state.taskQueue,
       budgetMs,
       state.input.dispatchHeartbeatTimeoutMs,
+      summary,
     )({
       dispatchId,
       sessionId: state.input.sessionId,
@@ -268,7 +273,10 @@ export function watchCleanup(
   state.pendingCleanups.set(handle.dispatchId, { entry, handle });
   void CancellationScope.nonCancellable(async () => {
     try {
-      await awaitHookSettledActivity(handle.cleanupQueue)({ dispatchId: handle.dispatchId });
+      await awaitHookSettledActivity(
+        handle.cleanupQueue,
+        `callback cleanup: ${entry.event}${entry.toolName ? ` ${entry.toolName}` : ''}`,
+      )({ dispatchId: handle.dispatchId });
       entry.cleanup = 'settled';
     } catch {
       entry.cleanup = 'lost';

@@ -3,7 +3,12 @@
  *
  * @module
  */
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import type { SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import {
@@ -77,9 +82,12 @@ export async function runPrompt(
     }
     let output;
     try {
+      const what = `model step ${step + 1} of prompt ${promptIndex + 1}`;
+      setCurrentDetails(`running ${what}`);
       output = await modelStepActivity(
         state.taskQueue,
         state.input.modelTimeoutMs,
+        what,
       )({
         sessionId: state.input.sessionId,
         agentName: state.input.agentName,

@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { CancellationScope, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  setCurrentDetails,
+  setHandler,
+} from '@temporalio/workflow';
 import {
   Updates,
   type AbortRecord,
@@ -73,6 +79,8 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
     } finally {
       current.settled = true;
       state.current = undefined;
+      // The next prompt, if one is queued, says what it runs as soon as it starts.
+      setCurrentDetails(isClosing(state) ? 'closing' : 'idle');
       state.promptsHandled++;
       state.promptsThisRun++;
     }

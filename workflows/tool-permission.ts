@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import { condition, isCancellation, setCurrentDetails, uuid4 } from '@temporalio/workflow';
 import { DEFAULTS } from '../src/common/defaults.js';
 import type { JsonObject } from '../src/common/json.js';
 import {
@@ -14,6 +14,7 @@ import {
   type PermissionResult,
 } from '../src/common/permission.js';
 import type { SessionWorkflowInput } from '../src/common/protocol.js';
+import { approvalDetails, toolLabel } from '../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../src/common/types.js';
 import { checkPermissionActivity } from './activity-options.js';
 import { failureMessage } from './failures.js';
@@ -41,7 +42,10 @@ export async function policyDecision(
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
   if ('preset' in permission) return presetDecision(permission.preset, description.kind);
-  const checked = await checkPermissionActivity(state.taskQueue)({
+  const checked = await checkPermissionActivity(
+    state.taskQueue,
+    `permission check: ${toolLabel(toolName, input)}`,
+  )({
     agentName: state.input.agentName,
     sessionId: state.input.sessionId,
     toolUseId,
@@ -91,8 +95,13 @@ export async function askPerson(
     },
   };
   state.pendingPermissions.set(entry.request.requestId, entry);
+  const label = toolLabel(ask.toolName, ask.input);
+  setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline));
   try {
-    const answered = await condition(() => entry.answer !== undefined, timeoutMs);
+    // The summary names the wait in Temporal's tools (and lets `inspect` tell it from others).
+    const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
+      summary: `approval deadline: ${label}`,
+    });
     if (!answered || !entry.answer) {
       return {
         behavior: 'deny',

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, setCurrentDetails } from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
@@ -21,6 +21,7 @@ import {
   applyPreToolUse,
 } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
+import { toolLabel } from '../src/common/summaries.js';
 import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
 import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
@@ -178,7 +179,7 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
 }
 
 function describeCall(run: CallRun): Promise<ToolCallDescription> {
-  return describeToolCallActivity()({
+  return describeToolCallActivity(`describe ${toolLabel(run.call.toolName, run.input)}`)({
     agentName: run.state.input.agentName,
     toolName: run.call.toolName,
     input: run.input,
@@ -253,9 +254,12 @@ async function execute(run: CallRun): Promise<ToolResult> {
   const { toolName, toolUseId } = run.call;
   try {
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
+    const label = toolLabel(toolName, run.input);
+    setCurrentDetails(`running tool ${label}`);
     return await executeToolActivity(
       state.taskQueue,
       timeoutMs,
+      `tool ${label}`,
     )({
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
