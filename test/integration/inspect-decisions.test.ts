@@ -4,6 +4,8 @@
  * a PreToolUse that edits the input, a PostToolUse that redacts the output, an `ask`
  * approved with an edited input by `durable-agent approve --identity`, and one denied by
  * `durable-agent deny`. The CLI runs as a child process against the test run's server.
+ * And Temporal's own tools: the summaries of the session's activities and timers in its
+ * history, and its current details in `temporal workflow metadata`.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -11,10 +13,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { ensureTemporalCli } from '../../src/server/temporal-cli.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -95,8 +99,23 @@ let deniedRequestId: string;
 let text: string;
 let json: InspectJson;
 
+/** Temporal's own CLI (`temporal workflow ...`) against the test run's server. */
+async function temporal(args: string[]): Promise<string> {
+  const { temporalPath } = await ensureTemporalCli({ cacheDir: join(repoRoot, '.temporal') });
+  const run = await promisify(execFile)(temporalPath!, [...args, '--address', temporalAddress()]);
+  return run.stdout;
+}
+
+/** What `temporal workflow metadata` said while the approval waited. */
+let describedWhileWaiting: string;
+
 /** Send `prompt`, wait for its ask, answer it with the CLI (`args` after the request id). */
-async function answeredByCli(prompt: string, command: 'approve' | 'deny', args: string[]) {
+async function answeredByCli(
+  prompt: string,
+  command: 'approve' | 'deny',
+  args: string[],
+  onAsk: () => Promise<void> = async () => undefined,
+) {
   const response = session.send(prompt);
   let requestId = '';
   await waitFor(
@@ -108,6 +127,7 @@ async function answeredByCli(prompt: string, command: 'approve' | 'deny', args: 
     20_000,
     `the ask of '${prompt}'`,
   );
+  await onAsk();
   await cli([command, session.id, requestId, ...args]);
   await response;
   return requestId;
@@ -149,12 +169,26 @@ beforeAll(async () => {
   });
   session = await agent.createSession({ sessionId: `inspect-${randomUUID()}` });
   await session.send('read secrets');
-  approvedRequestId = await answeredByCli('write approved', 'approve', [
-    '--input',
-    JSON.stringify({ file_path: 'approved.txt', content: 'edited by alice' }),
-    '--identity',
-    'alice@ops',
-  ]);
+  approvedRequestId = await answeredByCli(
+    'write approved',
+    'approve',
+    [
+      '--input',
+      JSON.stringify({ file_path: 'approved.txt', content: 'edited by alice' }),
+      '--identity',
+      'alice@ops',
+    ],
+    async () => {
+      // `workflow metadata` asks the session's worker for it (`describe` shows the same
+      // section only when that answer comes within its own short wait).
+      describedWhileWaiting = await temporal([
+        'workflow',
+        'metadata',
+        '--workflow-id',
+        session.workflowId,
+      ]);
+    },
+  );
   deniedRequestId = await answeredByCli('write denied', 'deny', [
     '--message',
     'not today',
@@ -316,5 +350,45 @@ describe('inspect: permission and tool results', () => {
     });
     expect(denied!.result).toBeUndefined();
     expect(json.agentName).toEqual(expect.any(String));
+  });
+});
+
+describe("Temporal's own tools", () => {
+  it('temporal workflow metadata shows the current details while the approval waits', () => {
+    expect(describedWhileWaiting).toMatch(
+      /\n {2}Current Details:\n {4}waiting for approval: Write approved\.txt, asked \d\d:\d\d UTC, deadline in 24 h\n/,
+    );
+  });
+
+  it('every activity and timer in the history carries a summary saying what it is', async () => {
+    const client = await rawClient();
+    try {
+      const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+      const summaryOf = (event: NonNullable<typeof history.events>[number]) => {
+        const payload = event?.userMetadata?.summary;
+        return payload ? defaultPayloadConverter.fromPayload<string>(payload) : undefined;
+      };
+      const events = history.events ?? [];
+      const activities = events
+        .filter((e) => e.activityTaskScheduledEventAttributes)
+        .map((e) => [e.activityTaskScheduledEventAttributes!.activityType!.name, summaryOf(e)]);
+      expect(activities.filter(([, summary]) => summary === undefined)).toEqual([]);
+      expect(activities.slice(0, 5)).toEqual([
+        ['modelStep', 'model step 1 of prompt 1'],
+        ['dispatchHook', 'PreToolUse Read, 2 callbacks'],
+        ['executeTool', 'tool Read secrets.env'],
+        ['dispatchHook', 'PostToolUse Read, 1 callback'],
+        ['modelStep', 'model step 2 of prompt 1'],
+      ]);
+      const timers = events.filter((e) => e.timerStartedEventAttributes).map(summaryOf);
+      // (SessionStart's wait for the creating client starts a timer only when it has to wait.)
+      expect(timers.filter((summary) => summary?.startsWith('approval'))).toEqual([
+        'approval deadline: Write approved.txt',
+        'approval deadline: Write denied.txt',
+      ]);
+      expect(timers.filter((summary) => summary === undefined)).toEqual([]);
+    } finally {
+      await client.connection.close();
+    }
   });
 });
