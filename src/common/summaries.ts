@@ -43,7 +43,7 @@ export function dispatchSummary(
 }
 
 /** `12:01 UTC`: a time of day, UTC, to the minute. */
-export function clockTime(ms: number): string {
+function clockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 16)} UTC`;
 }
 
