@@ -89,17 +89,21 @@ export function createHookActivities(deps: HookActivityDeps) {
 
     const controller = new AbortController();
     let index = 0;
+    // Each callback's own time, ms, so `inspect` can say which one was slow.
+    const callbackDurationsMs: number[] = [];
     const running = (async () => {
       const outputs: HookOutput[] = [];
       for (; index < callbacks.length; index++) {
         // Once the dispatch timed out or was aborted, it has failed: later callbacks never run.
         if (controller.signal.aborted) throw controller.signal.reason;
         const callback = callbacks[index]!;
+        const callbackStarted = elapsed();
         // A fresh copy each: no callback sees another's changes, even in-place edits (§4.4).
         const raw = await callback({
           ...hookInputOf(input),
           abortSignal: controller.signal,
         } as HookInput);
+        callbackDurationsMs.push(Math.round((elapsed() - callbackStarted) * 10) / 10);
         outputs.push(validateHookOutput(input.event, index, raw));
       }
       return outputs;
@@ -137,6 +141,7 @@ export function createHookActivities(deps: HookActivityDeps) {
             outputs: await boundToolOutputs(input, result.outputs),
             callbackCount,
             durationMs: elapsed(),
+            callbackDurationsMs,
           };
         case 'threw': {
           const error = describeThrown(result.error, input.event, result.index);

@@ -14,6 +14,14 @@ import { DEFAULTS } from '../src/common/defaults.js';
 type Activities = ReturnType<typeof createActivities>;
 
 /**
+ * `{ summary }` for a proxy's options when there is one: the one line Temporal's Web UI and
+ * `temporal workflow show` give the activity (user metadata: not checked on replay).
+ */
+function summaryOf(summary: string | undefined): { summary?: string } {
+  return summary ? { summary } : {};
+}
+
+/**
  * The hook dispatch activity, for one event's budget.
  *
  * - `maximumAttempts: 1`: a dispatch runs at most once; re-running callbacks with side
@@ -31,8 +39,10 @@ export function hookDispatchActivity(
   budgetMs: number,
   heartbeatTimeoutMs: number,
   eager = true,
+  summary?: string,
 ) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
@@ -49,8 +59,9 @@ export function hookDispatchActivity(
  * is recorded only with the workflow task): at-least-once, which is why it is opt-in.
  * Cancellation reaches it directly (no heartbeat); WAIT_CANCELLATION_COMPLETED as above.
  */
-export function localHookDispatchActivity(budgetMs: number) {
+export function localHookDispatchActivity(budgetMs: number, summary?: string) {
   return proxyLocalActivities<Activities>({
+    ...summaryOf(summary),
     startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
     retry: { maximumAttempts: 1 },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -63,8 +74,9 @@ export function localHookDispatchActivity(budgetMs: number) {
  * timeout) or its heartbeats stop (heartbeat timeout): either way the wait ends and the
  * session is released, since a callback in a dead process can neither settle nor act.
  */
-export function awaitHookSettledActivity(cleanupQueue: string) {
+export function awaitHookSettledActivity(cleanupQueue: string, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue: cleanupQueue,
     scheduleToStartTimeout: DEFAULTS.cleanupScheduleToStartTimeoutMs,
     startToCloseTimeout: '30 days',
@@ -82,8 +94,10 @@ export function modelStepActivity(
   taskQueue: string,
   timeoutMs: number = DEFAULTS.modelTimeoutMs,
   eager = true,
+  summary?: string,
 ) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
@@ -100,8 +114,9 @@ export function modelStepActivity(
 }
 
 /** Kind and affected paths of a tool call: pure lookups, so a local activity (~4 ms). */
-export function describeToolCallActivity() {
+export function describeToolCallActivity(summary?: string) {
   return proxyLocalActivities<Activities>({
+    ...summaryOf(summary),
     startToCloseTimeout: '10 seconds',
     retry: { maximumAttempts: 3 },
   }).describeToolCall;
@@ -112,8 +127,13 @@ export function describeToolCallActivity() {
  * ran the workflow task refused the local one (it runs another version), a worker of the
  * session's version answers.
  */
-export function describeToolCallOnQueueActivity(taskQueue: string, eager: boolean) {
+export function describeToolCallOnQueueActivity(
+  taskQueue: string,
+  eager: boolean,
+  summary?: string,
+) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     startToCloseTimeout: '10 seconds',
@@ -122,8 +142,9 @@ export function describeToolCallOnQueueActivity(taskQueue: string, eager: boolea
 }
 
 /** The agent's permission function: user code, run once (no retries of a decision). */
-export function checkPermissionActivity(taskQueue: string, eager = true) {
+export function checkPermissionActivity(taskQueue: string, eager = true, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     startToCloseTimeout: '5 minutes',
@@ -137,8 +158,14 @@ export function checkPermissionActivity(taskQueue: string, eager = true) {
  * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
  * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
  */
-export function executeToolActivity(taskQueue: string, timeoutMs: number, eager = true) {
+export function executeToolActivity(
+  taskQueue: string,
+  timeoutMs: number,
+  eager = true,
+  summary?: string,
+) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     startToCloseTimeout: timeoutMs + 30_000,
@@ -153,8 +180,9 @@ export function executeToolActivity(taskQueue: string, timeoutMs: number, eager 
  * new. Idempotent (content-addressed), so retried; a few attempts only, since prompts are
  * refused while it runs: after that the session stays in this run and tries again later.
  */
-export function archiveRunActivity(taskQueue: string) {
+export function archiveRunActivity(taskQueue: string, summary?: string) {
   return proxyActivities<Activities>({
+    ...summaryOf(summary),
     taskQueue,
     startToCloseTimeout: '1 minute',
     heartbeatTimeout: 30_000,

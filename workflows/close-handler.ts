@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { condition, log, upsertMemo, uuid4 } from '@temporalio/workflow';
+import { condition, log, setCurrentDetails, upsertMemo, uuid4 } from '@temporalio/workflow';
 import { serializeError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { Updates } from '../src/common/protocol.js';
@@ -28,6 +28,7 @@ async function endSession(
   await condition(() => state.pendingCleanups.size === 0);
   state.endMarker = { reason, at: Date.now() };
   upsertMemo({ sessionEndMarker: state.endMarker });
+  setCurrentDetails(`closing (${reason}): SessionEnd`);
   const merged = await dispatchEvent(state, HookEvent.SessionEnd, { reason });
   return { ran: merged !== undefined };
 }

@@ -13,6 +13,7 @@ import {
   TimeoutFailure,
   isCancellation,
   log,
+  setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
 import type {
@@ -31,6 +32,7 @@ import {
 import { HookEvent } from '../src/common/hook-events.js';
 import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
+import { dispatchSummary } from '../src/common/summaries.js';
 import {
   awaitHookSettledActivity,
   hookDispatchActivity,
@@ -137,6 +139,8 @@ async function settle(
   const dispatchId = uuid4();
   let outcome: HookDispatchOutcome;
   try {
+    const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
+    setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
     const dispatchInput = {
       dispatchId,
       sessionId: state.input.sessionId,
@@ -156,12 +160,16 @@ async function settle(
           budgetMs,
           state.input.dispatchHeartbeatTimeoutMs,
           eager,
+          summary,
         )(dispatchInput),
       );
     // A local dispatch runs on this workflow task's worker; if that one runs another version,
     // it refuses and the dispatch goes through the task queue to a worker that does.
     outcome = state.input.localDispatch?.includes(event)
-      ? await localHookDispatchActivity(budgetMs)(dispatchInput).catch((error: unknown) => {
+      ? await localHookDispatchActivity(
+          budgetMs,
+          summary,
+        )(dispatchInput).catch((error: unknown) => {
           if (!versionRefusalOf(error)) throw error;
           return viaQueue();
         })
@@ -302,7 +310,10 @@ export function watchCleanup(
   state.pendingCleanups.set(handle.dispatchId, { entry, handle });
   void CancellationScope.nonCancellable(async () => {
     try {
-      await awaitHookSettledActivity(handle.cleanupQueue)({ dispatchId: handle.dispatchId });
+      await awaitHookSettledActivity(
+        handle.cleanupQueue,
+        `callback cleanup: ${entry.event}${entry.toolName ? ` ${entry.toolName}` : ''}`,
+      )({ dispatchId: handle.dispatchId });
       entry.cleanup = 'settled';
     } catch {
       entry.cleanup = 'lost';

@@ -3,7 +3,12 @@
  *
  * @module
  */
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import type { SerializedError } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import {
@@ -82,6 +87,8 @@ export async function runPrompt(
     }
     let output;
     try {
+      const what = `model step ${step + 1} of prompt ${promptIndex + 1}`;
+      setCurrentDetails(`running ${what}`);
       const stepInput = {
         sessionId: state.input.sessionId,
         agentName: state.input.agentName,
@@ -96,7 +103,8 @@ export async function runPrompt(
         state.input,
         { task: `model step ${stepInput.modelStepIndex}` },
         state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
-        (eager) => modelStepActivity(state.taskQueue, state.input.modelTimeoutMs, eager)(stepInput),
+        (eager) =>
+          modelStepActivity(state.taskQueue, state.input.modelTimeoutMs, eager, what)(stepInput),
       );
     } catch (error) {
       throw modelFailure(error);

@@ -122,7 +122,10 @@ export async function rollover(state: SessionState, input: SessionWorkflowInput)
   state.rolloverScope = scope;
   try {
     archive = await scope.run(() =>
-      archiveRunActivity(state.taskQueue)({
+      archiveRunActivity(
+        state.taskQueue,
+        `archive run ${(input.carry?.runIndex ?? 0) + 1} before continuing as new`,
+      )({
         sessionId: input.sessionId,
         messages,
         timelineEntries,

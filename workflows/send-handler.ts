@@ -5,7 +5,12 @@
  *
  * @module
  */
-import { CancellationScope, condition, isCancellation } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import {
   Updates,
   type AbortRecord,
@@ -75,6 +80,8 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
     } finally {
       current.settled = true;
       state.current = undefined;
+      // The next prompt, if one is queued, says what it runs as soon as it starts.
+      setCurrentDetails(isClosing(state) ? 'closing' : 'idle');
       state.promptsHandled++;
       state.promptsThisRun++;
     }

@@ -57,7 +57,9 @@ export async function runSessionStart(state: SessionState): Promise<void> {
 /** End a run whose SessionStart failed, once its client has read the failure (or a minute passed). */
 export async function endFailedStart(state: SessionState): Promise<SessionWorkflowResult> {
   state.status = 'closed';
-  await condition(() => state.readyAcked, '1 minute');
+  await condition(() => state.readyAcked, '1 minute', {
+    summary: 'waiting for the creating client to see the session open',
+  });
   // A SessionStart callback that outlived its dispatch (a timeout) still runs: the run
   // stays open until it settles or its worker is lost, so the id cannot be started afresh
   // (running SessionStart again beside it) meanwhile. Fail-closed, as for any dispatch.

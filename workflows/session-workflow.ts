@@ -17,6 +17,7 @@ import {
   condition,
   isCancellation,
   patched,
+  setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
 import type {
@@ -62,6 +63,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (!carry) await runSessionStart(state);
     if (state.startError) return await endFailedStart(state);
     state.status = 'open';
+    setCurrentDetails('idle');
 
     for (;;) {
       const seen = state.activitySeq;
@@ -72,7 +74,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       const woke =
         input.idleTimeoutMs === undefined
           ? await condition(wake).then(() => true)
-          : await condition(wake, input.idleTimeoutMs);
+          : await condition(wake, input.idleTimeoutMs, { summary: 'idle timeout' });
       if ((state.status as SessionDescription['status']) === 'closed') break;
       if (state.rolloverAllowed && rolloverDue(state, input)) {
         // Sessions recorded before continue-as-new existed replay without it. Sessions started
@@ -110,6 +112,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     throw error;
   }
   await condition(allHandlersFinished);
+  setCurrentDetails(`closed (${state.endReason ?? state.endMarker?.reason ?? 'other'})`);
   return {
     sessionId: input.sessionId,
     endReason: state.endReason ?? state.endMarker?.reason ?? 'other',

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { condition, isCancellation, uuid4 } from '@temporalio/workflow';
+import { condition, isCancellation, setCurrentDetails, uuid4 } from '@temporalio/workflow';
 import { DEFAULTS } from '../src/common/defaults.js';
 import type { JsonObject } from '../src/common/json.js';
 import {
@@ -14,6 +14,7 @@ import {
   type PermissionResult,
 } from '../src/common/permission.js';
 import type { SessionWorkflowInput } from '../src/common/protocol.js';
+import { approvalDetails, toolLabel } from '../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../src/common/types.js';
 import { checkPermissionActivity } from './activity-options.js';
 import { identityFields, withRefusalRetries } from './version-refusal.js';
@@ -62,7 +63,12 @@ export async function policyDecision(
     state.input,
     { task: `the permission check of ${toolName}` },
     state.input.hookTimeoutMs,
-    (eager) => checkPermissionActivity(state.taskQueue, eager)(checkInput),
+    (eager) =>
+      checkPermissionActivity(
+        state.taskQueue,
+        eager,
+        `permission check: ${toolLabel(toolName, input)}`,
+      )(checkInput),
   ).catch((error: unknown) => {
     if (isCancellation(error)) throw error;
     return { ok: false as const, error: { name: 'Error', message: failureMessage(error) } };
@@ -102,8 +108,13 @@ export async function askPerson(
     },
   };
   state.pendingPermissions.set(entry.request.requestId, entry);
+  const label = toolLabel(ask.toolName, ask.input);
+  setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline));
   try {
-    const answered = await condition(() => entry.answer !== undefined, timeoutMs);
+    // The summary names the wait in Temporal's tools (and lets `inspect` tell it from others).
+    const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
+      summary: `approval deadline: ${label}`,
+    });
     if (!answered || !entry.answer) {
       return {
         behavior: 'deny',

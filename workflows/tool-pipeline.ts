@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ApplicationFailure, isCancellation, setCurrentDetails } from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
@@ -21,6 +21,7 @@ import {
   applyPreToolUse,
 } from '../src/common/hook-rules.js';
 import type { JsonObject } from '../src/common/json.js';
+import { toolLabel } from '../src/common/summaries.js';
 import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
 import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
@@ -255,6 +256,8 @@ async function execute(run: CallRun): Promise<ToolResult> {
   const { toolName, toolUseId } = run.call;
   try {
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
+    const label = toolLabel(toolName, run.input);
+    setCurrentDetails(`running tool ${label}`);
     const execInput = {
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
@@ -269,7 +272,7 @@ async function execute(run: CallRun): Promise<ToolResult> {
       state.input,
       { task: `the execution of ${toolName}` },
       timeoutMs,
-      (eager) => executeToolActivity(state.taskQueue, timeoutMs, eager)(execInput),
+      (eager) => executeToolActivity(state.taskQueue, timeoutMs, eager, `tool ${label}`)(execInput),
     );
   } catch (error) {
     if (isCancellation(error)) throw error;
@@ -340,6 +343,7 @@ async function describeCallOf(
   toolName: string,
   input: JsonObject,
 ): Promise<ToolCallDescription> {
+  const summary = `describe ${toolLabel(toolName, input)}`;
   const describeInput = {
     agentName: state.input.agentName,
     sessionId: state.input.sessionId,
@@ -348,14 +352,14 @@ async function describeCallOf(
     input,
   };
   try {
-    return await describeToolCallActivity()(describeInput);
+    return await describeToolCallActivity(summary)(describeInput);
   } catch (error) {
     if (!versionRefusalOf(error)) throw error;
     return withRefusalRetries(
       state.input,
       { task: `the description of a ${toolName} call` },
       state.input.hookTimeoutMs,
-      () => describeToolCallOnQueueActivity(state.taskQueue, false)(describeInput),
+      () => describeToolCallOnQueueActivity(state.taskQueue, false, summary)(describeInput),
     );
   }
 }

@@ -40,10 +40,13 @@ const COMMANDS = {
   inspect: { positionals: ['sessionId | history.json'], options: ['json', 'timeout'] },
   replay: { positionals: ['sessionId | history.json'], options: ['timeout'] },
   pending: { positionals: ['sessionId'], options: ['json', 'timeout'] },
-  approve: { positionals: ['sessionId', 'requestId'], options: ['input', 'wait', 'timeout'] },
+  approve: {
+    positionals: ['sessionId', 'requestId'],
+    options: ['input', 'wait', 'timeout', 'identity'],
+  },
   deny: {
     positionals: ['sessionId', 'requestId'],
-    options: ['message', 'interrupt', 'wait', 'timeout'],
+    options: ['message', 'interrupt', 'wait', 'timeout', 'identity'],
   },
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
@@ -98,6 +101,7 @@ const OPTIONS = {
   payloads: { type: 'string' },
   timeout: { type: 'string' },
   wait: { type: 'boolean' },
+  identity: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
@@ -167,6 +171,11 @@ export type ParsedArgs =
       timeoutMs: number;
       /** `--wait` (approve, deny): send even when no worker answers, and wait for one. */
       wait: boolean;
+      /**
+       * `--identity` (approve, deny): who answers, recorded with the answer in the session's
+       * history (what `inspect` shows as who approved or denied). @default `<user>@<host>`
+       */
+      identity?: string;
       limit?: number;
       json: boolean;
       input?: string;
@@ -267,6 +276,9 @@ export function parseCommandLine(
   const timeoutMs =
     values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimeout(values.timeout);
   if (values.address === '') throw new CliError('--address must not be empty', { usage: true });
+  if (values.identity !== undefined && values.identity.trim() === '') {
+    throw new CliError('--identity must not be empty', { usage: true });
+  }
   const connection = SERVERLESS_COMMANDS.includes(name)
     ? resolveTemporalConnection(
         { ...(values.namespace ? { namespace: values.namespace } : {}), envConfig: false },
@@ -296,6 +308,7 @@ export function parseCommandLine(
     ...(values.input !== undefined ? { input: values.input } : {}),
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
+    ...(values.identity !== undefined ? { identity: values.identity.trim() } : {}),
   };
 }
 
@@ -381,8 +394,9 @@ const USAGES: Record<CommandName, string> = {
   inspect: 'durable-agent inspect <sessionId | history.json> [--json]',
   replay: 'durable-agent replay <sessionId | history.json>',
   pending: 'durable-agent pending <sessionId> [--json]',
-  approve: 'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait]',
-  deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait]',
+  approve:
+    'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait] [--identity NAME]',
+  deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait] [--identity NAME]',
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
   golden: 'durable-agent golden <module.ts|js> <recording.json | history.json | folder> [--json]',
   'codec-server': 'durable-agent codec-server [--port N] [--host H] [--cors-origin URL]...',
@@ -462,7 +476,10 @@ const DESCRIPTIONS: Record<CommandName, string> = {
   inspect:
     "Rebuilds a session's hook timeline from its Temporal history (open or closed): one row\n" +
     'per hook dispatch with its decision, reason and duration, the SessionEnd marker and the\n' +
-    'final status. Accepts a history file too. --json prints the timeline as JSON.',
+    "final status; then each callback's decision, reason, time and edits (as diffs), and each\n" +
+    "tool call's permission (the policy's answer, who approved or denied with what edited\n" +
+    'input, the wait, the deadline) and result. Accepts a history file too. --json prints the\n' +
+    'timeline as JSON (shape in src/cli/README.md).',
   replay:
     'Replays a session history (fetched by session id, or a file written by historyToJSON or\n' +
     "'temporal workflow show --output json') against the current workflow code and prints\n" +
@@ -477,11 +494,12 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     "tool's input (a JSON object). The session's worker applies it: when no worker polls the\n" +
     "session's task queue or none answers within --timeout, nothing is sent and approve exits 1\n" +
     'naming the queue. --wait sends it anyway and waits up to --timeout for a worker to apply\n' +
-    'it; exit 0 once applied.',
+    "it; exit 0 once applied. --identity NAME: who approves, recorded in the session's history\n" +
+    '(inspect shows it; default <user>@<host>).',
   deny:
     'Denies a pending permission request; the model gets --message as the tool error.\n' +
     '--interrupt also stops the running prompt. With no worker, as approve: nothing is sent\n' +
-    'unless --wait.',
+    'unless --wait. --identity NAME as for approve.',
   dev:
     'Starts the embedded Temporal dev server (--ui adds the Web UI, --db FILE keeps its state)\n' +
     "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.",

@@ -6,6 +6,7 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { listSessionSummaries, type SessionSummary } from '../client/client.js';
+import { hostname, userInfo } from 'node:os';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -28,7 +29,12 @@ import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
 import { isNoPollerError } from '../client/query.js';
 import { Session } from '../client/session.js';
-import { decodeHistoryPayloads, hasWorkflowTask, sessionIdOfHistory } from '../history/decode.js';
+import {
+  decodeHistoryPayloads,
+  hasWorkflowTask,
+  sessionIdOfHistory,
+  storedPayloadEventIds,
+} from '../history/decode.js';
 import type { EncryptionKeyRing } from '../payloads/encryption.js';
 import { findSessionWorkflow, parseHistoryFile, type FoundSession } from '../history/files.js';
 import {
@@ -103,6 +109,17 @@ const CLI_CONNECTION_HINTS: ConnectionHints = {
  * Connect with a short timeout (and check the namespace), run `body` with every server call
  * bounded by the command's deadline, close the connection.
  */
+/** The CLI's default identity: the user and the machine (`alice@build-7`). */
+function cliIdentity(): string {
+  let user = process.env.USER ?? process.env.USERNAME;
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the environment's, else none.
+  }
+  return `${user ?? 'unknown'}@${hostname()}`;
+}
+
 async function withClient<T>(args: CommandArgs, body: (client: Client) => Promise<T>): Promise<T> {
   const connectTimeout = Math.max(1, Math.min(CONNECT_TIMEOUT_MS, remainingMs(args)));
   let connection: Connection;
@@ -139,7 +156,13 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
   }
   try {
     const dataConverter = await payloadDataConverter(args);
-    const client = new Client({ connection, namespace: args.namespace, dataConverter });
+    const client = new Client({
+      connection,
+      namespace: args.namespace,
+      dataConverter,
+      // Recorded with every Update (an approval, a denial): who answered, as inspect shows.
+      identity: args.identity ?? cliIdentity(),
+    });
     return await connection.withDeadline(deadlineOf(args), () => body(client));
   } finally {
     await connection.close().catch(() => undefined);
@@ -274,7 +297,9 @@ async function inspect(args: CommandArgs, io: CliOutput): Promise<number> {
   const history = await decodedHistory(recorded, args, target);
   let timeline;
   try {
-    timeline = timelineFromHistory(history);
+    timeline = timelineFromHistory(history, {
+      storedPayloadEventIds: storedPayloadEventIds(recorded),
+    });
   } catch (error) {
     throw new CliError(`${target}: ${oneLine(error)}`, { cause: error });
   }

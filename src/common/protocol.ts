@@ -445,7 +445,14 @@ export interface DispatchHookInput extends Partial<SessionIdentity> {
 
 /** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
 export type HookDispatchOutcome =
-  | { status: 'completed'; outputs: HookOutput[]; callbackCount: number; durationMs: number }
+  | {
+      status: 'completed';
+      outputs: HookOutput[];
+      callbackCount: number;
+      durationMs: number;
+      /** Each callback's own time, ms, in order (absent in histories from before 0.2). */
+      callbackDurationsMs?: number[];
+    }
   | {
       status: 'error';
       error: SerializedError;

@@ -17,6 +17,7 @@ import {
 import { historyFromJSON, type History, type Payload } from '@temporalio/common/lib/proto-utils.js';
 import proto from '@temporalio/proto';
 import type { SessionWorkflowInput } from '../common/protocol.js';
+import { PAYLOAD_REF_ENCODING } from '../payloads/codec.js';
 
 /** An event's list of payloads (`input`, `result`, `details`), as history records it. */
 export type PayloadList = { payloads?: Payload[] | null } | null | undefined;
@@ -107,6 +108,27 @@ export function normalizeHistory(history: History): History {
  */
 export function hasWorkflowTask(history: History): boolean {
   return (history.events ?? []).some((e) => e.workflowTaskStartedEventAttributes);
+}
+
+/**
+ * Ids of the events of `history` (as stored, before {@link decodeHistoryPayloads}) whose
+ * result the agent's payload store holds: the history has only a reference to it. Only
+ * activity results are looked at (what `inspect` marks `offloaded`).
+ */
+export function storedPayloadEventIds(history: History): Set<number> {
+  const ids = new Set<number>();
+  for (const event of normalizeHistory(history).events ?? []) {
+    const payloads = event.activityTaskCompletedEventAttributes?.result?.payloads ?? [];
+    if (payloads.some(isReference)) ids.add(numberOf(event.eventId));
+  }
+  return ids;
+}
+
+const textDecoder = new TextDecoder();
+
+function isReference(payload: Payload): boolean {
+  const encoding = payload.metadata?.encoding;
+  return !!encoding && textDecoder.decode(encoding) === PAYLOAD_REF_ENCODING;
 }
 
 /**

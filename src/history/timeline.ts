@@ -14,13 +14,14 @@ import { hookErrorRecord, type HookErrorRecord } from '../common/errors.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
-import { isPlainObject } from '../common/json.js';
+import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
 import type { HookOutput } from '../common/types.js';
 import {
   ActivityNames,
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
+  type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from '../common/protocol.js';
 import {
@@ -31,6 +32,16 @@ import {
   type HistoryEvent,
   type PayloadList,
 } from './decode.js';
+import { diffValues, type ValueDiff } from './diff.js';
+import {
+  ToolCallTracker,
+  type HistoryToolCall,
+  type ToolCallState,
+  type ToolExecuteOutcome,
+} from './tool-calls.js';
+
+export type { HistoryToolCall } from './tool-calls.js';
+export type { LineChange, ValueDiff } from './diff.js';
 
 /**
  * How a dispatch ended, as far as its history shows:
@@ -59,6 +70,27 @@ export type HistoryDecision =
   /** Every worker that took it ran another version and refused it (nothing ran). */
   | 'refused';
 
+/** One callback of a dispatch: its own decision, why, what it changed, how long it took. */
+export interface HistoryCallback {
+  /** 0-based position among the event's callbacks (the text shows `#index+1`). */
+  index: number;
+  action: HookOutput['action'];
+  /** The callback's `reason`. */
+  reason?: string;
+  /** Its skip or abort decided the dispatch (the first one does). */
+  decided?: true;
+  /** Its own time, ms (absent in histories from before 0.2: only the dispatch's is known). */
+  durationMs?: number;
+  /** Its `modifiedInput`, as it returned it (merged over the input). */
+  modifiedInput?: JsonObject;
+  /** That edit against the input the callback was given (every callback gets the original). */
+  inputDiff?: ValueDiff;
+  /** Its `modifiedOutput` (PostToolUse, PostToolUseFailure). */
+  modifiedOutput?: JsonValue;
+  /** That replacement against the tool output the callback was given. */
+  outputDiff?: ValueDiff;
+}
+
 /** One hook dispatch as its history records it. */
 export interface HistoryDispatch {
   /**
@@ -83,6 +115,8 @@ export interface HistoryDispatch {
   decidedBy?: number;
   /** Why: the deciding callback's reason, the error message, the budget that ran out, ... */
   reason?: string;
+  /** Every callback's own output, when the dispatch completed (in order). */
+  callbacks?: HistoryCallback[];
   /**
    * How it failed, when the activity reported it (`error`: a callback threw or returned a
    * malformed output; `timeout`): event, callback, code, name and message.
@@ -138,6 +172,15 @@ export interface HistoryTimeline {
   workflowId?: string;
   /** The session id, from the workflow's input. */
   sessionId?: string;
+  /** The agent's name, from the workflow's input. */
+  agentName?: string;
+  /**
+   * The agent version the session started with, from the workflow's input (absent in
+   * sessions started before versions existed).
+   */
+  version?: string;
+  /** The fingerprint of the agent's definition, when the input records one. */
+  fingerprint?: string;
   /** The workflow type (`sessionWorkflow` for sessions). */
   workflowType?: string;
   /** How the execution stands at the last event of the history. */
@@ -148,6 +191,11 @@ export interface HistoryTimeline {
   closedAt?: number;
   /** Every hook dispatch, in the order scheduled. */
   dispatches: HistoryDispatch[];
+  /**
+   * Every tool call, in the order the model asked for them: its input and how it was
+   * changed, its permission (the policy's answer, a person's wait and answer), its result.
+   */
+  toolCalls: HistoryToolCall[];
   /** The SessionEnd marker, once recorded. */
   sessionEndMarker?: HistorySessionEndMarker;
   /** SessionEnd's reason, from the workflow's result (completed sessions). */
@@ -166,6 +214,11 @@ export interface HistoryTimeline {
 interface TimelineFromHistoryOptions {
   /** Decodes payloads. @default Temporal's default payload converter (JSON, binary, null) */
   payloadConverter?: PayloadConverter;
+  /**
+   * Ids of events whose payload the history held as a payload-store reference before it was
+   * decoded (see {@link storedPayloadEventIds}): their tool results are marked `offloaded`.
+   */
+  storedPayloadEventIds?: ReadonlySet<number>;
 }
 
 type Failure = {
@@ -200,6 +253,7 @@ export function timelineFromHistory(
   const timeline: HistoryTimeline = {
     status: 'RUNNING',
     dispatches: [],
+    toolCalls: [],
     eventCount: events.length,
   };
   const startedAt = timeOf(events[0]!);
@@ -209,15 +263,38 @@ export function timelineFromHistory(
   const sessionId = sessionIdOfHistory(history, converter);
   if (sessionId !== undefined) timeline.sessionId = sessionId;
 
+  const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started.input, converter);
+  const identity = input as { version?: unknown; fingerprint?: unknown } | undefined;
+  if (typeof input?.agentName === 'string') timeline.agentName = input.agentName;
+  if (typeof identity?.version === 'string') timeline.version = identity.version;
+  if (typeof identity?.fingerprint === 'string') timeline.fingerprint = identity.fingerprint;
+
   const build: TimelineBuild = {
     timeline,
     converter,
     byScheduledId: new Map(),
     settleWaits: new Map(),
     byDispatchId: new Map(),
+    payloads: new Map(),
+    others: new Map(),
+    tools: new ToolCallTracker(input),
+    stored: options.storedPayloadEventIds ?? new Set(),
+    events,
   };
   for (const event of events) {
-    if (event.activityTaskScheduledEventAttributes) {
+    if (event.markerRecordedEventAttributes) {
+      markerRecorded(build, event.markerRecordedEventAttributes);
+    } else if (event.timerStartedEventAttributes) {
+      timerStarted(build, event, event.timerStartedEventAttributes);
+    } else if (event.timerFiredEventAttributes) {
+      const { startedEventId } = event.timerFiredEventAttributes;
+      build.tools.timerClosed(numberOf(startedEventId), timeOf(event) ?? 0, true);
+    } else if (event.timerCanceledEventAttributes) {
+      const { startedEventId } = event.timerCanceledEventAttributes;
+      build.tools.timerClosed(numberOf(startedEventId), timeOf(event) ?? 0, false);
+    } else if (event.workflowExecutionUpdateAcceptedEventAttributes) {
+      updateAccepted(build, event, event.workflowExecutionUpdateAcceptedEventAttributes);
+    } else if (event.activityTaskScheduledEventAttributes) {
       activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
     } else if (event.activityTaskCancelRequestedEventAttributes) {
       const { scheduledEventId } = event.activityTaskCancelRequestedEventAttributes;
@@ -225,34 +302,65 @@ export function timelineFromHistory(
       if (dispatch) dispatch.cancelRequested = true;
     } else if (event.activityTaskCompletedEventAttributes) {
       const completed = event.activityTaskCompletedEventAttributes;
-      activityClosed(build, event, completed.scheduledEventId, 'settled', (dispatch) => {
-        const outcome = decode<HookDispatchOutcome>(build, completed.result);
-        applyOutcome(dispatch, outcome);
-        if (outcome?.status === 'timeout') watchCleanup(build, dispatch, outcome);
-      });
+      const offloaded = build.stored.has(numberOf(event.eventId));
+      const result = () => decode<unknown>(build, completed.result);
+      activityClosed(
+        build,
+        event,
+        completed.scheduledEventId,
+        'settled',
+        { kind: 'completed', result, offloaded },
+        (dispatch) => {
+          const outcome = decode<HookDispatchOutcome>(build, completed.result);
+          applyOutcome(dispatch, outcome, build.payloads.get(dispatch.seq));
+          if (outcome?.status === 'timeout') watchCleanup(build, dispatch, outcome);
+        },
+      );
     } else if (event.activityTaskFailedEventAttributes) {
       const failed = event.activityTaskFailedEventAttributes;
-      activityClosed(build, event, failed.scheduledEventId, 'lost', (dispatch) => {
-        const refused =
-          (failed.failure as Failure | undefined)?.applicationFailureInfo?.type ===
-          VERSION_REFUSAL_TYPE;
-        dispatch.decision = refused ? 'refused' : 'error';
-        if (refused) dispatch.refusals = (dispatch.refusals ?? 0) + 1;
-        dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';
-      });
+      const message = failureMessage(failed.failure as Failure) ?? 'the activity failed';
+      activityClosed(
+        build,
+        event,
+        failed.scheduledEventId,
+        'lost',
+        { kind: 'failed', message },
+        (dispatch) => {
+          const refused =
+            (failed.failure as Failure | undefined)?.applicationFailureInfo?.type ===
+            VERSION_REFUSAL_TYPE;
+          dispatch.decision = refused ? 'refused' : 'error';
+          if (refused) dispatch.refusals = (dispatch.refusals ?? 0) + 1;
+          dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';
+        },
+      );
     } else if (event.activityTaskTimedOutEventAttributes) {
       const timedOut = event.activityTaskTimedOutEventAttributes;
-      activityClosed(build, event, timedOut.scheduledEventId, 'lost', (dispatch) => {
-        dispatch.decision = 'worker_lost';
-        const type = timeoutTypeOf(timedOut.failure as Failure);
-        dispatch.reason = `the worker running the dispatch was lost (${type})`;
-      });
+      activityClosed(
+        build,
+        event,
+        timedOut.scheduledEventId,
+        'lost',
+        { kind: 'worker_lost' },
+        (dispatch) => {
+          dispatch.decision = 'worker_lost';
+          const type = timeoutTypeOf(timedOut.failure as Failure);
+          dispatch.reason = `the worker running the dispatch was lost (${type})`;
+        },
+      );
     } else if (event.activityTaskCanceledEventAttributes) {
       const canceled = event.activityTaskCanceledEventAttributes;
-      activityClosed(build, event, canceled.scheduledEventId, 'lost', (dispatch) => {
-        dispatch.decision = 'cancelled';
-        watchCleanup(build, dispatch, decode<Partial<CleanupHandle>>(build, canceled.details));
-      });
+      activityClosed(
+        build,
+        event,
+        canceled.scheduledEventId,
+        'lost',
+        { kind: 'cancelled' },
+        (dispatch) => {
+          dispatch.decision = 'cancelled';
+          watchCleanup(build, dispatch, decode<Partial<CleanupHandle>>(build, canceled.details));
+        },
+      );
     } else if (event.workflowPropertiesModifiedEventAttributes) {
       memoUpserted(build, event, event.workflowPropertiesModifiedEventAttributes);
     } else {
@@ -260,8 +368,16 @@ export function timelineFromHistory(
       if (closedStatus) workflowClosed(build, event, closedStatus);
     }
   }
+  timeline.toolCalls = build.tools.finish();
   return timeline;
 }
+
+/** How a non-dispatch activity closed, for the tool call it belongs to. */
+type ActivityClose =
+  | { kind: 'completed'; result: () => unknown; offloaded: boolean }
+  | { kind: 'failed'; message: string }
+  | { kind: 'worker_lost' }
+  | { kind: 'cancelled' };
 
 /** What {@link timelineFromHistory} keeps while it reads a history's events. */
 interface TimelineBuild {
@@ -273,6 +389,60 @@ interface TimelineBuild {
   settleWaits: Map<number, string>;
   /** Dispatches whose callback outlived them, by dispatch id. */
   byDispatchId: Map<string, HistoryDispatch>;
+  /** Each dispatch's payload (what its callbacks got), by `seq`, until it closes. */
+  payloads: Map<number, JsonObject>;
+  /** Other activities of a tool call (model step, permission check, tool), by scheduled id. */
+  others: Map<number, (close: ActivityClose, durationMs: number | undefined) => void>;
+  tools: ToolCallTracker;
+  /** Events whose payload was a payload-store reference. */
+  stored: ReadonlySet<number>;
+  /** The history's events. */
+  events: readonly HistoryEvent[];
+}
+
+type MarkerAttributes = NonNullable<HistoryEvent['markerRecordedEventAttributes']>;
+type TimerAttributes = NonNullable<HistoryEvent['timerStartedEventAttributes']>;
+type UpdateAcceptedAttributes = NonNullable<
+  HistoryEvent['workflowExecutionUpdateAcceptedEventAttributes']
+>;
+
+/** A local activity's marker: `describeToolCall` says what the call in progress is. */
+function markerRecorded(build: TimelineBuild, marker: MarkerAttributes): void {
+  if (marker.markerName !== 'core_local_activity') return;
+  const data = decode<{ activity_type?: unknown }>(build, marker.details?.data);
+  if (data?.activity_type !== ActivityNames.describeToolCall) return;
+  build.tools.described(decode<unknown>(build, marker.details?.result));
+}
+
+/** A timer: while a call waits for a person, its approval deadline. */
+function timerStarted(build: TimelineBuild, event: HistoryEvent, timer: TimerAttributes): void {
+  const timeout = timer.startToFireTimeout;
+  const durationMs = timeout
+    ? numberOf(timeout.seconds) * 1000 + Math.floor(numberOf(timeout.nanos) / 1_000_000)
+    : 0;
+  const summary = decodePayload<unknown>(event.userMetadata?.summary, build.converter);
+  build.tools.timerStarted(
+    numberOf(event.eventId),
+    timeOf(event) ?? 0,
+    durationMs,
+    typeof summary === 'string' ? summary : undefined,
+  );
+}
+
+/** An accepted Update: a `decidePermission` is a person's answer, with who sent it. */
+function updateAccepted(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  accepted: UpdateAcceptedAttributes,
+): void {
+  const request = accepted.acceptedRequest;
+  if (request?.input?.name !== 'decidePermission') return;
+  const identity = request.meta?.identity;
+  build.tools.decided(
+    timeOf(event) ?? 0,
+    decode<unknown>(build, request.input.args),
+    typeof identity === 'string' && identity !== '' ? identity : undefined,
+  );
 }
 
 type ScheduledAttributes = NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>;
@@ -322,12 +492,56 @@ function activityScheduled(
     if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
     build.timeline.dispatches.push(dispatch);
     build.byScheduledId.set(eventId, dispatch);
+    build.payloads.set(dispatch.seq, payload as JsonObject);
+    build.tools.dispatchScheduled(dispatch, payload.toolInput);
   } else if (type === ActivityNames.awaitHookSettled) {
     const waitInput = decode<{ dispatchId?: unknown }>(build, scheduled.input);
     if (typeof waitInput?.dispatchId === 'string')
       build.settleWaits.set(eventId, waitInput.dispatchId);
+  } else if (type === ActivityNames.modelStep) {
+    build.tools.modelStepScheduled();
+    build.others.set(eventId, (close) => {
+      if (close.kind !== 'completed') return;
+      const output = close.result() as { toolCalls?: unknown } | undefined;
+      build.tools.modelStepCompleted(output?.toolCalls);
+    });
+  } else if (type === ActivityNames.checkPermission) {
+    const check = decode<{ toolUseId?: unknown; input?: unknown }>(build, scheduled.input);
+    if (typeof check?.toolUseId !== 'string') return;
+    const state = build.tools.permissionCheckScheduled(check.toolUseId, check.input);
+    build.others.set(eventId, (close, durationMs) => {
+      build.tools.permissionChecked(
+        state,
+        close.kind === 'completed' ? close.result() : undefined,
+        durationMs,
+      );
+    });
+  } else if (type === ActivityNames.executeTool) {
+    const run = decode<{ toolUseId?: unknown; toolName?: unknown; input?: unknown }>(
+      build,
+      scheduled.input,
+    );
+    if (typeof run?.toolUseId !== 'string') return;
+    const state: ToolCallState = build.tools.executeScheduled(
+      run.toolUseId,
+      run.toolName,
+      run.input,
+    );
+    build.others.set(eventId, (close, durationMs) => {
+      const outcome: ToolExecuteOutcome =
+        close.kind === 'completed'
+          ? {
+              kind: 'completed',
+              result: close.result() as ToolExecuteOutcomeResult,
+              offloaded: close.offloaded,
+            }
+          : close;
+      build.tools.executeClosed(state, outcome, durationMs);
+    });
   }
 }
+
+type ToolExecuteOutcomeResult = Extract<ToolExecuteOutcome, { kind: 'completed' }>['result'];
 
 /**
  * An activity closed (completed, failed, timed out or cancelled). A dispatch gets its
@@ -339,20 +553,45 @@ function activityClosed(
   event: HistoryEvent,
   scheduledEventId: unknown,
   waitEnded: 'settled' | 'lost',
+  close: ActivityClose,
   fill: (dispatch: HistoryDispatch) => void,
 ): void {
   const scheduledId = numberOf(scheduledEventId);
   const dispatch = build.byScheduledId.get(scheduledId);
   if (!dispatch) {
+    const other = build.others.get(scheduledId);
+    if (other) {
+      build.others.delete(scheduledId);
+      const scheduledAt = timeOfEventId(build, scheduledId);
+      const closedAt = timeOf(event);
+      other(
+        close,
+        scheduledAt !== undefined && closedAt !== undefined
+          ? Math.max(0, closedAt - scheduledAt)
+          : undefined,
+      );
+      return;
+    }
     settle(build, scheduledId, waitEnded);
     return;
   }
   fill(dispatch);
+  build.payloads.delete(dispatch.seq);
+  build.tools.dispatchClosed(dispatch, mergedInputOf(dispatch));
   dispatch.closedEventId = numberOf(event.eventId);
   const closedAt = timeOf(event);
   if (dispatch.durationMs === undefined && closedAt !== undefined) {
     dispatch.durationMs = Math.max(0, closedAt - dispatch.scheduledAt);
   }
+}
+
+/** The `continue` edits of a dispatch's callbacks merged as the workflow merges them. */
+function mergedInputOf(dispatch: HistoryDispatch): JsonObject | undefined {
+  if (!dispatch.callbacks) return undefined;
+  const merged = mergeHookOutputs(dispatch.callbacks as HookOutput[]);
+  return dispatch.event === 'PreToolUse'
+    ? merged.modifiedInputBeforeDecision
+    : merged.modifiedInput;
 }
 
 /** A callback outlived its dispatch: pending until a wait for it ends. */
@@ -407,7 +646,11 @@ function workflowClosed(
 }
 
 /** Fill a dispatch from the outcome its activity reported. */
-function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | undefined): void {
+function applyOutcome(
+  dispatch: HistoryDispatch,
+  outcome: HookDispatchOutcome | undefined,
+  payload: JsonObject | undefined,
+): void {
   if (!outcome || typeof outcome !== 'object') {
     dispatch.decision = 'error';
     dispatch.reason = 'the dispatch reported no readable outcome';
@@ -418,7 +661,14 @@ function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | 
   switch (outcome.status) {
     case 'completed': {
       const outputs = Array.isArray(outcome.outputs) ? outcome.outputs : [];
-      const merged = mergeHookOutputs(outputs.filter(isPlainObject) as unknown as HookOutput[]);
+      const valid = outputs.filter(isPlainObject) as unknown as HookOutput[];
+      const merged = mergeHookOutputs(valid);
+      const durations = Array.isArray(outcome.callbackDurationsMs)
+        ? outcome.callbackDurationsMs
+        : [];
+      dispatch.callbacks = valid.map((output, index) =>
+        callbackOf(output, index, merged.decidedBy === index, durations[index], payload),
+      );
       dispatch.decision = merged.action;
       if (merged.decidedBy !== undefined) dispatch.decidedBy = merged.decidedBy;
       if (merged.reason !== undefined) dispatch.reason = merged.reason;
@@ -451,6 +701,37 @@ function applyOutcome(dispatch: HistoryDispatch, outcome: HookDispatchOutcome | 
       dispatch.decision = 'error';
       dispatch.reason = `unknown dispatch outcome '${String((outcome as { status?: unknown }).status)}'`;
   }
+}
+
+/**
+ * One callback's output as the timeline shows it: its decision and reason, and its edits as
+ * diffs against what it was given (the tool's input for tool events, the event's fields
+ * otherwise; the tool's output for `modifiedOutput`).
+ */
+function callbackOf(
+  output: HookOutput,
+  index: number,
+  decided: boolean,
+  durationMs: number | undefined,
+  payload: JsonObject | undefined,
+): HistoryCallback {
+  const callback: HistoryCallback = { index, action: output.action };
+  if (typeof output.reason === 'string') callback.reason = output.reason;
+  if (decided) callback.decided = true;
+  if (typeof durationMs === 'number') callback.durationMs = durationMs;
+  if (isPlainObject(output.modifiedInput)) {
+    callback.modifiedInput = output.modifiedInput;
+    const given = isPlainObject(payload?.toolInput) ? (payload.toolInput as JsonObject) : payload;
+    const base = given ?? {};
+    const diff = diffValues(base, { ...base, ...output.modifiedInput });
+    if (diff) callback.inputDiff = diff;
+  }
+  if (output.modifiedOutput !== undefined) {
+    callback.modifiedOutput = output.modifiedOutput;
+    const diff = diffValues(payload?.toolOutput, output.modifiedOutput);
+    if (diff) callback.outputDiff = diff;
+  }
+  return callback;
 }
 
 function settle(build: TimelineBuild, scheduledId: number, how: 'settled' | 'lost'): void {
@@ -491,6 +772,12 @@ function failureMessage(failure: Failure): string | undefined {
   return typeof failure?.message === 'string' && failure.message !== ''
     ? failure.message
     : undefined;
+}
+
+/** Time of the event with this id (ids are 1-based positions in the history). */
+function timeOfEventId(build: TimelineBuild, eventId: number): number | undefined {
+  const event = build.events[eventId - 1];
+  return event && numberOf(event.eventId) === eventId ? timeOf(event) : undefined;
 }
 
 /** Event time in ms since epoch. */

@@ -554,3 +554,68 @@ describe('describeNondeterminism', () => {
     expect(describeNondeterminism('something odd')).toEqual({ message: 'something odd' });
   });
 });
+
+describe('decisions, permissions and tool results (demo-session.json)', () => {
+  const timeline = timelineOf('demo-session.json');
+
+  it("each callback's own decision and reason; the deciding one marked", () => {
+    const bash = timeline.dispatches.find((d) => d.toolName === 'Bash')!;
+    expect(bash.callbacks?.map((c) => [c.action, c.reason, c.decided])).toEqual([
+      ['continue', undefined, undefined],
+      ['abort', '危险命令被阻止: rm -rf build && echo cleaned', true],
+      ['continue', undefined, undefined],
+    ]);
+  });
+
+  it('a redacting PostToolUse: its output as the changed line against the tool output', () => {
+    const redaction = timeline.dispatches
+      .filter((d) => d.event === 'PostToolUse')
+      .flatMap((d) => d.callbacks ?? [])
+      .find((c) => c.outputDiff);
+    expect(redaction?.outputDiff).toEqual({
+      kind: 'text',
+      changes: [
+        { op: '-', line: 1, text: 'SECRET_KEY=sk_live_demo_4f9a2c71b8e34d05' },
+        { op: '+', line: 1, text: 'SECRET_KEY=***' },
+      ],
+    });
+  });
+
+  it("the permission function's answers, the person's approval with the client's identity, the results", () => {
+    expect(
+      timeline.toolCalls.map((c) => [
+        c.toolName,
+        c.permission?.policy,
+        c.permission?.answer,
+        c.permission?.ask?.outcome,
+        c.permission?.ask?.by,
+        c.result?.status,
+      ]),
+    ).toEqual([
+      ['Read', 'permission function', 'allow', undefined, undefined, 'success'],
+      ['Read', 'permission function', 'allow', undefined, undefined, 'success'],
+      ['Bash', undefined, undefined, undefined, undefined, undefined],
+      ['Grep', 'permission function', 'allow', undefined, undefined, 'success'],
+      ['Write', 'permission function', 'ask', 'approved', '837@vm', 'success'],
+    ]);
+    const write = timeline.toolCalls.at(-1)!;
+    expect(write.permission?.ask).toMatchObject({
+      requestId: '0e2e4d63-560a-4e8a-964d-f8754956583e',
+      waitedMs: 7156,
+    });
+    // The PreToolUse edit reached the tool: the input it ran with, against the model's.
+    expect(write.inputDiff).toMatchObject({
+      kind: 'object',
+      changes: [{ key: 'content', lines: [{ op: '+', line: 1, text: '// Generated' }] }],
+    });
+  });
+
+  it('the text shows the tool calls table and the approval', () => {
+    const text = renderTimeline(timeline);
+    expect(text).toMatch(
+      /\ncall_3_0 +Write +ask \(permission function, \S+ ms\) → approved +person 837@vm +7\.2 s +success /,
+    );
+    expect(text).toMatch(/\ncall_1_0 +Bash +- +- +- +not run: PreToolUse abort +- +-\n/);
+    expect(text).toContain('approved by 837@vm after 7.2 s (request 0e2e4d63-');
+  });
+});

@@ -208,6 +208,7 @@ describe('dispatchHook', () => {
         status: 'completed',
         callbackCount: 2,
         durationMs: expect.any(Number),
+        callbackDurationsMs: [expect.any(Number), expect.any(Number)],
         outputs: [
           { action: 'continue', modifiedInput: { path: 'b.txt' } },
           { action: 'skip', reason: 'not today' },
