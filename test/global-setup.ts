@@ -23,6 +23,10 @@ export default async function setup() {
   process.env.TMPDIR = runTmp;
   const cacheDir = join(repoRoot, '.temporal');
   process.env.DURABLE_AGENT_CACHE_DIR = cacheDir;
+  // The suite is an application: its workers install Temporal's runtime with the SDK's quiet
+  // logger (one line per failure, which the logging tests read). runtime-after-agent.test.ts
+  // clears it to check the library's own default, 'never'.
+  process.env.DURABLE_AGENT_TEMPORAL_RUNTIME ??= 'if-absent';
   const binaries = await ensureTemporalCli({ cacheDir });
   if (binaries.temporalPath) process.env.TEMPORAL_CLI_PATH = binaries.temporalPath;
   if (binaries.testServerPath) process.env.TEMPORAL_TEST_SERVER_PATH = binaries.testServerPath;

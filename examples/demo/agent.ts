@@ -197,6 +197,9 @@ export function demoAgentOptions(env: DemoEnv): AgentOptions {
         dispatchHeartbeatTimeoutMs: 2_000,
         shutdownGraceTimeMs: 2_000,
         stickyQueueScheduleToStartTimeoutMs: 1_000,
+        // The demo is an application: it lets the worker install Temporal's runtime with the
+        // SDK's quiet logger (a library left to itself does not: see the option's docs).
+        runtime: 'if-absent',
       },
     },
   };

@@ -42,6 +42,7 @@ import {
   isAgentLogger,
   parseLogLevel,
   resolveLogLevel,
+  resolveRuntimeInstall,
   type AgentLogLevel,
   type AgentLogger,
 } from '../temporal/logging.js';
@@ -185,18 +186,24 @@ export interface TemporalOptions {
   interceptors?: TemporalInterceptorOptions;
   /**
    * Whether the worker installs Temporal's process-wide `Runtime` (`Runtime.install`, one per
-   * process) with the SDK's logger (`advanced.logger`, `advanced.logLevel`).
+   * process) with the SDK's logger (`advanced.logger`, `advanced.logLevel`). A library should
+   * not claim process-wide state unasked, so by default it does not.
+   * - `'never'` (the default): the worker uses the application's runtime, or Temporal's
+   *   default one (created on first use, logging at INFO to the console: `Worker state
+   *   changed` lines and the like), and `advanced.logger` gets no Temporal lines.
    * - `'if-absent'`: when the worker starts and the process has no Temporal runtime, install
-   *   one; an application's own runtime installed before (`Runtime.install` before
-   *   `createAgent`) is used as is, and Temporal's lines go to its logger.
-   * - `'never'`: never; the worker uses the application's runtime, or Temporal's default one
-   *   (created on first use, logging at INFO to the console), and `advanced.logger` gets no
-   *   Temporal lines.
+   *   one whose logger is the SDK's: Temporal's worker, activity and workflow lines go to
+   *   `advanced.logger` at `advanced.logLevel`, one line each. An application's own runtime
+   *   installed before (`Runtime.install` before `createAgent`) is used as is.
+   *
+   * The `durable-agent` CLI, `npm run demo` and the test env (`createHookTestEnv`) are
+   * applications of their own and install the quiet runtime themselves.
    *
    * Either way the runtime lives while a worker or native connection uses it: an
    * application's `Runtime.install` throws while the agent's worker runs, and works again
    * once the agent is closed. Install yours before `createAgent` to keep it throughout.
-   * @default 'if-absent'
+   * @default `DURABLE_AGENT_TEMPORAL_RUNTIME` (`if-absent` or `never`), else `'never'`
+   * @throws {ConfigError} at `createAgent` for another value of the variable.
    */
   runtime?: 'if-absent' | 'never';
   /**
@@ -1266,7 +1273,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       connection,
       plugins: [...(temporal.plugins ?? [])],
       interceptors: { ...temporal.interceptors },
-      runtime: temporal.runtime ?? 'if-absent',
+      runtime: resolveRuntimeInstall(temporal.runtime),
     },
   };
 }

@@ -72,6 +72,29 @@ export function resolveLogLevel(
   return level;
 }
 
+/** Whether the worker installs Temporal's process-wide runtime (`advanced.temporal.runtime`). */
+export type RuntimeInstall = 'if-absent' | 'never';
+
+/** The environment variable of {@link RuntimeInstall}, for applications that set it once. */
+export const RUNTIME_VARIABLE = 'DURABLE_AGENT_TEMPORAL_RUNTIME';
+
+/**
+ * Whether to install Temporal's runtime: `given` (`advanced.temporal.runtime`), else
+ * `DURABLE_AGENT_TEMPORAL_RUNTIME` in `env`, else `'never'`: a library does not claim the
+ * process's one runtime unless asked (issue 16).
+ * @throws {ConfigError} when the variable is set to something else than `if-absent` or `never`.
+ */
+export function resolveRuntimeInstall(
+  given: RuntimeInstall | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): RuntimeInstall {
+  if (given !== undefined) return given;
+  const raw = env[RUNTIME_VARIABLE]?.trim();
+  if (raw === undefined || raw === '') return 'never';
+  if (raw === 'if-absent' || raw === 'never') return raw;
+  throw new ConfigError(`${RUNTIME_VARIABLE} must be 'if-absent' or 'never', got '${raw}'`);
+}
+
 /** Whether an entry at `level` shows at `threshold`. */
 export function shows(level: string, threshold: AgentLogLevel): boolean {
   const at = LOG_LEVELS.indexOf(level as AgentLogLevel);

@@ -1,7 +1,7 @@
 /**
- * The process-wide Temporal Runtime (issue 16, item 2), in a test process of its own: with
- * advanced.temporal.runtime 'never' the SDK installs none, and an application installs its
- * own once the agent is closed (Temporal shuts an idle runtime down).
+ * The process-wide Temporal Runtime (issue 16, item 2), in a test process of its own: by
+ * default (no option, no DURABLE_AGENT_TEMPORAL_RUNTIME) the SDK installs none, and an
+ * application installs its own once the agent is closed (Temporal shuts an idle runtime down).
  */
 import { describe, expect, it } from 'vitest';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
@@ -10,7 +10,9 @@ import { scriptedModel } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 
 describe('the Temporal Runtime after an agent', () => {
-  it("with runtime 'never' the worker runs on Temporal's own runtime, and the application installs its runtime after the agent closed", async () => {
+  it("by default the worker runs on Temporal's own runtime, and the application installs its runtime after the agent closed", async () => {
+    // The suite's global setup asks for the quiet runtime; this process checks the default.
+    delete process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
     const agent = await createAgent({
       model: scriptedModel(['ok']),
       advanced: {
@@ -18,7 +20,6 @@ describe('the Temporal Runtime after an agent', () => {
           address: temporalAddress(),
           taskQueue: uniqueTaskQueue('rt-after'),
           envConfig: false,
-          runtime: 'never',
         },
       },
     });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import type { HookCallback, HookMap } from '../../src/common/types.js';
@@ -217,10 +217,34 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
-  it("defaults runtime to 'if-absent', plugins and interceptors to none", () => {
-    const resolved = resolveAgentOptions(temporal({}));
-    expect(resolved.temporal.runtime).toBe('if-absent');
-    expect(resolved.temporal.plugins).toEqual([]);
-    expect(resolved.temporal.interceptors).toEqual({});
+  describe('runtime', () => {
+    // The integration suite's global setup sets the variable; these read it themselves.
+    const saved = process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
+    afterEach(() => {
+      if (saved === undefined) delete process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
+      else process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = saved;
+    });
+
+    it("defaults runtime to 'never' (no process-wide runtime unasked), plugins and interceptors to none", () => {
+      delete process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
+      const resolved = resolveAgentOptions(temporal({}));
+      expect(resolved.temporal.runtime).toBe('never');
+      expect(resolved.temporal.plugins).toEqual([]);
+      expect(resolved.temporal.interceptors).toEqual({});
+    });
+
+    it('takes the default from DURABLE_AGENT_TEMPORAL_RUNTIME, and the option over it', () => {
+      process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = 'if-absent';
+      expect(resolveAgentOptions(temporal({})).temporal.runtime).toBe('if-absent');
+      expect(resolveAgentOptions(temporal({ runtime: 'never' })).temporal.runtime).toBe('never');
+    });
+
+    it('refuses a DURABLE_AGENT_TEMPORAL_RUNTIME it does not know, naming the variable', () => {
+      process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = 'always';
+      expectConfigError(
+        thrownBy(() => resolveAgentOptions(temporal({}))),
+        "DURABLE_AGENT_TEMPORAL_RUNTIME must be 'if-absent' or 'never', got 'always'",
+      );
+    });
   });
 });
