@@ -45,6 +45,7 @@ import {
   resolveRuntimeInstall,
   type AgentLogLevel,
   type AgentLogger,
+  type RuntimeInstall,
 } from '../temporal/logging.js';
 import {
   resolveTemporalConnection,
@@ -205,7 +206,7 @@ export interface TemporalOptions {
    * @default `DURABLE_AGENT_TEMPORAL_RUNTIME` (`if-absent` or `never`), else `'never'`
    * @throws {ConfigError} at `createAgent` for another value of the variable.
    */
-  runtime?: 'if-absent' | 'never';
+  runtime?: RuntimeInstall;
   /**
    * Task queue of sessions and their activities. Derived from the agent's name, so that two
    * differently named agents never share a queue (and never run each other's tasks).
@@ -625,7 +626,7 @@ export interface ResolvedAgentOptions {
       connection: ResolvedTemporalConnection;
       plugins: TemporalPlugin[];
       interceptors: TemporalInterceptorOptions;
-      runtime: 'if-absent' | 'never';
+      runtime: RuntimeInstall;
     };
 }
 

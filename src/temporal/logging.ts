@@ -76,7 +76,7 @@ export function resolveLogLevel(
 export type RuntimeInstall = 'if-absent' | 'never';
 
 /** The environment variable of {@link RuntimeInstall}, for applications that set it once. */
-export const RUNTIME_VARIABLE = 'DURABLE_AGENT_TEMPORAL_RUNTIME';
+const RUNTIME_VARIABLE = 'DURABLE_AGENT_TEMPORAL_RUNTIME';
 
 /**
  * Whether to install Temporal's runtime: `given` (`advanced.temporal.runtime`), else
