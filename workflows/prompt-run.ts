@@ -50,11 +50,15 @@ export interface PromptState extends ToolPipelineState {
   contextStamp?: () => ContextStamp;
 }
 
-/** Run one prompt to its end. Cancellation (abort) propagates to the caller. */
+/**
+ * Run one prompt to its end. Cancellation (abort) propagates to the caller, which still has
+ * `toolCalls`: each call made so far with its outcome (a call cut short reads `cancelled`).
+ */
 export async function runPrompt(
   state: PromptState,
   request: SendRequest,
   promptIndex: number,
+  toolCalls: ToolCallRecord[] = [],
 ): Promise<SendResult> {
   const { requestId } = request;
   let prompt = request.prompt;
@@ -79,7 +83,6 @@ export async function runPrompt(
   state.addMessage({ role: 'user', content: prompt });
   let text = '';
   let status: SendStatus = 'completed';
-  const toolCalls: ToolCallRecord[] = [];
   for (let step = 0; ; step++) {
     if (step >= state.input.maxTurns) {
       status = 'max_turns';

@@ -16,6 +16,7 @@ import {
   type AbortRecord,
   type SendRequest,
   type SendResult,
+  type ToolCallRecord,
 } from '../src/common/protocol.js';
 import { failureToSerialized, sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
@@ -59,17 +60,24 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       return abortedResult(request.requestId, early);
     }
     const scope = new CancellationScope();
-    const current: PromptRun = { scope, requestId: request.requestId, settled: false };
+    const current: PromptRun = {
+      scope,
+      requestId: request.requestId,
+      settled: false,
+      toolCalls: [],
+    };
     state.current = current;
     try {
-      const result = await scope.run(() => runPrompt(state, request, state.promptsHandled));
+      const result = await scope.run(() =>
+        runPrompt(state, request, state.promptsHandled, current.toolCalls),
+      );
       current.finalStatus = result.status;
       rememberSend(state, request.requestId, { result });
       return result;
     } catch (error) {
       if (isCancellation(error) && current.abort) {
         current.finalStatus = 'aborted';
-        const aborted = abortedResult(request.requestId, current.abort);
+        const aborted = abortedResult(request.requestId, current.abort, current.toolCalls);
         rememberSend(state, request.requestId, { result: aborted });
         return aborted;
       }
@@ -91,6 +99,11 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
   }
 }
 
-function abortedResult(requestId: string, abort: AbortRecord): SendResult {
-  return { requestId, status: 'aborted', text: '', toolCalls: [], abort };
+/** An aborted send's result: the tool calls it made before the abort, each with its outcome. */
+function abortedResult(
+  requestId: string,
+  abort: AbortRecord,
+  toolCalls: ToolCallRecord[] = [],
+): SendResult {
+  return { requestId, status: 'aborted', text: '', toolCalls, abort };
 }

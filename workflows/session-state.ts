@@ -21,6 +21,7 @@ import type {
   SendResult,
   SessionDescription,
   SessionWorkflowInput,
+  ToolCallRecord,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
 import type { PromptState } from './prompt-run.js';
@@ -78,6 +79,8 @@ export interface PromptRun {
   abort?: AbortRecord;
   settled: boolean;
   finalStatus?: SendResult['status'];
+  /** The prompt's tool calls so far, each with its outcome: an aborted send reports them too. */
+  toolCalls: ToolCallRecord[];
 }
 
 /** One close() in progress, whose outcome concurrent close() calls share. */

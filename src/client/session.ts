@@ -78,7 +78,11 @@ export class SendResponse {
   readonly requestId: string;
   /** `completed`, `aborted`, `interrupted` (a permission denial stopped it) or `max_turns`. */
   readonly status: SendStatus;
-  /** The tool calls the model made, in order, with how each ended. */
+  /**
+   * The tool calls the model made, in order, with how each ended. An aborted send lists the
+   * calls made before the abort too (a tool that ran keeps its status; the calls it cut short
+   * read `cancelled`); one aborted before it started has none.
+   */
   readonly toolCalls: readonly ToolCallRecord[];
   /**
    * When `status` is `aborted`: the reason given to `abort()` (the very object when the

@@ -570,6 +570,11 @@ describe('the loop', () => {
     const resp = await p;
     expect(resp.status).toBe('aborted');
     expect(existsSync(target)).toBe(true);
+    // The response lists the call that ran (and the one it cut short), as the model sees them.
+    expect(resp.toolCalls.map((c) => [c.toolName, c.status])).toEqual([
+      ['Write', 'success'],
+      ['Echo', 'cancelled'],
+    ]);
     expect((await seen(session)).map((x) => [x.status, x.model])).toEqual([
       ['success', `Wrote 1 bytes to ${target}\n[the prompt was aborted after this tool ran]`],
       ['error', 'Tool Echo did not run: the prompt was aborted'],
