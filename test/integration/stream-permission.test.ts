@@ -15,8 +15,8 @@ import {
   createAgentClient,
   type Agent,
   type AgentClient,
+  type AgentOptions,
   type PermissionAskedEvent,
-  type PermissionPreset,
   type Session,
   type StreamedEvent,
 } from '../../src/index.js';
@@ -103,7 +103,11 @@ describe('permission decisions on the stream (worker in this process)', () => {
     server = undefined;
   });
 
-  async function agentOn(permission: PermissionPreset, script: FakeReply[]): Promise<Agent> {
+  async function agentOn(
+    permission: NonNullable<AgentOptions['advanced']>['permission'],
+    script: FakeReply[],
+    more: Partial<NonNullable<AgentOptions['advanced']>> = {},
+  ): Promise<Agent> {
     server = await startFakeOpenAI(script, { apiKey: 'sk-test' });
     agent = await createAgent({
       model: 'gpt-4o-mini',
@@ -112,6 +116,7 @@ describe('permission decisions on the stream (worker in this process)', () => {
       workspaceRoots: [tempDir('stream-permission')],
       advanced: {
         permission,
+        ...more,
         temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('stream-permission') },
       },
     });
@@ -266,6 +271,70 @@ describe('permission decisions on the stream (worker in this process)', () => {
     expect(response.toolCalls[0]!.status).toBe('denied');
     await session.close();
   }, 60_000);
+
+  it("the permission function's allow with an edited input: asked once, decided once by the function", async () => {
+    const edited = { pattern: '*.txt' };
+    const made = await agentOn(
+      async () => ({ behavior: 'allow', updatedInput: edited }),
+      [
+        { toolCalls: [{ name: 'Glob', arguments: { pattern: '*.md' } }] },
+        { text: 'Looked.', chunkChars: 4 },
+      ],
+    );
+    const session = await made.createSession();
+    const call = session.send('look again');
+    const events = await streamOf(call);
+    const response = await call;
+    expect(shapeOf(events)).toEqual([
+      'permission-asked:function:Glob',
+      'permission-decided:function:allow:Glob',
+      'tool-start:Glob',
+      'tool-end:success:Glob',
+      'finish:completed',
+    ]);
+    expect(decided(events)).toEqual([
+      {
+        type: 'permission-decided',
+        id: expect.any(String),
+        toolUseId: response.toolCalls[0]!.toolUseId,
+        toolName: 'Glob',
+        behavior: 'allow',
+        decidedBy: 'function',
+        editedInput: true,
+      },
+    ]);
+    expect(events.find((e) => e.type === 'tool-start')).toMatchObject({ input: edited });
+    await session.close();
+  });
+
+  it('an ask nobody answers: decided deny by the deadline, naming the request', async () => {
+    const made = await agentOn(
+      'default',
+      [
+        { toolCalls: [{ name: 'Write', arguments: { file_path: 'f.txt', content: 'x' } }] },
+        { text: 'Nobody answered.', chunkChars: 4 },
+      ],
+      { permissionTimeoutMs: 1500 },
+    );
+    const session = await made.createSession();
+    const call = session.send('write f');
+    let asked: PermissionAskedEvent | undefined;
+    const events = await streamOf(call, async (event) => {
+      asked = event;
+    });
+    expect(shapeOf(events)).toEqual([
+      'permission-decided:preset:ask:Write',
+      'permission-asked:person:Write',
+      'permission-decided:deadline:deny:Write',
+      'finish:completed',
+    ]);
+    expect(decided(events)[1]).toMatchObject({
+      decidedBy: 'deadline',
+      permissionRequestId: asked!.permissionRequestId,
+      message: expect.stringMatching(/^No decision on Write within 1500 ms: denied$/),
+    });
+    await session.close();
+  }, 30_000);
 
   it('a denial with interrupt ends the send: its permission-decided still comes, before finish', async () => {
     const made = await agentOn('default', [
