@@ -77,17 +77,17 @@ export interface PermissionDecidedEvent {
 export type WorkflowStreamEvent = PermissionAskedEvent | PermissionDecidedEvent;
 
 /** The call a permission event is about. */
-export interface PermissionEventCall {
+interface PermissionEventCall {
   toolUseId: string;
   toolName: string;
 }
 
 /** How a preset or the permission function decided. */
-export type PolicyDecider =
+type PolicyDecider =
   { decidedBy: 'preset'; preset: PermissionPreset } | { decidedBy: 'function' };
 
 /** How a person's answer came (or did not). */
-export type PersonDecider =
+type PersonDecider =
   | { decidedBy: 'person'; permissionRequestId: string; identity?: string | undefined }
   | { decidedBy: 'deadline'; permissionRequestId: string };
 
