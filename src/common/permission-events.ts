@@ -83,8 +83,7 @@ interface PermissionEventCall {
 }
 
 /** How a preset or the permission function decided. */
-type PolicyDecider =
-  { decidedBy: 'preset'; preset: PermissionPreset } | { decidedBy: 'function' };
+type PolicyDecider = { decidedBy: 'preset'; preset: PermissionPreset } | { decidedBy: 'function' };
 
 /** How a person's answer came (or did not). */
 type PersonDecider =
