@@ -13,7 +13,7 @@ import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
-import { withStreamEvents } from './stream-events.js';
+import { createStreamActivities, withStreamEvents } from './stream-events.js';
 
 /** Dependencies of the activities. */
 interface ActivityDeps {
@@ -46,6 +46,8 @@ export function createActivities(deps: ActivityDeps) {
       ...createModelActivities(deps),
       ...createToolActivities(deps),
       ...createArchiveActivities(deps),
+      // Publishes what the workflow decided (no definition code runs): any worker may.
+      ...createStreamActivities(deps.registry),
     }),
     ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
   );

@@ -74,7 +74,7 @@ export function createModelActivities(deps: {
       const { messages, prompt } = await conversationOf(ctx, input, deps.conversationCache);
       // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
       const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
-      const { prompt: _carried, ...rest } = input;
+      const { prompt: _carried, streamEvents: _published, ...rest } = input;
       const output = await model.step({
         ...rest,
         ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),

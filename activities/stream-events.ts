@@ -1,7 +1,9 @@
 /**
  * The live-stream events of the hook, tool and permission activities: each of them,
- * wrapped, publishes what it did to its send's stream (`advanced.stream`) as it does it.
- * Nothing here changes what an activity returns or throws, and nothing waits on readers.
+ * wrapped, publishes what it did to its send's stream (`advanced.stream`) as it does it,
+ * after the events the workflow handed it (`streamEvents`: the permission decisions made
+ * since the send's last activity). Nothing here changes what an activity returns or throws,
+ * and nothing waits on readers.
  *
  * @module
  */
@@ -15,7 +17,9 @@ import type {
   ExecuteToolInput,
   ExecuteToolOutput,
   HookDispatchOutcome,
+  PublishStreamEventsInput,
 } from '../src/common/protocol.js';
+import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import type { HookDispatchEvent } from '../src/stream/events.js';
 import { streamWriter, type SendStreamWriter } from '../src/stream/writer.js';
@@ -46,6 +50,7 @@ export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, act
     async dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
       const writer = writerOf(input);
       if (!writer) return dispatchHook(input);
+      emitCarried(writer, input.streamEvents);
       const started = performance.now();
       const tags = toolTagsOf(input);
       try {
@@ -71,6 +76,7 @@ export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, act
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
       const writer = writerOf(input);
       if (!writer) return executeTool(input);
+      emitCarried(writer, input.streamEvents);
       const { toolUseId, toolName } = input;
       const started = performance.now();
       const ms = () => Math.round(performance.now() - started);
@@ -107,12 +113,20 @@ export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, act
     async checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
       const writer = writerOf(input);
       if (!writer) return checkPermission(input);
+      emitCarried(writer, input.streamEvents);
       const { toolUseId, toolName, kind, affectedPaths } = input;
-      writer.emit({ type: 'permission-asked', toolUseId, toolName, kind, affectedPaths });
+      // Only the asking: the workflow makes the decision of what the function returned (or of
+      // its failure), and the send's next activity publishes it.
+      writer.emit({
+        type: 'permission-asked',
+        toolUseId,
+        toolName,
+        kind,
+        affectedPaths,
+        askedOf: 'function',
+      });
       try {
-        const output = await checkPermission(input);
-        emitDecision(writer, input, output);
-        return output;
+        return await checkPermission(input);
       } finally {
         await writer.flush();
       }
@@ -120,32 +134,31 @@ export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, act
   };
 }
 
-function emitDecision(
-  writer: SendStreamWriter,
-  input: CheckPermissionInput,
-  output: CheckPermissionOutput,
-): void {
-  const { toolUseId, toolName } = input;
-  if (!output.ok) {
-    // The workflow denies a call whose check failed.
-    writer.emit({
-      type: 'permission-decided',
-      toolUseId,
-      toolName,
-      behavior: 'deny',
-      message: output.error.message,
-    });
-    return;
-  }
-  const result = output.result;
-  const message = 'message' in result ? result.message : undefined;
-  writer.emit({
-    type: 'permission-decided',
-    toolUseId,
-    toolName,
-    behavior: result.behavior,
-    ...(message !== undefined ? { message } : {}),
-  });
+/**
+ * The `publishStreamEvents` local activity: the workflow's stream events that no following
+ * activity of the send carries (a person is asked; a denial is the send's last act). Never
+ * fails: the stream is best effort, the session is not.
+ */
+export function createStreamActivities(registry: AgentRegistry) {
+  return {
+    async publishStreamEvents(input: PublishStreamEventsInput): Promise<void> {
+      let transport;
+      try {
+        transport = registry.agent(input.agentName).stream;
+      } catch {
+        return; // this worker lacks the agent: nothing to publish to
+      }
+      const writer = streamWriter(transport, input.sessionId, input.requestId);
+      if (!writer) return;
+      emitCarried(writer, input.events);
+      await writer.flush();
+    },
+  };
+}
+
+/** Publish the events the workflow handed an activity, in order. */
+function emitCarried(writer: SendStreamWriter, events: WorkflowStreamEvent[] | undefined): void {
+  for (const event of events ?? []) writer.emit(event);
 }
 
 function toolTagsOf(input: DispatchHookInput): { toolName?: string; toolUseId?: string } {

@@ -39,6 +39,7 @@ export type {
   ToolEndEvent,
   PermissionAskedEvent,
   PermissionDecidedEvent,
+  PermissionDecider,
   FinishEvent,
   ErrorEvent,
 } from './stream/events.js';

@@ -176,6 +176,20 @@ export function executeToolActivity(
 }
 
 /**
+ * Publish stream events of the workflow that no following activity of the send carries (a
+ * person is asked; a denial ends the send): a local activity (a marker, no task round trip),
+ * run once (the stream is best effort), within a few seconds (a network transport waits at
+ * most 1 s for its write).
+ */
+export function publishStreamEventsActivity(summary?: string) {
+  return proxyLocalActivities<Activities>({
+    ...summaryOf(summary),
+    startToCloseTimeout: '5 seconds',
+    retry: { maximumAttempts: 1 },
+  }).publishStreamEvents;
+}
+
+/**
  * Archive this run's transcript and timeline in the payload store before continuing as
  * new. Idempotent (content-addressed), so retried; a few attempts only, since prompts are
  * refused while it runs: after that the session stays in this run and tries again later.

@@ -19,6 +19,11 @@ export function setApprovalHandler(state: SessionState): void {
       state.activitySeq++;
       const entry = state.pendingPermissions.get(request.requestId)!;
       entry.answer = request.answer;
+      // Who answered, for the send's stream (Temporal does not hand the workflow the
+      // Update's identity, so the client says it with the request).
+      if (typeof request.identity === 'string' && request.identity !== '') {
+        entry.answeredBy = request.identity;
+      }
       return { decided: true as const };
     },
     {

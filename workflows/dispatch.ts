@@ -39,6 +39,7 @@ import {
   localHookDispatchActivity,
 } from './activity-options.js';
 import { hookFailure, toFailure } from './failures.js';
+import { takeStreamEvents, type StreamOutboxState } from './stream-outbox.js';
 import {
   identityFields,
   isRefusedEverywhere,
@@ -47,7 +48,7 @@ import {
 } from './version-refusal.js';
 
 /** The session state a dispatch reads and writes. */
-export interface DispatchState {
+export interface DispatchState extends StreamOutboxState {
   readonly input: SessionWorkflowInput;
   taskQueue: string;
   /** This run's dispatches; `seq` counts from `timelineBase` (earlier runs' entries). */
@@ -151,6 +152,7 @@ async function settle(
       budgetMs,
       callbackCount: entry.callbackCount,
       ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+      ...takeStreamEvents(state, entry.requestId),
     };
     // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
     const viaQueue = () =>

@@ -39,6 +39,7 @@ import {
   type ToolPipelineState,
 } from './tool-pipeline.js';
 import { hookFailure, toFailure } from './failures.js';
+import { takeStreamEvents } from './stream-outbox.js';
 import { identityFields, withRefusalRetries } from './version-refusal.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
@@ -101,6 +102,7 @@ export async function runPrompt(
         promptIndex,
         modelStepIndex: state.modelSteps++,
         ...(state.contextStamp ? { context: state.contextStamp() } : {}),
+        ...takeStreamEvents(state, requestId),
       };
       output = await withRefusalRetries(
         state.input,

@@ -22,6 +22,7 @@ import { failureToSerialized, sessionClosedFailure, toFailure } from './failures
 import { runPrompt } from './prompt-run.js';
 import { rememberSend, rollingOverFailure } from './rollover.js';
 import { isClosing, type PromptRun, type SessionState } from './session-state.js';
+import { closeStreamOutbox } from './stream-outbox.js';
 import { sessionSetHandler } from './update-count.js';
 
 /** Register the `send` Update (and its validator). */
@@ -86,6 +87,9 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       }
       throw error;
     } finally {
+      // Permission events no later activity carried (a denial ended the send) go out
+      // before the send answers, so they precede the stream's final event.
+      await closeStreamOutbox(state, request.requestId);
       current.settled = true;
       state.current = undefined;
       // The next prompt, if one is queued, says what it runs as soon as it starts.

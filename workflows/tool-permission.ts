@@ -14,26 +14,38 @@ import {
   type PermissionResult,
 } from '../src/common/permission.js';
 import type { SessionWorkflowInput } from '../src/common/protocol.js';
+import { permissionDecidedEvent } from '../src/common/permission-events.js';
 import { approvalDetails, toolLabel } from '../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../src/common/types.js';
 import { checkPermissionActivity } from './activity-options.js';
 import { identityFields, withRefusalRetries } from './version-refusal.js';
 import { failureMessage } from './failures.js';
+import {
+  publishQueuedNow,
+  queueStreamEvent,
+  takeStreamEvents,
+  type StreamOutboxState,
+} from './stream-outbox.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
 export interface PendingPermissionEntry {
   request: PendingPermission;
   answer?: PermissionAnswer;
+  /** Who answered (the client's identity), when its client said. */
+  answeredBy?: string;
 }
 
 /** The session state the permission stage reads and writes. */
-interface PermissionState {
+interface PermissionState extends StreamOutboxState {
   readonly input: SessionWorkflowInput;
   readonly taskQueue: string;
   pendingPermissions: Map<string, PendingPermissionEntry>;
 }
 
-/** What the agent's permission setting decides: a preset, or its permission function. */
+/**
+ * What the agent's permission setting decides: a preset, or its permission function. The
+ * decision goes to the send's stream (`permission-decided`) with the send's next activity.
+ */
 export async function policyDecision(
   state: PermissionState,
   toolUseId: string,
@@ -43,7 +55,35 @@ export async function policyDecision(
   requestId?: string,
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
-  if ('preset' in permission) return presetDecision(permission.preset, description.kind);
+  const call = { toolUseId, toolName };
+  if ('preset' in permission) {
+    const decided = presetDecision(permission.preset, description.kind);
+    queueStreamEvent(
+      state,
+      requestId,
+      permissionDecidedEvent(call, decided, { decidedBy: 'preset', preset: permission.preset }),
+    );
+    return decided;
+  }
+  const decided = await functionDecision(state, toolUseId, toolName, input, description, requestId);
+  queueStreamEvent(
+    state,
+    requestId,
+    permissionDecidedEvent(call, decided, { decidedBy: 'function' }),
+  );
+  return decided;
+}
+
+/** What the permission function decides (a failed check denies, naming why). */
+async function functionDecision(
+  state: PermissionState,
+  toolUseId: string,
+  toolName: string,
+  input: JsonObject,
+  description: { kind: ToolKind; affectedPaths: string[] },
+  requestId?: string,
+): Promise<PermissionResult> {
+  const permission = state.input.permission;
   const checkInput = {
     agentName: state.input.agentName,
     sessionId: state.input.sessionId,
@@ -54,9 +94,10 @@ export async function policyDecision(
     kind: description.kind,
     affectedPaths: description.affectedPaths,
     ...(requestId !== undefined ? { requestId } : {}),
-    ...('handler' in permission && permission.handler === 'session'
+    ...(permission && 'handler' in permission && permission.handler === 'session'
       ? { handler: 'session' as const }
       : {}),
+    ...takeStreamEvents(state, requestId),
   };
   // Refused everywhere (no worker of the session's version): the call is denied, naming why.
   const checked = await withRefusalRetries(
@@ -80,7 +121,11 @@ export async function policyDecision(
   };
 }
 
-/** Wait durably for a person's answer (`decidePermission`); no answer by the deadline denies. */
+/**
+ * Wait durably for a person's answer (`decidePermission`); no answer by the deadline denies.
+ * The send's stream gets `permission-asked` at once (a local activity: nothing else of the
+ * send runs until the answer), and the answer's `permission-decided` with the next activity.
+ */
 export async function askPerson(
   state: PermissionState,
   ask: {
@@ -91,6 +136,7 @@ export async function askPerson(
     paths: string[];
     message?: string | undefined;
   },
+  requestId?: string,
 ): Promise<PermissionAnswer> {
   const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
   const askedAt = Date.now();
@@ -110,17 +156,45 @@ export async function askPerson(
   state.pendingPermissions.set(entry.request.requestId, entry);
   const label = toolLabel(ask.toolName, ask.input);
   setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline));
+  const call = { toolUseId: ask.toolUseId, toolName: ask.toolName };
+  const permissionRequestId = entry.request.requestId;
   try {
+    queueStreamEvent(state, requestId, {
+      type: 'permission-asked',
+      ...call,
+      kind: ask.kind,
+      affectedPaths: ask.paths,
+      askedOf: 'person',
+      permissionRequestId,
+      ...(ask.message !== undefined ? { message: ask.message } : {}),
+      deadline: entry.request.deadline,
+    });
+    await publishQueuedNow(state, requestId);
     // The summary names the wait in Temporal's tools (and lets `inspect` tell it from others).
     const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
       summary: `approval deadline: ${label}`,
     });
     if (!answered || !entry.answer) {
-      return {
+      const denied: PermissionAnswer = {
         behavior: 'deny',
         message: `No decision on ${ask.toolName} within ${timeoutMs} ms: denied`,
       };
+      queueStreamEvent(
+        state,
+        requestId,
+        permissionDecidedEvent(call, denied, { decidedBy: 'deadline', permissionRequestId }),
+      );
+      return denied;
     }
+    queueStreamEvent(
+      state,
+      requestId,
+      permissionDecidedEvent(call, entry.answer, {
+        decidedBy: 'person',
+        permissionRequestId,
+        identity: entry.answeredBy,
+      }),
+    );
     return entry.answer;
   } finally {
     state.pendingPermissions.delete(entry.request.requestId);

@@ -38,6 +38,7 @@ import {
   policyDecision,
   type PendingPermissionEntry,
 } from './tool-permission.js';
+import { takeStreamEvents } from './stream-outbox.js';
 import { identityFields, versionRefusalOf, withRefusalRetries } from './version-refusal.js';
 
 /** The session state the pipeline reads and writes. */
@@ -233,14 +234,18 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
     run.tags.requestId,
   );
   if (decision.behavior === 'ask') {
-    decision = await askPerson(state, {
-      toolUseId,
-      toolName,
-      input,
-      kind: description.kind,
-      paths: description.affectedPaths,
-      message: decision.message,
-    });
+    decision = await askPerson(
+      state,
+      {
+        toolUseId,
+        toolName,
+        input,
+        kind: description.kind,
+        paths: description.affectedPaths,
+        message: decision.message,
+      },
+      run.tags.requestId,
+    );
   }
   if (decision.behavior === 'deny') {
     const message = decision.message ?? `Permission to run ${toolName} was denied`;
@@ -267,6 +272,8 @@ async function execute(run: CallRun): Promise<ToolResult> {
       input: run.input,
       timeoutMs,
       requestId: run.tags.requestId,
+      // The permission decision just made (a preset's, a person's) goes out with the tool.
+      ...takeStreamEvents(state, run.tags.requestId),
     };
     return await withRefusalRetries(
       state.input,

@@ -367,7 +367,8 @@ export class Session {
   }
 
   /**
-   * Allow a pending request; the tool runs once, with `updatedInput` when given.
+   * Allow a pending request; the tool runs once, with `updatedInput` when given. The send's
+   * stream gets a `permission-decided` event by `person`, with this client's `identity`.
    * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
    */
   async approve(requestId: string, options: { updatedInput?: JsonObject } = {}): Promise<void> {
@@ -377,6 +378,7 @@ export class Session {
         behavior: 'allow',
         ...(options.updatedInput ? { updatedInput: options.updatedInput } : {}),
       },
+      ...this.#answerIdentity(),
     };
     // The same answer retried runs once; a different answer to the same request is refused.
     await this.#update(Updates.decidePermission, [request], {
@@ -386,7 +388,8 @@ export class Session {
 
   /**
    * Deny a pending request; the model gets `message` as the tool's error result.
-   * `interrupt: true` also stops the running prompt (status `interrupted`).
+   * `interrupt: true` also stops the running prompt (status `interrupted`). The send's stream
+   * gets a `permission-decided` event by `person`, with this client's `identity`.
    * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
    */
   async deny(
@@ -400,10 +403,20 @@ export class Session {
         ...(options.message !== undefined ? { message: options.message } : {}),
         ...(options.interrupt ? { interrupt: true } : {}),
       },
+      ...this.#answerIdentity(),
     };
     await this.#update(Updates.decidePermission, [request], {
       updateId: `decide-${requestId}-${answerKey(request.answer)}`,
     });
+  }
+
+  /**
+   * Who answers a permission request: this client's identity (the one Temporal records with
+   * the Update), for the `permission-decided` event of the send's stream.
+   */
+  #answerIdentity(): { identity?: string } {
+    const identity = this.#handle.client.options.identity;
+    return typeof identity === 'string' && identity !== '' ? { identity } : {};
   }
 
   /**

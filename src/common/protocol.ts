@@ -14,6 +14,7 @@ import type { DefinitionManifest, SessionIdentity } from './identity.js';
 import type { ConversationMessage, ToolCall } from './conversation.js';
 import type { JsonObject } from './json.js';
 import type { ContextStamp } from './context-stamp.js';
+import type { WorkflowStreamEvent } from './permission-events.js';
 import type {
   PendingPermission,
   PermissionAnswer,
@@ -94,6 +95,7 @@ export const ActivityNames = {
   checkPermission: 'checkPermission',
   executeTool: 'executeTool',
   archiveRun: 'archiveRun',
+  publishStreamEvents: 'publishStreamEvents',
 } as const;
 
 /** The name of one of the session's activities. */
@@ -441,6 +443,11 @@ export interface DispatchHookInput extends Partial<SessionIdentity> {
   callbackCount: number;
   /** The `send()` the dispatch belongs to, for its live stream (absent: SessionStart, SessionEnd, older workflows). */
   requestId?: string;
+  /**
+   * Stream events the workflow made for this send since its last activity (permission
+   * decisions): the activity publishes them first. Absent when there are none.
+   */
+  streamEvents?: WorkflowStreamEvent[];
 }
 
 /** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
@@ -504,6 +511,11 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * it matches, else the step queries the workflow. Absent in histories from before the cache.
    */
   context?: ContextStamp;
+  /**
+   * Stream events the workflow made for this send since its last activity (permission
+   * decisions): the step's first attempt publishes them first. Absent when there are none.
+   */
+  streamEvents?: WorkflowStreamEvent[];
 }
 
 /** What `modelStep` returns. */
@@ -519,6 +531,11 @@ export interface ModelStepOutput {
 export interface PermissionDecisionRequest {
   requestId: string;
   answer: PermissionAnswer;
+  /**
+   * Who answered: the identity of the client that sends the Update (the one Temporal records
+   * with it), for the send's stream. Absent from older clients.
+   */
+  identity?: string;
 }
 
 /** Input of the `describeToolCall` local activity. */
@@ -550,6 +567,11 @@ export interface CheckPermissionInput extends Partial<SessionIdentity> {
   handler?: 'session';
   /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
   requestId?: string;
+  /**
+   * Stream events the workflow made for this send since its last activity (permission
+   * decisions): the activity publishes them first. Absent when there are none.
+   */
+  streamEvents?: WorkflowStreamEvent[];
 }
 
 /** What `checkPermission` returns: a normalised decision, or why it could not be had. */
@@ -567,6 +589,23 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
   timeoutMs: number;
   /** The `send()` the call belongs to, for its live stream (absent in older workflows). */
   requestId?: string;
+  /**
+   * Stream events the workflow made for this send since its last activity (permission
+   * decisions): the activity publishes them first. Absent when there are none.
+   */
+  streamEvents?: WorkflowStreamEvent[];
+}
+
+/**
+ * Input of the `publishStreamEvents` local activity: stream events of the workflow that no
+ * following activity of the send carries (a person is asked; a denial ends the send).
+ */
+export interface PublishStreamEventsInput {
+  agentName: string;
+  sessionId: string;
+  /** The send whose stream gets them. */
+  requestId: string;
+  events: WorkflowStreamEvent[];
 }
 
 /** What `executeTool` returns. */

@@ -3,7 +3,11 @@
  * yield. They are published by the activities that do the work (the model step, the hook
  * dispatch, the tool execution, the permission check) and by the client that sent the
  * prompt (the final `finish` or `error`), through a {@link StreamTransport}: never through
- * workflow history, Updates or queries.
+ * Updates or queries, and no text delta ever enters workflow history. The permission
+ * decisions are made by the workflow: the next activity of the send carries them in its
+ * input and publishes them first (a preset's decision, a person's answer), or a local
+ * activity publishes them when none follows or a person is asked
+ * (`workflows/stream-outbox.ts`).
  *
  * @module
  */
@@ -11,7 +15,13 @@ import type { SerializedError } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { JsonObject } from '../common/json.js';
 import type { DispatchOutcomeKind, SendStatus, ToolCallRecord } from '../common/protocol.js';
-import type { ToolKind } from '../common/types.js';
+import type { PermissionAskedEvent, PermissionDecidedEvent } from '../common/permission-events.js';
+
+export type {
+  PermissionAskedEvent,
+  PermissionDecidedEvent,
+  PermissionDecider,
+} from '../common/permission-events.js';
 
 /**
  * A piece of the model's text, in order. The deltas of one model step concatenate to that
@@ -78,28 +88,6 @@ export interface ToolEndEvent {
   summary?: string;
   /** Wall time of the execution, ms. */
   durationMs: number;
-}
-
-/** The agent's permission function (`advanced.permission`, or the session's) is asked. */
-export interface PermissionAskedEvent {
-  type: 'permission-asked';
-  toolUseId: string;
-  toolName: string;
-  kind: ToolKind;
-  affectedPaths: string[];
-}
-
-/**
- * The permission function decided. `ask` means a person is asked next
- * (`session.pendingPermissions()`, then `approve()` / `deny()`).
- */
-export interface PermissionDecidedEvent {
-  type: 'permission-decided';
-  toolUseId: string;
-  toolName: string;
-  behavior: 'allow' | 'deny' | 'ask';
-  /** The deny or ask message, or why the check failed (which denies). */
-  message?: string;
 }
 
 /** The `send()` resolved: the last event of its stream. */

@@ -49,16 +49,18 @@ export function streamWriter(
  * What the model step activity hands its model for the stream: `onTextDelta` publishing
  * each piece as a `text-delta` of the step (none when streaming is off), after a `restart`
  * marker when this is not the step's first attempt; and `flush`, to await before the
- * activity completes.
+ * activity completes. The first attempt first publishes the events the workflow handed the
+ * step (`streamEvents`); a retry does not again (they are on the stream once).
  */
 export function modelStepStream(
   transport: StreamTransport | undefined,
-  input: { sessionId: string; requestId: string; step: number },
+  input: { sessionId: string; requestId: string; step: number; streamEvents?: StreamEvent[] },
   attempt: number,
 ): { request: { onTextDelta?: (text: string) => void }; flush: () => Promise<void> } {
   const writer = streamWriter(transport, input.sessionId, input.requestId);
   if (!writer) return { request: {}, flush: () => Promise.resolve() };
   const { step } = input;
+  if (attempt === 1) for (const event of input.streamEvents ?? []) writer.emit(event);
   if (attempt > 1) writer.emit({ type: 'restart', step, attempt });
   return {
     request: { onTextDelta: (text) => writer.emit({ type: 'text-delta', text, step }) },

@@ -68,6 +68,7 @@ describe('a streaming OpenAI-compatible endpoint', () => {
     const events = await collect(call.stream());
     const response = await call;
     expect(events.filter((e) => e.type !== 'text-delta').map((e) => e.type)).toEqual([
+      'permission-decided',
       'tool-start',
       'tool-end',
       'finish',

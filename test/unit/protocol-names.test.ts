@@ -57,6 +57,7 @@ describe('session protocol names', () => {
       'dispatchHook',
       'executeTool',
       'modelStep',
+      'publishStreamEvents',
     ]);
   });
 });

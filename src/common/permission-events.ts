@@ -1,0 +1,115 @@
+/**
+ * The permission events of a send's live stream (`permission-asked`, `permission-decided`)
+ * and the pure rules that build them. Workflow-safe: the workflow builds the decided events
+ * itself (it is where every decision is made), and the next activity of the send carries
+ * them to the stream (see `workflows/stream-outbox.ts`).
+ *
+ * @module
+ */
+import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
+import type { ToolKind } from './types.js';
+
+/**
+ * A decision on a tool call is asked of someone who takes time: the permission function
+ * (`advanced.permission`, or the session's `permissionHandler`), or a person (an `ask`).
+ * A preset is not asked: it decides at once (`permission-decided` with `decidedBy: 'preset'`).
+ */
+export interface PermissionAskedEvent {
+  type: 'permission-asked';
+  toolUseId: string;
+  toolName: string;
+  kind: ToolKind;
+  affectedPaths: string[];
+  /** Who is asked: the permission function, or a person (then the call waits durably). */
+  askedOf: 'function' | 'person';
+  /**
+   * For a person: the id of the pending request, to answer with `session.approve(id)` or
+   * `session.deny(id)` (the `requestId` of `session.pendingPermissions()`).
+   */
+  permissionRequestId?: string;
+  /** For a person: the ask's message (the preset's or the function's), when it has one. */
+  message?: string;
+  /** For a person: when silence turns into a deny, ms since the epoch (workflow time). */
+  deadline?: number;
+}
+
+/** Who made a permission decision. */
+export type PermissionDecider =
+  /** The agent's preset (`advanced.permission: 'default'`, ...), named in `preset`. */
+  | 'preset'
+  /** The permission function (`advanced.permission` as a function, or the session's). */
+  | 'function'
+  /** A person, through `session.approve()` / `session.deny()` (or the CLI's approve/deny). */
+  | 'person'
+  /** Nobody answered the `ask` by its deadline (`permissionTimeoutMs`): denied. */
+  | 'deadline';
+
+/**
+ * A permission decision on a tool call: one event per decision, whoever made it. An `ask`
+ * (a preset's or the function's) is followed by a `permission-asked` of the person and,
+ * once they answer (or the deadline passes), a second `permission-decided`.
+ */
+export interface PermissionDecidedEvent {
+  type: 'permission-decided';
+  toolUseId: string;
+  toolName: string;
+  /** `ask`: a person is asked next (only a preset or the function decides `ask`). */
+  behavior: 'allow' | 'deny' | 'ask';
+  decidedBy: PermissionDecider;
+  /** For `decidedBy: 'preset'`: which. */
+  preset?: PermissionPreset;
+  /**
+   * For `decidedBy: 'person'`: the identity of the Temporal client that answered (its
+   * `identity` option; Temporal's default is `<pid>@<host>`; the CLI's `--identity`).
+   */
+  identity?: string;
+  /** For a person's (or the deadline's) decision: the pending request it answered. */
+  permissionRequestId?: string;
+  /** The deny or ask message, or why the check failed (which denies). */
+  message?: string;
+  /** Whether an `allow` came with an edited input (`updatedInput`): the tool runs with it. */
+  editedInput: boolean;
+  /** A deny that also stops the running prompt (`interrupt: true`). */
+  interrupt?: true;
+}
+
+/** The stream events the workflow itself makes (the permission events). */
+export type WorkflowStreamEvent = PermissionAskedEvent | PermissionDecidedEvent;
+
+/** The call a permission event is about. */
+interface PermissionEventCall {
+  toolUseId: string;
+  toolName: string;
+}
+
+/** How a preset or the permission function decided. */
+type PolicyDecider = { decidedBy: 'preset'; preset: PermissionPreset } | { decidedBy: 'function' };
+
+/** How a person's answer came (or did not). */
+type PersonDecider =
+  | { decidedBy: 'person'; permissionRequestId: string; identity?: string | undefined }
+  | { decidedBy: 'deadline'; permissionRequestId: string };
+
+/** The `permission-decided` event of a decision. Pure. */
+export function permissionDecidedEvent(
+  call: PermissionEventCall,
+  decision: PermissionResult | PermissionAnswer,
+  by: PolicyDecider | PersonDecider,
+): PermissionDecidedEvent {
+  const message = 'message' in decision ? decision.message : undefined;
+  const interrupt = decision.behavior === 'deny' && decision.interrupt === true;
+  const edited = decision.behavior === 'allow' && decision.updatedInput !== undefined;
+  return {
+    type: 'permission-decided',
+    toolUseId: call.toolUseId,
+    toolName: call.toolName,
+    behavior: decision.behavior,
+    decidedBy: by.decidedBy,
+    ...(by.decidedBy === 'preset' ? { preset: by.preset } : {}),
+    ...(by.decidedBy === 'person' && by.identity ? { identity: by.identity } : {}),
+    ...('permissionRequestId' in by ? { permissionRequestId: by.permissionRequestId } : {}),
+    ...(message !== undefined ? { message } : {}),
+    editedInput: edited,
+    ...(interrupt ? { interrupt: true as const } : {}),
+  };
+}
