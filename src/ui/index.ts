@@ -661,7 +661,8 @@ const SECURITY_HEADERS = {
   'Content-Security-Policy':
     "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
+  // Not no-referrer: Chromium then posts forms with `Origin: null`, which the origin check refuses.
+  'Referrer-Policy': 'same-origin',
   'Cache-Control': 'no-store',
 };
 

@@ -25,12 +25,7 @@ import type {
 export type SessionUiStatus = 'awaiting_approval' | 'running' | 'idle' | 'closed';
 
 /** The statuses in the order the list shows them. */
-const STATUS_ORDER: readonly SessionUiStatus[] = [
-  'awaiting_approval',
-  'running',
-  'idle',
-  'closed',
-];
+const STATUS_ORDER: readonly SessionUiStatus[] = ['awaiting_approval', 'running', 'idle', 'closed'];
 
 const STATUS_TITLES: Record<SessionUiStatus, string> = {
   awaiting_approval: 'Awaiting approval',
