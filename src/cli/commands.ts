@@ -48,6 +48,7 @@ import {
   type ParsedArgs,
 } from './args.js';
 import { timelineFromHistory } from '../history/timeline.js';
+import { describeDecidedRequest } from '../history/decided.js';
 import { describeNondeterminism } from '../history/nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
 import { describePollers, formatDuration, pollersOf, type QueuePollers } from './workers.js';
@@ -454,14 +455,20 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
           'or pass --wait to send it and wait for a worker (up to --timeout)',
       );
     }
+    let waiting: PendingPermission[];
     try {
       const described = await handle.query(Queries.describe);
       if (typeof described?.taskQueue === 'string') activityQueue = described.taskQueue;
+      waiting = await handle.query(Queries.pendingPermissions);
     } catch (error) {
       if (isDeadline(error, args) || isNoPollerError(error)) {
         throw await noAnswer(client, found, args, error, true);
       }
       throw sessionError(error, args, found.sessionId);
+    }
+    // Decided already (the same answer again would be deduplicated, silently): say how.
+    if (!waiting.some((r) => r.requestId === requestId)) {
+      throw await notPending(client, found, requestId, args, 'nothing was sent');
     }
   }
   const sending =
@@ -495,6 +502,9 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
         { cause: error },
       );
     }
+    if (error instanceof AgentSdkError && error.code === 'PERMISSION_REQUEST_NOT_FOUND') {
+      throw await notPending(client, found, requestId, args, `the ${verb} was refused`);
+    }
     throw sessionError(error, args, found.sessionId);
   } finally {
     clearTimeout(note);
@@ -513,6 +523,31 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
     );
   }
   return 0;
+}
+
+/**
+ * The error for a request that does not wait (any more): how it was decided, from the
+ * session's history (approved or denied by whom and when, expired, cancelled).
+ */
+async function notPending(
+  client: Client,
+  found: FoundSession,
+  requestId: string,
+  args: CommandArgs,
+  outcome: string,
+): Promise<CliError> {
+  let why: string;
+  try {
+    const recorded = await client.workflow.getHandle(found.workflowId).fetchHistory();
+    const history = await decodedHistory(recorded, args, found.sessionId);
+    const timeline = timelineFromHistory(history, {
+      storedPayloadEventIds: storedPayloadEventIds(recorded),
+    });
+    why = describeDecidedRequest(timeline, { requestId });
+  } catch {
+    why = `no permission request '${requestId}' waits in session '${found.sessionId}'`;
+  }
+  return new CliError(`${why}; ${outcome}`);
 }
 
 /**
