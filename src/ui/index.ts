@@ -271,14 +271,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
     try {
       history = await decodeHistoryPayloads(recorded, codecs);
     } catch (error) {
-      if (error instanceof AgentSdkError) {
-        throw new HttpError(
-          422,
-          'Cannot read this session',
-          `session '${sessionId}': cannot read its payloads: ${messageOf(error)} ` +
-            '(set DURABLE_AGENT_ENCRYPTION_KEYS to the agent’s key ring, --payloads to its payload store)',
-        );
-      }
+      if (error instanceof AgentSdkError) throw unreadable(sessionId, error);
       throw error;
     }
     return timelineFromHistory(history, { storedPayloadEventIds: storedPayloadEventIds(recorded) });
@@ -374,6 +367,8 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
           `no session '${target}' in namespace '${namespace}'`,
         );
       }
+      // Its memo did not open (an encrypted session, a key the ring lacks).
+      if (error instanceof AgentSdkError) throw unreadable(target, error);
       throw error;
     }
   }
@@ -579,6 +574,16 @@ function nameOf(text: string | null, links: string): string | undefined {
     );
   }
   return name;
+}
+
+/** A session whose payloads do not open (a key the ring lacks, a missing stored payload). */
+function unreadable(sessionId: string, error: AgentSdkError): HttpError {
+  return new HttpError(
+    422,
+    'Cannot read this session',
+    `session '${sessionId}': cannot read its payloads: ${messageOf(error)} ` +
+      '(the CLI reads them with DURABLE_AGENT_ENCRYPTION_KEYS and --payloads)',
+  );
 }
 
 function unauthorized(message: string): HttpError {
