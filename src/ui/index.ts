@@ -281,7 +281,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
    * The requests of a session waiting for a person, as its worker lists them.
    * @throws {HttpError} 503 when no worker answers.
    */
-  async function pendingOf(found: { sessionId: string; workflowId: string }) {
+  async function pendingOf(found: { sessionId: string; workflowId: string }, answering = false) {
     try {
       return await bounded(() =>
         client.workflow.getHandle(found.workflowId).query(Queries.pendingPermissions),
@@ -296,7 +296,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
         503,
         'No worker answers',
         `session '${found.sessionId}': ${why}; its requests are read and answered through the ` +
-          "agent's worker: start it and try again (nothing was sent)",
+          `agent's worker: start it and try again${answering ? ' (nothing was sent)' : ''}`,
         `${sessionLink(found.sessionId, 'back to the session')} · <a href="/inbox">Inbox</a>`,
       );
     }
@@ -406,7 +406,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
     const edited =
       target.verb === 'approve' ? parseEditedInput(form.get('input'), back) : undefined;
     const name = nameOf(form.get('name'), back);
-    const pending = await pendingOf(found);
+    const pending = await pendingOf(found, true);
     const waiting = pending.find((r) => r.requestId === target.requestId);
     const alreadyDecided = async (): Promise<never> => {
       const timeline = await readTimeline(found.workflowId, found.sessionId);

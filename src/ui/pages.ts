@@ -182,7 +182,8 @@ function requestCard(entry: InboxEntry): string {
     : '';
   if (!r) {
     return `<article class="request" data-testid="request">${head}
-<p class="error">${esc(entry.unavailable ?? 'cannot be decided now')}</p>${json(input)}</article>`;
+<p class="error">${esc(entry.unavailable ?? 'cannot be decided now')}</p>
+<p>the model's input (the history's; hooks may have changed what is asked):</p>${json(input)}</article>`;
   }
   const action = `${esc(sessionPath(entry.sessionId))}/requests/${esc(encodeURIComponent(r.requestId))}`;
   const hidden = `<input type="hidden" name="toolUseId" value="${esc(r.toolUseId)}">
