@@ -329,6 +329,42 @@ describe('the session page in Chromium', () => {
     await page.close();
   });
 
+  it('answering a request that expired at its deadline says so, and the tool never runs', async () => {
+    // A definition of its own (its deadline is part of it): its own worker and task queue.
+    const expiring: AgentOptions = {
+      ...options,
+      advanced: {
+        ...options.advanced,
+        permissionTimeoutMs: 3000,
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('session-ui-expiry') },
+      },
+    };
+    const expiryWorker = await createAgentWorker(expiring);
+    const expiryClient = await createAgentClient(expiring);
+    try {
+      const session = await expiryClient.createSession({ sessionId: `ui-expire-${tag}` });
+      const path = `expire-${tag}.md`;
+      const response = session.send(`write ${path}`);
+      await waitFor(async () => (await session.pendingPermissions()).length === 1, 30_000);
+      const page = await open(sessionPath(session));
+      expect((await response).toolCalls.map((c) => c.status)).toEqual(['denied']);
+      await page.getByTestId('approve').click();
+      await page.waitForLoadState();
+      await expect(page.getByTestId('error').innerText()).resolves.toMatch(
+        new RegExp(
+          `^request \\S+ \\(Write ${path}\\) expired at its deadline \\S+Z with no answer: denied$`,
+        ),
+      );
+      await screenshot(page, 'expired.png');
+      expect(writes.has(path)).toBe(false);
+      await page.close();
+      await session.close();
+    } finally {
+      await expiryClient.close();
+      await expiryWorker.shutdown();
+    }
+  });
+
   it('a malformed edited input is refused naming what was wrong, and nothing is sent', async () => {
     const page = await open(sessionPath(restarted.session));
     const input = page.getByTestId('approve-input');

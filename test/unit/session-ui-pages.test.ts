@@ -9,6 +9,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { describe, expect, it } from 'vitest';
 import { CliError, parseCommandLine } from '../../src/cli/args.js';
 import { ConfigError } from '../../src/common/errors.js';
+import { describeDecidedRequest } from '../../src/history/decided.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { createSessionUi } from '../../src/ui/index.js';
 import { inboxPage, sessionPage } from '../../src/ui/pages.js';
@@ -125,6 +126,40 @@ describe('createSessionUi options', () => {
     );
     await expect(createSessionUi({ client: {} as Client })).rejects.toThrow(
       /needs client: a Temporal Client/,
+    );
+  });
+});
+
+describe('describeDecidedRequest', () => {
+  const approvedId = '0e2e4d63-560a-4e8a-964d-f8754956583e';
+
+  it('an approved request: by whom and when', () => {
+    expect(describeDecidedRequest(demo(), { requestId: approvedId })).toMatch(
+      new RegExp(
+        `^request ${approvedId} \\(Write NOTES\\.md\\) was already approved by 837@vm at 20\\S+Z$`,
+      ),
+    );
+  });
+
+  it('denied with a message, expired (found by its tool call), cancelled, and one the history never saw', () => {
+    const timeline = demo();
+    const ask = timeline.toolCalls.at(-1)!.permission!.ask!;
+    ask.outcome = 'denied';
+    ask.message = 'not today';
+    expect(describeDecidedRequest(timeline, { requestId: approvedId })).toMatch(
+      /was already denied by 837@vm at \S+Z: "not today"$/,
+    );
+    ask.outcome = 'expired';
+    delete ask.requestId; // an expired request's id is not in the history
+    expect(describeDecidedRequest(timeline, { requestId: 'r-9', toolUseId: 'call_3_0' })).toMatch(
+      /^request r-9 \(Write NOTES\.md\) expired at its deadline \S+Z with no answer: denied$/,
+    );
+    ask.outcome = 'cancelled';
+    expect(describeDecidedRequest(timeline, { requestId: 'r-9', toolUseId: 'call_3_0' })).toMatch(
+      /was cancelled at \S+Z \(the prompt was aborted or the session closed\) before an answer$/,
+    );
+    expect(describeDecidedRequest(timeline, { requestId: 'r-unknown' })).toMatch(
+      /^no permission request 'r-unknown' waits in session '\S+': it was decided, expired or never asked$/,
     );
   });
 });
