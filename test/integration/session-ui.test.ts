@@ -3,8 +3,8 @@
  * Chromium, against the test run's Temporal server and a real worker: the list by status,
  * a session's turns with its dispatches, each callback's decision and the diffs of what
  * hooks and people changed, approving a pending Write from the inbox (the tool runs once),
- * denying another with a message, a second answer to a decided request, a malformed edited
- * input, a worker restart, a wrong token and an unknown session. Screenshots land in
+ * denying another with a message, a second answer to a decided request and to an expired
+ * one, a malformed edited input, a worker restart, a wrong token and an unknown session. Screenshots land in
  * test-artifacts/session-ui/ (printed).
  *
  * Needs Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`): `.ci/run` installs it.
