@@ -9,7 +9,8 @@
  *    tool with its own `zod` type-checks against the package's types, and run with node it
  *    starts an agent whose worker loads the shipped bundle (`workflowBundle.from` is
  *    `package`, the path is the installed file) and runs the tool in a session; and the
- *    `durable-agent-sdk/codec-server` subpath encodes and decodes a payload over HTTP.
+ *    `durable-agent-sdk/codec-server` subpath encodes and decodes a payload over HTTP, and the
+ *    `durable-agent-sdk/ui` subpath serves the session list behind its token.
  *
  *   npm run build && npx tsx scripts/check-package.ts [--keep]
  *
@@ -75,6 +76,13 @@ const agent = await createAgent({
 });
 const createAgentMs = Math.round(performance.now() - started);
 const response = await agent.send('Weather in Paris?');
+// The ui subpath: the session page lists the session that just ran, behind its token.
+const { createSessionUi } = await import('durable-agent-sdk/ui');
+const ui = await createSessionUi({ client: agent.client.temporal, taskQueue: agent.worker.taskQueue });
+const refused = (await fetch(ui.url + '/')).status;
+const listed = await fetch(ui.url + '/', { headers: { Authorization: 'Bearer ' + ui.token } });
+const uiPage = { refused, status: listed.status, listsSession: (await listed.text()).includes('data-testid="session-row"') };
+await ui.close();
 await agent.close();
 // The codec-server subpath: an encode and a decode round trip over HTTP.
 const { createCodecServer } = await import('durable-agent-sdk/codec-server');
@@ -107,6 +115,7 @@ console.log(
     toolRan,
     subpaths,
     codecRoundTrip,
+    uiPage,
     workflowBundle: 'codePath' in source ? { ...source, codePath: realpathSync(source.codePath) } : source,
   }),
 );
@@ -227,6 +236,7 @@ try {
     toolRan: boolean;
     subpaths: Record<string, string>;
     codecRoundTrip: boolean;
+    uiPage: { refused: number; status: number; listsSession: boolean };
     workflowBundle: { from: string; codePath?: string; reason?: string };
   };
   const expected = realpathSync(join(installed, 'dist', WORKFLOW_BUNDLE_FILE));
@@ -246,10 +256,20 @@ try {
   if (!result.codecRoundTrip) {
     fail('durable-agent-sdk/codec-server did not encode and decode a payload over HTTP');
   }
+  if (
+    result.uiPage.refused !== 401 ||
+    result.uiPage.status !== 200 ||
+    !result.uiPage.listsSession
+  ) {
+    fail(
+      `durable-agent-sdk/ui did not serve the session list behind its token: ${JSON.stringify(result.uiPage)}`,
+    );
+  }
   ok(
     `the installed worker loaded its shipped bundle; first createAgent ${result.createAgentMs} ms ` +
       `(imports ${result.importMs} ms), a session ran the zod-defined tool (server ${address}); ` +
-      'the /server and /payloads subpaths load; durable-agent-sdk/codec-server round-tripped a payload',
+      'the /server and /payloads subpaths load; durable-agent-sdk/codec-server round-tripped a payload; ' +
+      'durable-agent-sdk/ui listed the session behind its token (401 without)',
   );
 } finally {
   await server?.stop();

@@ -51,6 +51,10 @@ const COMMANDS = {
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
   'codec-server': { positionals: [], options: ['port', 'host', 'cors-origin'] },
+  ui: {
+    positionals: [],
+    options: ['port', 'host', 'identity', 'limit', 'timeout', 'task-queue'],
+  },
 } as const satisfies Record<string, { positionals: readonly string[]; options: readonly string[] }>;
 
 /** Default of `--timeout`: how long a command waits on the server and on a worker, ms. */
@@ -58,6 +62,12 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 
 /** Environment variable holding the bearer token of `codec-server`. */
 export const CODEC_TOKEN_VARIABLE = 'DURABLE_AGENT_CODEC_TOKEN';
+
+/** Environment variable holding the token of `ui` (a random one when unset). */
+export const UI_TOKEN_VARIABLE = 'DURABLE_AGENT_UI_TOKEN';
+
+/** Default `--port` of `ui` (next to the Temporal Web UI's 8233). */
+export const DEFAULT_UI_PORT = 8234;
 
 /** Default `--port` of `codec-server` (Temporal's samples' port). */
 export const DEFAULT_CODEC_PORT = 8888;
@@ -105,6 +115,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
+  'task-queue': { type: 'string' },
 } as const;
 
 const CONNECTION_OPTIONS = [
@@ -189,6 +200,8 @@ export type ParsedArgs =
       host?: string;
       /** `--cors-origin`, each time given (codec-server). */
       corsOrigins: string[];
+      /** `--task-queue` (ui): only the sessions of this task queue. */
+      taskQueue?: string;
     };
 
 /** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
@@ -305,6 +318,7 @@ export function parseCommandLine(
     ...(limit !== undefined ? { limit } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
     ...(values.input !== undefined ? { input: values.input } : {}),
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
@@ -400,6 +414,7 @@ const USAGES: Record<CommandName, string> = {
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
   golden: 'durable-agent golden <module.ts|js> <recording.json | history.json | folder> [--json]',
   'codec-server': 'durable-agent codec-server [--port N] [--host H] [--cors-origin URL]...',
+  ui: 'durable-agent ui [--port N] [--host H] [--task-queue Q] [--identity NAME]',
 };
 
 /** One command's usage line. */
@@ -452,9 +467,10 @@ const GLOBALS = [
   '',
   'environment:',
   `  ${KEYS_VARIABLE}   the key ring of an agent with encryption (keyId:base64Key, comma-separated,`,
-  '                        the current key first): inspect, replay, golden and the client commands decrypt',
-  '                        with it; codec-server serves it',
+  '                        the current key first): inspect, replay, golden, ui and the client commands',
+  '                        decrypt with it; codec-server serves it',
   `  ${CODEC_TOKEN_VARIABLE}     the bearer token codec-server requires (at least 16 characters)`,
+  `  ${UI_TOKEN_VARIABLE}        the token of ui's pages (at least 16 characters; default: a random one)`,
 ].join('\n');
 
 const SUMMARIES: Record<CommandName, string> = {
@@ -467,6 +483,7 @@ const SUMMARIES: Record<CommandName, string> = {
   dev: 'embedded dev server and a worker for an agent module',
   golden: "check golden sessions against an agent module's current hooks",
   'codec-server': 'decrypt sessions for the Temporal Web UI (remote codec endpoint)',
+  ui: 'session page: sessions by status, hook decisions, approvals inbox',
 };
 
 const DESCRIPTIONS: Record<CommandName, string> = {
@@ -518,6 +535,19 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     `Serves the namespace of --namespace only; offloaded payloads are read from --payloads.\n` +
     `--port (default ${DEFAULT_CODEC_PORT}), --host (default 127.0.0.1); --cors-origin URL, repeatable: the UI\n` +
     `origins browsers may call from (default: ${DEFAULT_CORS_ORIGINS.join(', ')}). Runs until Ctrl-C.`,
+  ui:
+    'Serves the session page, a small web app: the sessions by status (awaiting approval, running,\n' +
+    "idle, closed), each session as turns, hook dispatches, each callback's decision and reason\n" +
+    'and the tools, with diffs of what hooks and people changed (what inspect shows), and an\n' +
+    'inbox of the permission requests waiting for a person, who approves (optionally with an\n' +
+    'edited JSON input) or denies with a message: the same Update as approve/deny, recorded as\n' +
+    `ui:<their name>, else --identity (default ui:<user>@<host>). Prints its address with the\n` +
+    `token: every page needs it (?token= once, then a cookie; or Authorization: Bearer). The token\n` +
+    `is $${UI_TOKEN_VARIABLE}, else a random one. --port (default ${DEFAULT_UI_PORT}), --host (default 127.0.0.1:\n` +
+    'loopback; plain HTTP), --limit N sessions listed (default 50), --task-queue Q only the sessions\n' +
+    "of that task queue (one agent's), --timeout T per page (default 10s).\n" +
+    `Encrypted sessions are read with ${KEYS_VARIABLE}, offloaded payloads from --payloads.\n` +
+    'Runs until Ctrl-C.',
 };
 
 /** An error's message on one line: its first non-blank line. */

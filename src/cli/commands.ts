@@ -42,10 +42,13 @@ import {
   CliError,
   DEFAULT_CODEC_PORT,
   DEFAULT_CORS_ORIGINS,
+  DEFAULT_UI_PORT,
+  UI_TOKEN_VARIABLE,
   oneLine,
   type ParsedArgs,
 } from './args.js';
 import { timelineFromHistory } from '../history/timeline.js';
+import { describeDecidedRequest } from '../history/decided.js';
 import { describeNondeterminism } from '../history/nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
 import { describePollers, formatDuration, pollersOf, type QueuePollers } from './workers.js';
@@ -90,6 +93,8 @@ export async function runCommand(args: CommandArgs, io: CliOutput): Promise<numb
       return golden(args, io);
     case 'codec-server':
       return codecServer(args, io);
+    case 'ui':
+      return sessionUi(args, io);
   }
 }
 
@@ -121,6 +126,19 @@ function cliIdentity(): string {
 }
 
 async function withClient<T>(args: CommandArgs, body: (client: Client) => Promise<T>): Promise<T> {
+  const { client, connection } = await openClient(args);
+  try {
+    return await connection.withDeadline(deadlineOf(args), () => body(client));
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Connect with a short timeout (and check the namespace): a client of the CLI's data
+ * converter and identity on a connection the caller closes.
+ */
+async function openClient(args: CommandArgs): Promise<{ client: Client; connection: Connection }> {
   const connectTimeout = Math.max(1, Math.min(CONNECT_TIMEOUT_MS, remainingMs(args)));
   let connection: Connection;
   try {
@@ -163,9 +181,10 @@ async function withClient<T>(args: CommandArgs, body: (client: Client) => Promis
       // Recorded with every Update (an approval, a denial): who answered, as inspect shows.
       identity: args.identity ?? cliIdentity(),
     });
-    return await connection.withDeadline(deadlineOf(args), () => body(client));
-  } finally {
+    return { client, connection };
+  } catch (error) {
     await connection.close().catch(() => undefined);
+    throw error;
   }
 }
 
@@ -436,14 +455,20 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
           'or pass --wait to send it and wait for a worker (up to --timeout)',
       );
     }
+    let waiting: PendingPermission[];
     try {
       const described = await handle.query(Queries.describe);
       if (typeof described?.taskQueue === 'string') activityQueue = described.taskQueue;
+      waiting = await handle.query(Queries.pendingPermissions);
     } catch (error) {
       if (isDeadline(error, args) || isNoPollerError(error)) {
         throw await noAnswer(client, found, args, error, true);
       }
       throw sessionError(error, args, found.sessionId);
+    }
+    // Decided already (the same answer again would be deduplicated, silently): say how.
+    if (!waiting.some((r) => r.requestId === requestId)) {
+      throw await notPending(client, found, requestId, args, 'nothing was sent');
     }
   }
   const sending =
@@ -477,6 +502,9 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
         { cause: error },
       );
     }
+    if (error instanceof AgentSdkError && error.code === 'PERMISSION_REQUEST_NOT_FOUND') {
+      throw await notPending(client, found, requestId, args, `the ${verb} was refused`);
+    }
     throw sessionError(error, args, found.sessionId);
   } finally {
     clearTimeout(note);
@@ -495,6 +523,31 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
     );
   }
   return 0;
+}
+
+/**
+ * The error for a request that does not wait (any more): how it was decided, from the
+ * session's history (approved or denied by whom and when, expired, cancelled).
+ */
+async function notPending(
+  client: Client,
+  found: FoundSession,
+  requestId: string,
+  args: CommandArgs,
+  outcome: string,
+): Promise<CliError> {
+  let why: string;
+  try {
+    const recorded = await client.workflow.getHandle(found.workflowId).fetchHistory();
+    const history = await decodedHistory(recorded, args, found.sessionId);
+    const timeline = timelineFromHistory(history, {
+      storedPayloadEventIds: storedPayloadEventIds(recorded),
+    });
+    why = describeDecidedRequest(timeline, { requestId });
+  } catch {
+    why = `no permission request '${requestId}' waits in session '${found.sessionId}'`;
+  }
+  return new CliError(`${why}; ${outcome}`);
 }
 
 /**
@@ -796,6 +849,53 @@ async function codecServer(args: CommandArgs, io: CliOutput): Promise<number> {
   });
   io.err(`stopping (${signal}) ...`);
   await server.close();
+  return 0;
+}
+
+/**
+ * `ui`: the session page (src/ui) on this command's connection and key ring, until a signal.
+ * The token is `DURABLE_AGENT_UI_TOKEN`'s, else a random one; both are printed in the URL.
+ */
+async function sessionUi(args: CommandArgs, io: CliOutput): Promise<number> {
+  const token = process.env[UI_TOKEN_VARIABLE];
+  if (token !== undefined && token.length < 16) {
+    throw new CliError(`${UI_TOKEN_VARIABLE} must have at least 16 characters`);
+  }
+  const { client, connection } = await openClient(args);
+  const port = args.port ?? DEFAULT_UI_PORT;
+  let ui;
+  try {
+    const { createSessionUi } = await import('../ui/index.js');
+    ui = await createSessionUi({
+      client,
+      port,
+      host: args.host ?? '127.0.0.1',
+      timeoutMs: args.timeoutMs,
+      ...(token ? { token } : {}),
+      ...(args.limit !== undefined ? { limit: args.limit } : {}),
+      ...(args.taskQueue !== undefined ? { taskQueue: args.taskQueue } : {}),
+      ...(args.identity !== undefined ? { identity: args.identity } : {}),
+    });
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    if ((error as { code?: unknown }).code === 'EADDRINUSE') {
+      throw new CliError(`port ${port} is in use: pass another --port`, { cause: error });
+    }
+    throw new CliError(oneLine(error), { cause: error });
+  }
+  io.out(`session page: ${ui.loginUrl}`);
+  io.out(
+    `(namespace ${args.namespace} at ${args.address}; open the address once: the token is then kept in a cookie` +
+      `${token ? '' : `; set ${UI_TOKEN_VARIABLE} to choose it`})`,
+  );
+  io.out('Press Ctrl-C to stop.');
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const signal = await new Promise<string>((resolveSignal) => {
+    for (const s of signals) process.once(s, () => resolveSignal(s));
+  });
+  io.err(`stopping (${signal}) ...`);
+  await ui.close();
+  await connection.close().catch(() => undefined);
   return 0;
 }
 

@@ -337,10 +337,14 @@ export async function connectClient(
   return createClientOn(connection, options, payloads, registry);
 }
 
-/** Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first. */
+/**
+ * Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first;
+ * with `taskQueue`, only those started on that task queue (one agent's).
+ */
 export async function listSessionSummaries(
   client: Client,
   limit: number,
+  taskQueue?: string,
 ): Promise<SessionSummary[]> {
   const rows: SessionSummary[] = [];
   // The raw listing, not `client.workflow.list()`: that one decodes every memo, and one
@@ -350,7 +354,11 @@ export async function listSessionSummaries(
   do {
     const page = await client.workflowService.listWorkflowExecutions({
       namespace: client.options.namespace,
-      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
+      query:
+        `WorkflowType = '${SESSION_WORKFLOW}'` +
+        (taskQueue !== undefined
+          ? ` AND TaskQueue = '${taskQueue.replace(/['\\]/g, '\\$&')}'`
+          : ''),
       pageSize: Math.min(limit, 1000),
       ...(nextPageToken ? { nextPageToken } : {}),
     });

@@ -146,6 +146,26 @@ export interface HistoryDispatch {
   cleanup?: 'pending' | 'settled' | 'lost';
 }
 
+/** One prompt (a `send` Update) as its history records it. */
+export interface HistoryPrompt {
+  /** The send's request id (its Update id). */
+  requestId: string;
+  /** The prompt's text (image parts as `[image]`). */
+  prompt: string;
+  /** When the workflow accepted it, ms since epoch. */
+  acceptedAt: number;
+  /** When it ended, ms since epoch (absent while it runs). */
+  completedAt?: number;
+  /** How it ended (`failed`: the Update failed); absent while it runs. */
+  status?: 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'failed';
+  /** The answer's text, or the failure's message. */
+  text?: string;
+  /** `seq` of the dispatches scheduled while it ran, in order. */
+  dispatches: number[];
+  /** `toolUseId` of its tool calls, in order. */
+  toolCalls: string[];
+}
+
 /** The SessionEnd marker: recorded once, right before SessionEnd is scheduled. */
 interface HistorySessionEndMarker {
   /** SessionEnd's `reason`: `other` (close), `idle_timeout`, `cancelled`, ... */
@@ -196,6 +216,12 @@ export interface HistoryTimeline {
    * changed, its permission (the policy's answer, a person's wait and answer), its result.
    */
   toolCalls: HistoryToolCall[];
+  /**
+   * Every prompt (`send` Update) of this run, in the order accepted: its text, how it ended,
+   * and the dispatches and tool calls that ran for it (the session page shows the session as
+   * these turns). Dispatches outside every prompt (SessionStart, SessionEnd) belong to none.
+   */
+  prompts: HistoryPrompt[];
   /** The SessionEnd marker, once recorded. */
   sessionEndMarker?: HistorySessionEndMarker;
   /** SessionEnd's reason, from the workflow's result (completed sessions). */
@@ -254,6 +280,7 @@ export function timelineFromHistory(
     status: 'RUNNING',
     dispatches: [],
     toolCalls: [],
+    prompts: [],
     eventCount: events.length,
   };
   const startedAt = timeOf(events[0]!);
@@ -280,6 +307,8 @@ export function timelineFromHistory(
     tools: new ToolCallTracker(input),
     stored: options.storedPayloadEventIds ?? new Set(),
     events,
+    promptsByAcceptedId: new Map(),
+    promptCalls: new Map(),
   };
   for (const event of events) {
     if (event.markerRecordedEventAttributes) {
@@ -294,6 +323,8 @@ export function timelineFromHistory(
       build.tools.timerClosed(numberOf(startedEventId), timeOf(event) ?? 0, false);
     } else if (event.workflowExecutionUpdateAcceptedEventAttributes) {
       updateAccepted(build, event, event.workflowExecutionUpdateAcceptedEventAttributes);
+    } else if (event.workflowExecutionUpdateCompletedEventAttributes) {
+      updateCompleted(build, event, event.workflowExecutionUpdateCompletedEventAttributes);
     } else if (event.activityTaskScheduledEventAttributes) {
       activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
     } else if (event.activityTaskCancelRequestedEventAttributes) {
@@ -369,7 +400,29 @@ export function timelineFromHistory(
     }
   }
   timeline.toolCalls = build.tools.finish();
+  promptToolCalls(build);
   return timeline;
+}
+
+/**
+ * Each prompt's tool calls: a finished prompt's from its result, in order; calls of no
+ * finished prompt belong to the one still running.
+ */
+function promptToolCalls(build: TimelineBuild): void {
+  const claimed = new Set<string>();
+  const known = new Set(build.timeline.toolCalls.map((call) => call.toolUseId));
+  for (const prompt of build.timeline.prompts) {
+    prompt.toolCalls = (build.promptCalls.get(prompt.requestId) ?? []).filter((id) =>
+      known.has(id),
+    );
+    for (const id of prompt.toolCalls) claimed.add(id);
+  }
+  const open = build.timeline.prompts.find((prompt) => prompt.status === undefined);
+  if (open) {
+    open.toolCalls = build.timeline.toolCalls
+      .map((call) => call.toolUseId)
+      .filter((id) => !claimed.has(id));
+  }
 }
 
 /** How a non-dispatch activity closed, for the tool call it belongs to. */
@@ -396,6 +449,12 @@ interface TimelineBuild {
   tools: ToolCallTracker;
   /** Events whose payload was a payload-store reference. */
   stored: ReadonlySet<number>;
+  /** Prompts by the event id of their `send` Update's acceptance. */
+  promptsByAcceptedId: Map<number, HistoryPrompt>;
+  /** The prompt running, if any (prompts run one at a time). */
+  openPrompt?: HistoryPrompt;
+  /** The tool use ids a finished prompt's result lists, by request id. */
+  promptCalls: Map<string, string[]>;
   /** The history's events. */
   events: readonly HistoryEvent[];
 }
@@ -436,6 +495,20 @@ function updateAccepted(
   accepted: UpdateAcceptedAttributes,
 ): void {
   const request = accepted.acceptedRequest;
+  if (request?.input?.name === 'send') {
+    const send = decode<{ requestId?: unknown; prompt?: unknown }>(build, request.input.args);
+    const prompt: HistoryPrompt = {
+      requestId: String(send?.requestId ?? request.meta?.updateId ?? ''),
+      prompt: promptText(send?.prompt),
+      acceptedAt: timeOf(event) ?? 0,
+      dispatches: [],
+      toolCalls: [],
+    };
+    build.timeline.prompts.push(prompt);
+    build.promptsByAcceptedId.set(numberOf(event.eventId), prompt);
+    build.openPrompt = prompt;
+    return;
+  }
   if (request?.input?.name !== 'decidePermission') return;
   const identity = request.meta?.identity;
   build.tools.decided(
@@ -443,6 +516,61 @@ function updateAccepted(
     decode<unknown>(build, request.input.args),
     typeof identity === 'string' && identity !== '' ? identity : undefined,
   );
+}
+
+type UpdateCompletedAttributes = NonNullable<
+  HistoryEvent['workflowExecutionUpdateCompletedEventAttributes']
+>;
+
+/** A completed `send` Update ends its prompt: its status, its answer, its tool calls. */
+function updateCompleted(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  completed: UpdateCompletedAttributes,
+): void {
+  const prompt = build.promptsByAcceptedId.get(numberOf(completed.acceptedEventId));
+  if (!prompt) return;
+  prompt.completedAt = timeOf(event) ?? 0;
+  const failure = completed.outcome?.failure as Failure | undefined;
+  if (failure) {
+    prompt.status = 'failed';
+    const message = failureMessage(failure);
+    if (message) prompt.text = message;
+  } else {
+    const result = decode<{ status?: unknown; text?: unknown; toolCalls?: unknown }>(
+      build,
+      completed.outcome?.success,
+    );
+    const status = result?.status;
+    prompt.status =
+      status === 'completed' ||
+      status === 'interrupted' ||
+      status === 'aborted' ||
+      status === 'max_turns'
+        ? status
+        : 'completed';
+    if (typeof result?.text === 'string') prompt.text = result.text;
+    const calls = Array.isArray(result?.toolCalls) ? result.toolCalls : [];
+    build.promptCalls.set(
+      prompt.requestId,
+      calls
+        .map((call: unknown) => (call as { toolUseId?: unknown } | null)?.toolUseId)
+        .filter((id): id is string => typeof id === 'string'),
+    );
+  }
+  if (build.openPrompt === prompt) delete build.openPrompt;
+}
+
+/** A prompt as text: its text parts, image parts as `[image]`. */
+function promptText(prompt: unknown): string {
+  if (typeof prompt === 'string') return prompt;
+  if (!Array.isArray(prompt)) return '';
+  return prompt
+    .map((part: unknown) => {
+      const p = part as { type?: unknown; text?: unknown } | null;
+      return p?.type === 'text' && typeof p.text === 'string' ? p.text : '[image]';
+    })
+    .join('\n');
 }
 
 type ScheduledAttributes = NonNullable<HistoryEvent['activityTaskScheduledEventAttributes']>;
@@ -491,6 +619,7 @@ function activityScheduled(
     if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
     if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
     build.timeline.dispatches.push(dispatch);
+    build.openPrompt?.dispatches.push(dispatch.seq);
     build.byScheduledId.set(eventId, dispatch);
     build.payloads.set(dispatch.seq, payload as JsonObject);
     build.tools.dispatchScheduled(dispatch, payload.toolInput);

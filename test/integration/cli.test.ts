@@ -418,12 +418,20 @@ describe('pending, approve, deny', () => {
     expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('approved from the CLI');
     expect(await pendingViaCli(session)).toEqual([]);
 
-    // The decided request is gone: deciding it the other way fails with one line.
-    expectOneLineError(
-      await cli(['deny', session.id, request!.requestId]),
-      1,
-      /No pending permission request/,
-    );
+    // The decided request is gone: deciding it again, either way, says how it was decided.
+    for (const again of [
+      ['deny', session.id, request!.requestId],
+      ['approve', session.id, request!.requestId],
+    ]) {
+      expectOneLineError(
+        await cli(again),
+        1,
+        new RegExp(
+          `^durable-agent: request ${request!.requestId} \\(Write approved\\.txt\\) was already ` +
+            'approved by \\S+ at \\S+Z; nothing was sent$',
+        ),
+      );
+    }
     // And inspect shows the tool's dispatch, open session and all.
     const inspect = await cli(['inspect', session.id]);
     expect(inspect.stdout).toMatch(/\n2 +PreToolUse +Write +1 +continue/);

@@ -619,3 +619,42 @@ describe('decisions, permissions and tool results (demo-session.json)', () => {
     expect(text).toContain('approved by 837@vm after 7.2 s (request 0e2e4d63-');
   });
 });
+
+describe('prompts (turns)', () => {
+  it('each prompt with its text, status, answer, and the dispatches and tool calls that ran for it', () => {
+    const timeline = timelineOf('demo-session.json');
+    expect(
+      timeline.prompts.map((p) => [p.prompt.slice(0, 20), p.status, p.dispatches, p.toolCalls]),
+    ).toEqual([
+      [
+        'Audit this repositor',
+        'completed',
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        ['call_0_0', 'call_0_1', 'call_1_0', 'call_2_0', 'call_3_0'],
+      ],
+      ['What did you change?', 'completed', [11], []],
+    ]);
+    expect(timeline.prompts[1]?.text).toBe(
+      'I changed one file, NOTES.md, after your approval. The rm -rf was blocked.',
+    );
+  });
+
+  it('a prompt whose send failed: status failed with the failure message', () => {
+    const timeline = timelineOf('prompts-and-close.json');
+    expect(timeline.prompts.map((p) => [p.prompt, p.status, p.text])).toEqual([
+      ['hello', 'completed', 'reply 0'],
+      ['reject', 'failed', 'rejected by policy'],
+      ['again', 'completed', 'reply 1'],
+    ]);
+  });
+
+  it('an open prompt: no status, and every tool call no finished prompt claims', () => {
+    const json = readJson('demo-session.json');
+    // Cut the history right after the Write's approval timer started: the first prompt runs.
+    const timer = json.events.findIndex((e) => e.eventType === 'EVENT_TYPE_TIMER_STARTED');
+    const open = timelineFromHistory(historyFromJSON({ events: json.events.slice(0, timer + 1) }));
+    expect(open.prompts).toHaveLength(1);
+    expect(open.prompts[0]?.status).toBeUndefined();
+    expect(open.prompts[0]?.toolCalls.at(-1)).toBe('call_3_0');
+  });
+});
