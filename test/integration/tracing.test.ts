@@ -125,6 +125,8 @@ describe('tracing to a real OpenTelemetry Collector', () => {
   beforeAll(async () => {
     const file = join(out, 'traces.jsonl');
     collector = await startCollector({ file });
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
+    process.env.OTEL_SERVICE_NAME = 'tracing-test';
     const model = scriptedModel((request) => {
       if (request.requestId === secondRequestId) return 'plain answer';
       if (request.step === 0) {
@@ -138,7 +140,8 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     agent = await createAgent({
       model,
       workspaceRoots: [workspace],
-      tracing: { endpoint: collector.endpoint, serviceName: 'tracing-test' },
+      // The standard variables name the collector and the service.
+      tracing: true,
       advanced: {
         hookTimeoutMs: HOOK_BUDGET_MS,
         permission: (request) => (request.kind === 'readonly' ? 'allow' : 'ask'),
@@ -199,6 +202,8 @@ describe('tracing to a real OpenTelemetry Collector', () => {
   }, 180_000);
 
   afterAll(async () => {
+    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+    delete process.env.OTEL_SERVICE_NAME;
     await agent?.shutdown();
     await collector?.stop();
   });
