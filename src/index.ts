@@ -55,7 +55,7 @@ export {
   type EncryptionOption,
   type EncryptionKeyFunction,
 } from './agent/options.js';
-export type { TracingOption, TracingOptions, SdkTracerProvider } from './tracing/tracing.js';
+export type { TracingOption, TracingOptions, SdkTracerProvider } from './tracing/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {
   HookInput,

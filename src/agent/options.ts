@@ -33,7 +33,7 @@ import {
   tracingProblem,
   type ResolvedTracing,
   type TracingOption,
-} from '../tracing/tracing.js';
+} from '../tracing/options.js';
 import {
   AGENT_NAME_RULE,
   AGENT_NAME_RULE_TEXT,

@@ -255,7 +255,7 @@ function createClientOn(
       calls,
       () => registry?.removeSessionHooks(sessionId),
       options.stream,
-      tracing,
+      tracing?.run,
     );
   }
 
@@ -293,7 +293,7 @@ function createClientOn(
         calls,
         undefined,
         options.stream,
-        tracing,
+        tracing?.run,
       );
     }
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);

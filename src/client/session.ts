@@ -60,8 +60,8 @@ import {
   type ResumeOptions,
   type SendCall,
 } from '../stream/send-call.js';
-import { inSpan, SpanAttributes } from '../tracing/spans.js';
-import type { AgentTracing } from '../tracing/tracing.js';
+import { SpanAttributes } from '../tracing/spans.js';
+import type { SpanAttributeValues, SpanRunner } from '../tracing/options.js';
 
 /** Options of {@link Session.send}. */
 export interface SendOptions {
@@ -117,7 +117,7 @@ export class Session {
   readonly #calls: ClientCalls | undefined;
   readonly #onClosed: (() => void) | undefined;
   readonly #streams: StreamTransport | undefined;
-  readonly #tracing: AgentTracing | undefined;
+  readonly #spans: SpanRunner | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
   constructor(
@@ -127,7 +127,7 @@ export class Session {
     calls?: ClientCalls,
     onClosed?: () => void,
     streams?: StreamTransport,
-    tracing?: AgentTracing,
+    spans?: SpanRunner,
   ) {
     this.id = id;
     this.#handle = handle;
@@ -135,7 +135,7 @@ export class Session {
     this.#calls = calls;
     this.#onClosed = onClosed;
     this.#streams = streams;
-    this.#tracing = tracing;
+    this.#spans = spans;
   }
 
   /** The workflow id backing this session. */
@@ -173,10 +173,10 @@ export class Session {
     const response = this.#traced(
       'send',
       { [SpanAttributes.requestId]: requestId },
-      async (span) => {
+      async (annotate) => {
         try {
           const sent = await this.#send(prompt, options, requestId);
-          span?.setAttributes({
+          annotate({
             [SpanAttributes.sendStatus]: sent.result.status,
             [SpanAttributes.sendToolCalls]: sent.result.toolCalls.length,
           });
@@ -194,11 +194,11 @@ export class Session {
   /** `fn` in a span `name` of this session when tracing is on, else `fn` alone. */
   #traced<T>(
     name: string,
-    attributes: Record<string, string>,
-    fn: (span: Parameters<Parameters<typeof inSpan>[3]>[0] | undefined) => Promise<T>,
+    attributes: SpanAttributeValues,
+    fn: (annotate: (attributes: SpanAttributeValues) => void) => Promise<T>,
   ): Promise<T> {
-    if (!this.#tracing) return fn(undefined);
-    return inSpan(this.#tracing, name, { [SpanAttributes.sessionId]: this.id, ...attributes }, fn);
+    if (!this.#spans) return fn(() => undefined);
+    return this.#spans(name, { [SpanAttributes.sessionId]: this.id, ...attributes }, fn);
   }
 
   /**

@@ -18,7 +18,8 @@ import {
 import { createAgent, HookEvent, type Agent, type SendResponse } from '../../src/index.js';
 import { scriptedModel, toolCalls } from '../../src/testing/index.js';
 import { bundleWithExtras } from '../../src/worker/workflow-code.js';
-import { acquireTracing, resolveTracing } from '../../src/tracing/tracing.js';
+import { resolveTracing } from '../../src/tracing/options.js';
+import { acquireTracing } from '../../src/tracing/tracing.js';
 import { startCollector, type RunningCollector } from '../../scripts/otel-collector.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';

@@ -4,7 +4,8 @@
  */
 import { expect, it, vi } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
-import { acquireTracing, resolveTracing } from '../../src/tracing/tracing.js';
+import { resolveTracing } from '../../src/tracing/options.js';
+import { acquireTracing } from '../../src/tracing/tracing.js';
 
 vi.mock('@opentelemetry/exporter-trace-otlp-http', () => {
   throw new Error("Cannot find package '@opentelemetry/exporter-trace-otlp-http'");

@@ -14,11 +14,8 @@ import {
 import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.js';
 import { ConfigError } from '../../src/common/errors.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import {
-  acquireTracing,
-  resolveTracing,
-  workflowInterceptorsPath,
-} from '../../src/tracing/tracing.js';
+import { resolveTracing } from '../../src/tracing/options.js';
+import { acquireTracing, workflowInterceptorsPath } from '../../src/tracing/tracing.js';
 import * as sessionInterceptors from '../../src/tracing/workflow-interceptors.js';
 
 const model = scriptedModel(['ok']);
