@@ -5,7 +5,7 @@
  * here is read back from the collector's output file. The session has a PreToolUse hook that
  * blocks Bash and a permission policy that asks for Write, which the test approves.
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
@@ -374,7 +374,7 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     ).toBe(true);
   });
 
-  it("the traced session's history replays with tracing on and off, and a replay exports no span", async () => {
+  it("the traced session's history replays with tracing on and off, every recorded history with it on, and a replay exports no span", async () => {
     const client = await rawClient();
     try {
       const history = await client.workflow.getHandle(workflowId).fetchHistory();
@@ -396,11 +396,21 @@ describe('tracing to a real OpenTelemetry Collector', () => {
         const traced = await bundleWithExtras([], [tracing.plugin]);
         const options = { workflowBundle: traced.bundle, plugins: [tracing.plugin] };
         await Worker.runReplayHistory(options, history, workflowId);
-        // A session recorded before tracing (an approval in it) replays with tracing on.
-        const recorded = historyFromJSON(
-          JSON.parse(readFileSync(join(fixtures, 'demo-session.json'), 'utf8')),
+        // Every session recorded without tracing (test/fixtures/histories: approvals, aborts,
+        // timeouts, continue-as-new, ...) replays with tracing on: tracing can be turned on
+        // for running sessions.
+        const recorded = readdirSync(fixtures).filter((f) => f.endsWith('.json'));
+        expect(recorded).toContain('demo-session.json');
+        const results = Worker.runReplayHistories(
+          options,
+          recorded.map((file) => ({
+            workflowId: file,
+            history: historyFromJSON(JSON.parse(readFileSync(join(fixtures, file), 'utf8'))),
+          })),
         );
-        await Worker.runReplayHistory(options, recorded, 'demo-session');
+        for await (const result of results) {
+          expect(result.error, `${result.workflowId}: ${String(result.error)}`).toBeUndefined();
+        }
       } finally {
         await tracing.release();
       }
