@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 /**
  * A tracer provider of the OpenTelemetry SDK (1.x): `BasicTracerProvider` or
@@ -68,8 +70,8 @@ export interface TracingOptions {
  *
  * When on, the worker bundles its workflow code at startup (with Temporal's workflow
  * interceptors), as any bundler plugin makes it do, unless `advanced.temporal.workflowBundle`
- * is given: then add `@temporalio/interceptors-opentelemetry/lib/workflow-interceptors` to
- * that bundle's `workflowInterceptorModules` for the workflow's spans.
+ * is given: then add {@link tracingWorkflowInterceptorsPath}`()` to that bundle's
+ * `workflowInterceptorModules` for the workflow's spans.
  *
  * The process-wide OpenTelemetry context manager and propagator are registered when the
  * process has none (an AsyncLocalStorage context manager, W3C trace context): set up your
@@ -195,4 +197,22 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   return typeof value;
+}
+
+/**
+ * Path of the workflow interceptor module of tracing (replay-safe spans of the session
+ * workflow: see README, Operability: Tracing): `dist/src/tracing/workflow-interceptors.js`
+ * in the built package, `src/tracing/workflow-interceptors.ts` in a clone run from sources.
+ * With tracing on the worker bundles it itself; with a bundle of your own
+ * (`advanced.temporal.workflowBundle`), pass it in `workflowInterceptorModules`, e.g.
+ * `bundleWorkflowCode({ workflowsPath: agentWorkflowsPath(), workflowInterceptorModules:
+ * [tracingWorkflowInterceptorsPath()] })`.
+ * @throws Error when neither file exists next to the package.
+ */
+export function tracingWorkflowInterceptorsPath(): string {
+  for (const candidate of ['./workflow-interceptors.js', './workflow-interceptors.ts']) {
+    const path = fileURLToPath(new URL(candidate, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('durable-agent-sdk: src/tracing/workflow-interceptors.{js,ts} not found');
 }

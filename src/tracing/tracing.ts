@@ -18,9 +18,7 @@
  *
  * @module
  */
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type * as OtelApi from '@opentelemetry/api';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as OtelResources from '@opentelemetry/resources';
@@ -31,7 +29,12 @@ import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
 /** The OpenTelemetry API module. */
 type OtelApiModule = typeof OtelApi;
 import { ConfigError, messageOf } from '../common/errors.js';
-import type { ResolvedTracing, SdkTracerProvider, SpanRunner } from './options.js';
+import {
+  tracingWorkflowInterceptorsPath,
+  type ResolvedTracing,
+  type SdkTracerProvider,
+  type SpanRunner,
+} from './options.js';
 import type { TemporalPlugin } from '../agent/options.js';
 import { AsyncLocalStorageContextManager } from './context-manager.js';
 import { inSpan } from './spans.js';
@@ -199,7 +202,7 @@ function sessionPluginClass(temporal: typeof TemporalOtel) {
   const require = createRequire(import.meta.url);
   const temporalModule =
     require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
-  const ours = workflowInterceptorsPath();
+  const ours = tracingWorkflowInterceptorsPath();
   return class SessionOpenTelemetryPlugin extends temporal.OpenTelemetryPlugin {
     override configureBundler(
       options: Parameters<TemporalOtel.OpenTelemetryPlugin['configureBundler']>[0],
@@ -213,18 +216,6 @@ function sessionPluginClass(temporal: typeof TemporalOtel) {
       };
     }
   };
-}
-
-/**
- * Path of the workflow interceptor module of tracing: `workflow-interceptors.js` in the
- * built package, `.ts` in a clone run from sources.
- */
-export function workflowInterceptorsPath(): string {
-  for (const candidate of ['./workflow-interceptors.js', './workflow-interceptors.ts']) {
-    const path = fileURLToPath(new URL(candidate, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new Error('durable-agent-sdk: src/tracing/workflow-interceptors.{js,ts} not found');
 }
 
 /**

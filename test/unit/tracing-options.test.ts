@@ -15,7 +15,8 @@ import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.
 import { ConfigError } from '../../src/common/errors.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { resolveTracing } from '../../src/tracing/options.js';
-import { acquireTracing, workflowInterceptorsPath } from '../../src/tracing/tracing.js';
+import { acquireTracing } from '../../src/tracing/tracing.js';
+import { tracingWorkflowInterceptorsPath as workflowInterceptorsPath } from '../../src/index.js';
 import * as sessionInterceptors from '../../src/tracing/workflow-interceptors.js';
 
 const model = scriptedModel(['ok']);
