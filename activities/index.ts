@@ -14,6 +14,8 @@ import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
 import { createStreamActivities, withStreamEvents } from './stream-events.js';
+import { withTracing } from './tracing.js';
+import type { AgentTracing } from '../src/tracing/tracing.js';
 
 /** Dependencies of the activities. */
 interface ActivityDeps {
@@ -28,6 +30,8 @@ interface ActivityDeps {
   clock?: BudgetClock;
   /** This worker's copies of its sessions' contexts (model steps read them without a query). */
   conversationCache?: ConversationCache;
+  /** The agent's tracing (`tracing` on): the activities' spans. @default off */
+  tracing?: AgentTracing;
 }
 
 /**
@@ -38,18 +42,23 @@ interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   // The hook, tool and permission activities publish to their send's live stream; a worker of
-  // another version refuses first (nothing runs, nothing is published).
-  return guardVersions(
+  // another version refuses first (nothing runs, nothing is published). With tracing on,
+  // each runs in its span, a refusal included.
+  return withTracing(
+    deps.tracing,
     deps.registry,
-    withStreamEvents(deps.registry, {
-      ...createHookActivities(deps),
-      ...createModelActivities(deps),
-      ...createToolActivities(deps),
-      ...createArchiveActivities(deps),
-      // Publishes what the workflow decided (no definition code runs): any worker may.
-      ...createStreamActivities(deps.registry),
-    }),
-    ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
+    guardVersions(
+      deps.registry,
+      withStreamEvents(deps.registry, {
+        ...createHookActivities(deps),
+        ...createModelActivities(deps),
+        ...createToolActivities(deps),
+        ...createArchiveActivities(deps),
+        // Publishes what the workflow decided (no definition code runs): any worker may.
+        ...createStreamActivities(deps.registry),
+      }),
+      ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
+    ),
   );
 }
 

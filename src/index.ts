@@ -56,6 +56,12 @@ export {
   type EncryptionOption,
   type EncryptionKeyFunction,
 } from './agent/options.js';
+export {
+  tracingWorkflowInterceptorsPath,
+  type TracingOption,
+  type TracingOptions,
+  type SdkTracerProvider,
+} from './tracing/options.js';
 export { HookEvent, SessionHookEvent, ALL_HOOK_EVENTS } from './common/hook-events.js';
 export type {
   HookInput,

@@ -29,6 +29,12 @@ import {
 } from '../payloads/encryption.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import {
+  resolveTracing,
+  tracingProblem,
+  type ResolvedTracing,
+  type TracingOption,
+} from '../tracing/options.js';
+import {
   AGENT_NAME_RULE,
   AGENT_NAME_RULE_TEXT,
   VERSION_RULE,
@@ -534,6 +540,31 @@ export interface AgentOptions {
    *   ring.
    */
   encryption?: EncryptionOption;
+  /**
+   * OpenTelemetry tracing, exported over OTLP/HTTP: spans for session creation and close,
+   * each `send()` (one trace per send), each hook dispatch (event, tool, callbacks,
+   * budget, outcome, decision, deciding callback), model step, permission check and tool,
+   * joined to Temporal's own spans (`StartWorkflow`, `StartWorkflowUpdate`, `HandleUpdate`,
+   * `StartActivity`, `RunActivity`) through Temporal's `OpenTelemetryPlugin`.
+   *
+   * - `true`: export to the collector the standard variables name
+   *   (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_EXPORTER_OTLP_ENDPOINT`; else
+   *   `http://localhost:4318`), service name `OTEL_SERVICE_NAME` or `durable-agent.<name>`.
+   * - `{ endpoint, headers, serviceName }`: the same with these instead.
+   * - `{ tracerProvider }`: your own OpenTelemetry SDK provider and its exporter.
+   * - `false` or left out: off; nothing of OpenTelemetry is loaded.
+   *
+   * Needs the optional peer dependencies `@temporalio/interceptors-opentelemetry`,
+   * `@opentelemetry/api`, `@opentelemetry/sdk-trace-base`, `@opentelemetry/resources` and
+   * (without `tracerProvider`) `@opentelemetry/exporter-trace-otlp-http`. Give workers and
+   * clients of an agent the same setting, so that their spans join. See {@link TracingOption}
+   * (README, Operability: Tracing).
+   *
+   * @default off
+   * @throws {ConfigError} at `createAgent` for a bad value (naming it); when the worker or
+   *   client starts, when a package it needs is not installed (naming the packages).
+   */
+  tracing?: TracingOption;
   advanced?: AdvancedOptions;
 }
 
@@ -607,6 +638,8 @@ export interface ResolvedAgentOptions {
   encryption: EncryptionKeyRing | EncryptionKeyFunction | undefined;
   /** `advanced.stream`'s transport; undefined: streaming off. */
   stream: StreamTransport | undefined;
+  /** `tracing`, resolved; undefined: off. */
+  tracing: ResolvedTracing | undefined;
   /** `advanced.logger`; undefined: stderr. */
   logger: AgentLogger | undefined;
   logLevel: AgentLogLevel;
@@ -1011,6 +1044,13 @@ const agentSchema = z.strictObject({
       }
     })
     .optional(),
+  tracing: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      const problem = tracingProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .optional(),
   advanced: z
     .strictObject({
       hooks: hooksSchema('advanced.hooks'),
@@ -1253,6 +1293,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       advanced.stream === false
         ? undefined
         : (advanced.stream?.transport ?? processMemoryStreams()),
+    tracing: resolveTracing(options.tracing, name),
     logger: advanced.logger,
     logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: {

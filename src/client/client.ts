@@ -44,6 +44,8 @@ import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
+import { inSpan, SpanAttributes } from '../tracing/spans.js';
+import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
@@ -98,6 +100,7 @@ function createClientOn(
   options: ResolvedAgentOptions,
   payloads: AgentPayloads,
   registry?: AgentRegistry,
+  tracing?: AgentTracing,
 ): AgentClient {
   const calls = new ClientCalls();
   const client = new Client({
@@ -117,7 +120,28 @@ function createClientOn(
     return events.length > 0 ? { localDispatch: events } : {};
   }
 
+  /** {@link startSession}, in a `session.create` span when tracing is on. */
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
+    if (!tracing) return startSession(sessionOptions);
+    const given =
+      typeof sessionOptions?.sessionId === 'string' ? sessionOptions.sessionId : undefined;
+    return inSpan(
+      tracing,
+      'session.create',
+      {
+        [SpanAttributes.agentName]: options.name,
+        [SpanAttributes.agentVersion]: options.version,
+        ...(given !== undefined ? { [SpanAttributes.sessionId]: given } : {}),
+      },
+      async (span) => {
+        const session = await startSession(sessionOptions);
+        span.setAttribute(SpanAttributes.sessionId, session.id);
+        return session;
+      },
+    );
+  }
+
+  async function startSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
     const sessionId = sessionOptions.sessionId ?? randomUUID();
     if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
@@ -231,6 +255,7 @@ function createClientOn(
       calls,
       () => registry?.removeSessionHooks(sessionId),
       options.stream,
+      tracing?.run,
     );
   }
 
@@ -268,6 +293,7 @@ function createClientOn(
         calls,
         undefined,
         options.stream,
+        tracing?.run,
       );
     }
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
@@ -287,6 +313,7 @@ function createClientOn(
       // error, rather than retrying on a closed channel.
       calls.close(new EngineError('ENGINE_ERROR', 'The client was closed'));
       await connection.close();
+      await tracing?.release();
     },
   };
   callsOfClient.set(agentClient, calls);
@@ -330,11 +357,19 @@ export async function connectClient(
   registry?: AgentRegistry,
 ): Promise<AgentClient> {
   const payloads = await agentPayloadsOf(options);
-  const connection = await connectTemporalClient(address, options.temporal.namespace, {
-    security: options.temporal.connection,
-    plugins: options.temporal.plugins,
-  });
-  return createClientOn(connection, options, payloads, registry);
+  // Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins.
+  const tracing = await acquireTracing(options);
+  let connection: Connection;
+  try {
+    connection = await connectTemporalClient(address, options.temporal.namespace, {
+      security: options.temporal.connection,
+      plugins: tracing ? [...options.temporal.plugins, tracing.plugin] : options.temporal.plugins,
+    });
+  } catch (error) {
+    await tracing?.release();
+    throw error;
+  }
+  return createClientOn(connection, options, payloads, registry, tracing);
 }
 
 /**

@@ -60,6 +60,8 @@ import {
   type ResumeOptions,
   type SendCall,
 } from '../stream/send-call.js';
+import { SpanAttributes } from '../tracing/spans.js';
+import type { SpanAttributeValues, SpanRunner } from '../tracing/options.js';
 
 /** Options of {@link Session.send}. */
 export interface SendOptions {
@@ -119,6 +121,7 @@ export class Session {
   readonly #calls: ClientCalls | undefined;
   readonly #onClosed: (() => void) | undefined;
   readonly #streams: StreamTransport | undefined;
+  readonly #spans: SpanRunner | undefined;
 
   /** @internal use `createSession` / `session(id)`. */
   constructor(
@@ -128,6 +131,7 @@ export class Session {
     calls?: ClientCalls,
     onClosed?: () => void,
     streams?: StreamTransport,
+    spans?: SpanRunner,
   ) {
     this.id = id;
     this.#handle = handle;
@@ -135,6 +139,7 @@ export class Session {
     this.#calls = calls;
     this.#onClosed = onClosed;
     this.#streams = streams;
+    this.#spans = spans;
   }
 
   /** The workflow id backing this session. */
@@ -169,17 +174,35 @@ export class Session {
     const key = { sessionId: this.id, requestId };
     const streams = this.#streams;
     // The send's stream ends with how it ended, published by the process that sent it.
-    const response = (async () => {
-      try {
-        const sent = await this.#send(prompt, options, requestId);
-        streams?.append(key, finishEventOf(sent.result));
-        return sent.response;
-      } catch (error) {
-        streams?.append(key, errorEventOf(error));
-        throw error;
-      }
-    })();
+    const response = this.#traced(
+      'send',
+      { [SpanAttributes.requestId]: requestId },
+      async (annotate) => {
+        try {
+          const sent = await this.#send(prompt, options, requestId);
+          annotate({
+            [SpanAttributes.sendStatus]: sent.result.status,
+            [SpanAttributes.sendToolCalls]: sent.result.toolCalls.length,
+          });
+          streams?.append(key, finishEventOf(sent.result));
+          return sent.response;
+        } catch (error) {
+          streams?.append(key, errorEventOf(error));
+          throw error;
+        }
+      },
+    );
     return sendCall(response, streams, key);
+  }
+
+  /** `fn` in a span `name` of this session when tracing is on, else `fn` alone. */
+  #traced<T>(
+    name: string,
+    attributes: SpanAttributeValues,
+    fn: (annotate: (attributes: SpanAttributeValues) => void) => Promise<T>,
+  ): Promise<T> {
+    if (!this.#spans) return fn(() => undefined);
+    return this.#spans(name, { [SpanAttributes.sessionId]: this.id, ...attributes }, fn);
   }
 
   /**
@@ -300,17 +323,19 @@ export class Session {
    *   again. `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
    */
   async close(): Promise<CloseResult> {
-    let result: CloseResult;
-    try {
-      result = await this.#update(Updates.close, []);
-    } catch (error) {
-      if (!(error instanceof SessionClosedError)) throw error;
-      const terminated = await this.#termination();
-      result = { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
-    }
-    // Closed: this process's session hooks and permission function are not needed again.
-    this.#onClosed?.();
-    return result;
+    return this.#traced('session.close', {}, async () => {
+      let result: CloseResult;
+      try {
+        result = await this.#update(Updates.close, []);
+      } catch (error) {
+        if (!(error instanceof SessionClosedError)) throw error;
+        const terminated = await this.#termination();
+        result = { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
+      }
+      // Closed: this process's session hooks and permission function are not needed again.
+      this.#onClosed?.();
+      return result;
+    });
   }
 
   /** How the session was terminated, when it was (its newest run ended as TERMINATED). */

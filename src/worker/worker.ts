@@ -41,6 +41,7 @@ import {
   transportReason,
 } from '../temporal/connection.js';
 import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/logging.js';
+import { acquireTracing } from '../tracing/tracing.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
 export interface AgentWorker {
@@ -121,9 +122,21 @@ export async function startAgentWorker(
   });
   const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
+  // Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins (so the
+  // workflow code is bundled with its interceptors, below).
+  let tracing;
+  try {
+    tracing = await acquireTracing(options);
+  } catch (error) {
+    releaseVersion();
+    throw error;
+  }
   // Find (or bundle) the workflow code while the connection is made.
   const given = options.temporal.workflowBundle;
-  const { plugins, interceptors } = options.temporal;
+  const { interceptors } = options.temporal;
+  const plugins = tracing
+    ? [...options.temporal.plugins, tracing.plugin]
+    : options.temporal.plugins;
   const workflowModules = interceptors.workflowModules ?? [];
   const bundlerPlugins = plugins.filter((p) => typeof p.configureBundler === 'function');
   const encodeFailures = options.encryption !== undefined;
@@ -146,6 +159,7 @@ export async function startAgentWorker(
   } catch (error) {
     removeSink?.();
     releaseVersion();
+    await tracing?.release();
     throw error;
   }
   const conversationCache = new ConversationCache();
@@ -156,6 +170,7 @@ export async function startAgentWorker(
     heartbeatIntervalMs,
     payloadStore: payloads.payloadStore,
     ...(extra.clock ? { clock: extra.clock } : {}),
+    ...(tracing ? { tracing } : {}),
   });
   const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
   const common = {
@@ -205,6 +220,7 @@ export async function startAgentWorker(
     await connection.close().catch(() => undefined);
     removeSink?.();
     releaseVersion();
+    await tracing?.release();
     // The namespace went away between the check and now: the same clear error.
     if (isNamespaceNotFound(error)) {
       throw namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
@@ -230,6 +246,8 @@ export async function startAgentWorker(
         await connection.close();
         removeSink?.();
         releaseVersion();
+        // After the workers stopped: the workflow's last spans came through its sink.
+        await tracing?.release();
       })();
       return stopping;
     },
