@@ -9,6 +9,7 @@ import type { AgentRegistry } from '../src/agent/registry.js';
 import type { BudgetClock } from './budget-clock.js';
 import type { ConversationCache } from '../src/worker/conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
+import { createDefinitionActivities } from './describe-definition.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
@@ -46,6 +47,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createModelActivities(deps),
       ...createToolActivities(deps),
       ...createArchiveActivities(deps),
+      ...createDefinitionActivities(deps),
     }),
     ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
   );

@@ -111,6 +111,48 @@ function createClientOn(
     },
   });
 
+  const deployments = options.temporal.versioning === 'deployments';
+  let served: Promise<void> | undefined;
+  /**
+   * With Worker Deployments, a client without a worker of its own version in this process
+   * whose version is its fingerprint (no explicit `version`) checks once that the deployment
+   * knows that version: a client built by another toolchain than its workers can print a
+   * callback differently and compute another fingerprint, and a session pinned to a version
+   * no worker runs would wait forever. A deployment not created yet (no worker polled) passes:
+   * the session waits for its workers, as any session does.
+   */
+  function versionServed(): Promise<void> {
+    const explicit = options.version !== options.fingerprint;
+    if (explicit || registry?.versionsOf(options.name).has(options.version)) {
+      return Promise.resolve();
+    }
+    served ??= (async () => {
+      let versions: string[];
+      try {
+        const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+          namespace: options.temporal.namespace,
+          deploymentName: options.name,
+        });
+        versions = (workerDeploymentInfo?.versionSummaries ?? []).map(
+          (v) => v.deploymentVersion?.buildId ?? '',
+        );
+      } catch {
+        return; // no such deployment yet
+      }
+      if (!versions.includes(options.version)) {
+        throw new ConfigError(
+          `Agent '${options.name}' version '${options.version}' (this client's fingerprint of its ` +
+            `definition) is not a version of Worker Deployment '${options.name}', which has ` +
+            `${versions.map((v) => `'${v}'`).join(', ') || 'none'}: a session pinned to it would ` +
+            `wait for a worker forever. A client built by another toolchain than its workers can ` +
+            `compute another fingerprint; give the definition an explicit \`version\` on both sides.`,
+        );
+      }
+    })();
+    served.catch(() => (served = undefined));
+    return served;
+  }
+
   /** Only when some event is local, so other sessions keep the inputs they had before it. */
   function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
     const events = localDispatchEvents(agent, session);
@@ -119,6 +161,7 @@ function createClientOn(
 
   async function createSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
+    if (deployments) await versionServed();
     const sessionId = sessionOptions.sessionId ?? randomUUID();
     if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
       if (!registry) {
@@ -184,6 +227,16 @@ function createClientOn(
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,
         memo: { sessionId, agentName: options.name, version: options.version },
+        // Worker Deployments: the session is pinned to this definition's own version from its
+        // first task, whatever the deployment's current version is (two definitions side by
+        // side each get sessions of their own version). It moves only by session.upgrade().
+        ...(deployments
+          ? {
+              versioningOverride: {
+                pinnedTo: { deploymentName: options.name, buildId: options.version },
+              },
+            }
+          : {}),
       });
     try {
       try {

@@ -18,10 +18,13 @@ import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.j
 import type { HookOutput } from '../common/types.js';
 import {
   ActivityNames,
+  Updates,
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
   type SessionWorkflowInput,
+  type UpgradeAnswer,
+  type VersionUpgrade,
   type SessionWorkflowResult,
 } from '../common/protocol.js';
 import {
@@ -196,6 +199,12 @@ export interface HistoryTimeline {
    * changed, its permission (the policy's answer, a person's wait and answer), its result.
    */
   toolCalls: HistoryToolCall[];
+  /**
+   * The session's moves to other versions (`session.upgrade()`), from the `upgrade` Updates'
+   * results: from which version to which, when, by whom, after how many prompts. Dispatches
+   * before a move carry its `fromVersion`, later ones its `toVersion`. Absent when none.
+   */
+  upgrades?: VersionUpgrade[];
   /** The SessionEnd marker, once recorded. */
   sessionEndMarker?: HistorySessionEndMarker;
   /** SessionEnd's reason, from the workflow's result (completed sessions). */
@@ -279,6 +288,7 @@ export function timelineFromHistory(
     others: new Map(),
     tools: new ToolCallTracker(input),
     stored: options.storedPayloadEventIds ?? new Set(),
+    updateNames: new Map(),
     events,
   };
   for (const event of events) {
@@ -294,6 +304,13 @@ export function timelineFromHistory(
       build.tools.timerClosed(numberOf(startedEventId), timeOf(event) ?? 0, false);
     } else if (event.workflowExecutionUpdateAcceptedEventAttributes) {
       updateAccepted(build, event, event.workflowExecutionUpdateAcceptedEventAttributes);
+    } else if (event.workflowExecutionUpdateCompletedEventAttributes) {
+      const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+      const updateId = completed.meta?.updateId;
+      if (updateId && build.updateNames.get(updateId) === Updates.upgrade.name) {
+        const answer = decode<UpgradeAnswer>(build, completed.outcome?.success);
+        if (answer?.upgrade) (timeline.upgrades ??= []).push(answer.upgrade);
+      }
     } else if (event.activityTaskScheduledEventAttributes) {
       activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
     } else if (event.activityTaskCancelRequestedEventAttributes) {
@@ -396,6 +413,8 @@ interface TimelineBuild {
   tools: ToolCallTracker;
   /** Events whose payload was a payload-store reference. */
   stored: ReadonlySet<number>;
+  /** Update names by update id, from their accepted events (their completions name none). */
+  updateNames: Map<string, string>;
   /** The history's events. */
   events: readonly HistoryEvent[];
 }
@@ -436,6 +455,8 @@ function updateAccepted(
   accepted: UpdateAcceptedAttributes,
 ): void {
   const request = accepted.acceptedRequest;
+  const updateId = request?.meta?.updateId;
+  if (updateId && request?.input?.name) build.updateNames.set(updateId, request.input.name);
   if (request?.input?.name !== 'decidePermission') return;
   const identity = request.meta?.identity;
   build.tools.decided(
