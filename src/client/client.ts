@@ -92,6 +92,17 @@ export interface AgentClient {
   close(): Promise<void>;
 }
 
+/** How long a session's start waits for a just-started worker of its version to register, ms. */
+const PIN_WAIT_MS = 15_000;
+
+/** Whether `error` is Temporal's refusal to pin a workflow to a version its task queue lacks. */
+function versionNotPresent(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (/Pinned version .* is not present in task queue/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** Build a client on an open connection. */
 function createClientOn(
   connection: Connection,
@@ -151,6 +162,35 @@ function createClientOn(
     })();
     served.catch(() => (served = undefined));
     return served;
+  }
+
+  /**
+   * Temporal refuses to pin a new workflow to a version none of whose workers it has seen on
+   * the task queue (FAILED_PRECONDITION). A worker that just started (this process's own, or a
+   * fleet's in a deploy) registers within moments: retry for {@link PIN_WAIT_MS}, then say
+   * what is missing.
+   * @throws {ConfigError} when no worker of this version polls the task queue by then.
+   */
+  async function startPinned<T>(attempt: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + PIN_WAIT_MS;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!deployments || !versionNotPresent(error)) throw error;
+        if (Date.now() + wait > deadline) {
+          throw new ConfigError(
+            `No worker of agent '${options.name}' version '${options.version}' polls task queue ` +
+              `'${options.temporal.taskQueue}' (Temporal refuses to pin a session to a version ` +
+              `it has seen no worker of, advanced.temporal.versioning: 'deployments'): start a ` +
+              `worker of this version first; a client built by another toolchain than its ` +
+              `workers can compute another fingerprint: give the definition an explicit \`version\`.`,
+            { cause: error },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   /** Only when some event is local, so other sessions keep the inputs they had before it. */
@@ -218,6 +258,8 @@ function createClientOn(
     };
     const workflowId = sessionWorkflowId(sessionId);
     const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+      startPinned(() => startOnce(reuse));
+    const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
       client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,

@@ -217,6 +217,17 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
+  it("refuses a versioning mode it does not know, and defaults versioning to 'off'", () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ versioning: 'pinned' }))),
+      "advanced.temporal.versioning must be 'deployments' or 'off', got 'pinned'",
+    );
+    expect(resolveAgentOptions(temporal({})).temporal.versioning).toBe('off');
+    expect(resolveAgentOptions(temporal({ versioning: 'deployments' })).temporal.versioning).toBe(
+      'deployments',
+    );
+  });
+
   it("defaults runtime to 'if-absent', plugins and interceptors to none", () => {
     const resolved = resolveAgentOptions(temporal({}));
     expect(resolved.temporal.runtime).toBe('if-absent');

@@ -1,0 +1,155 @@
+/**
+ * `session.upgrade()` and version routing, in one process on the shared server: a move with
+ * versioning off (unversioned workers: the refusal finds the target version's worker), the
+ * refusals of a move nobody can serve or a version that is not a build id, and a client whose
+ * fingerprint names no version of its Worker Deployment (another toolchain's fingerprint).
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  HookEvent,
+  createAgentClient,
+  createAgentWorker,
+  type AgentClient,
+  type AgentOptions,
+  type AgentWorker,
+} from '../../src/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { deployDefinition } from '../fixtures/deploy-agent.js';
+import { rawClient, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
+
+const dir = tempDir('upgrade');
+const effectsFile = join(dir, 'effects.log');
+writeFileSync(effectsFile, '');
+
+const started: Array<AgentWorker | AgentClient> = [];
+afterEach(async () => {
+  for (const part of started.reverse()) {
+    await ('shutdown' in part ? part.shutdown() : part.close()).catch(() => undefined);
+  }
+  started.length = 0;
+});
+
+function definition(
+  version: string,
+  name: string,
+  versioning: 'deployments' | 'off',
+): AgentOptions {
+  const options = deployDefinition(version, effectsFile, name, dir);
+  return { ...options, advanced: { ...options.advanced, temporal: { versioning } } };
+}
+
+async function worker(options: AgentOptions): Promise<AgentWorker> {
+  const w = await createAgentWorker(options);
+  started.push(w);
+  return w;
+}
+
+async function client(options: AgentOptions): Promise<AgentClient> {
+  const c = await createAgentClient(options);
+  started.push(c);
+  return c;
+}
+
+describe('session.upgrade() with versioning off', () => {
+  it('moves a session to the version named, found among unversioned workers, and records it', async () => {
+    const name = `upgrade-off-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    await worker(definition('v2', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+
+    const moved = await session.upgrade('v2', { identity: 'tester' });
+    expect(moved).toMatchObject({
+      version: 'v2',
+      upgrade: { fromVersion: 'v1', toVersion: 'v2', by: 'tester', afterPrompts: 1 },
+    });
+    expect((await session.send('hello')).text()).toBe('answered by v2');
+    expect((await session.timeline()).map((e) => `${e.event} ${e.version}`)).toEqual([
+      'SessionStart v1',
+      'UserPromptSubmit v1',
+      'UserPromptSubmit v2',
+    ]);
+    await session.close();
+  }, 120_000);
+
+  it('refuses a move without a version named, and a version that is not a build id', async () => {
+    const name = `upgrade-bad-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    await expect(session.upgrade()).rejects.toThrow(
+      /without Worker Deployments .* name the version to move to/,
+    );
+    await expect(session.upgrade('v 2')).rejects.toThrow(
+      /toVersion must be 1 to 255 letters, digits.*got 'v 2'/,
+    );
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    await session.close();
+  }, 120_000);
+});
+
+describe('routing by Worker Deployments', () => {
+  it('refuses a move to a version no worker polls, and the session stays on its own', async () => {
+    const name = `upgrade-none-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    const session = await (await client(definition('v1', name, 'deployments'))).createSession();
+    const error = await session.upgrade('v9').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `no worker of agent '${name}' version 'v9' polls task queue 'durable-agent.${name}'`,
+      ),
+    );
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    expect((await session.describe()).upgrades).toBeUndefined();
+    await session.close();
+  }, 120_000);
+
+  it('refuses to start a session pinned to a fingerprint its deployment does not have, naming the versions it has', async () => {
+    const name = `drift-${randomUUID().slice(0, 8)}`;
+    // The worker's and the client's callbacks print differently (as two toolchains may print
+    // one callback): no explicit version, so their fingerprints differ.
+    const base = { name, model: scriptedModel(() => 'answered') };
+    const w = await worker({
+      ...base,
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' as const })] },
+        temporal: { versioning: 'deployments' },
+      },
+    });
+    const raw = await rawClient();
+    try {
+      await waitFor(
+        async () => {
+          const info = await raw.workflowService
+            .describeWorkerDeployment({ namespace: 'default', deploymentName: name })
+            .catch(() => undefined);
+          return (info?.workerDeploymentInfo?.versionSummaries ?? []).length > 0;
+        },
+        30_000,
+        'the deployment registered',
+      );
+    } finally {
+      await raw.connection.close();
+    }
+    const other = await client({
+      ...base,
+      advanced: {
+        hooks: {
+          [HookEvent.UserPromptSubmit]: [async (_input) => ({ action: 'continue' as const })],
+        },
+        temporal: { versioning: 'deployments' },
+      },
+    });
+    const error = await other.createSession().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(
+      `is not a version of Worker Deployment '${name}', which has '${w.version}'`,
+    );
+    expect((error as Error).message).toContain('explicit `version`');
+  }, 120_000);
+});
