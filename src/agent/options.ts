@@ -262,10 +262,9 @@ export interface TemporalOptions {
    *   version (a versioning override at start), so every workflow task, hook dispatch, model
    *   step and tool call of the session is routed by Temporal to workers of that version only,
    *   and a session moves only by `session.upgrade()`. Needs a server with Worker
-   *   Deployments (Temporal 1.28 or later, with `system.enableDeploymentVersions` and
-   *   `frontend.workerVersioningWorkflowAPIs` on: the defaults of 1.31 and 1.32, and set
-   *   explicitly by the embedded server and `deploy/dynamicconfig/`), and workers and clients
-   *   of one agent name to agree on it.
+   *   Deployments, `system.enableDeploymentVersions` and `frontend.workerVersioningWorkflowAPIs`
+   *   on (the provisioned dev server's defaults; set explicitly by the embedded server and
+   *   `deploy/dynamicconfig/`), and workers and clients of one agent name to agree on it.
    * - `'off'`: unversioned workers; any worker of the task queue may take a task, and one of
    *   another version refuses it (`WORKER_VERSION_MISMATCH`), so the session retries it until
    *   a worker of its version takes it.

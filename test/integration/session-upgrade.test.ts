@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   ConfigError,
   HookEvent,
+  createAgent,
   createAgentClient,
   createAgentWorker,
   type AgentClient,
@@ -19,7 +20,7 @@ import {
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
-import { rawClient, waitFor } from '../helpers.js';
+import { gate, rawClient, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const dir = tempDir('upgrade');
@@ -106,6 +107,39 @@ describe('routing by Worker Deployments', () => {
     );
     expect((await session.send('hello')).text()).toBe('answered by v1');
     expect((await session.describe()).upgrades).toBeUndefined();
+    await session.close();
+  }, 120_000);
+
+  it("waits for a callback that outlived its budget on the process's own (unversioned) queue, then lifts the lock", async () => {
+    const agent = await createAgent({
+      name: `cleanup-${randomUUID().slice(0, 8)}`,
+      model: scriptedModel(() => 'answered'),
+      advanced: { temporal: { versioning: 'deployments' } },
+    });
+    started.push(agent.worker, agent.client);
+    const hold = gate();
+    const session = await agent.createSession({
+      hookTimeoutMs: 150,
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            await hold.opened; // ignores its signal on purpose
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    expect(await session.send('x').catch((e: unknown) => e)).toMatchObject({
+      code: 'HOOK_TIMEOUT',
+    });
+    expect((await session.describe()).pendingCleanups).toBe(1);
+    hold.open();
+    await waitFor(
+      async () => (await session.describe()).pendingCleanups === 0,
+      20_000,
+      'the cleanup wait on the unversioned cleanup queue to end',
+    );
+    expect((await session.timeline())[0]).toMatchObject({ cleanup: 'settled' });
     await session.close();
   }, 120_000);
 
