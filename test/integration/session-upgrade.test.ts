@@ -94,6 +94,36 @@ describe('session.upgrade() with versioning off', () => {
 });
 
 describe('routing by Worker Deployments', () => {
+  it('keeps the version moved to across continue-as-new', async () => {
+    const name = `upgrade-can-${randomUUID().slice(0, 8)}`;
+    const rolling = (version: string): AgentOptions => {
+      const options = definition(version, name, 'deployments');
+      return { ...options, advanced: { ...options.advanced, continueAsNewAfterPrompts: 2 } };
+    };
+    await worker(rolling('v1'));
+    await worker(rolling('v2'));
+    const session = await (await client(rolling('v1'))).createSession();
+    expect((await session.send('one')).text()).toBe('answered by v1');
+    const moved = await session.upgrade('v2');
+    expect(moved.version).toBe('v2');
+    expect((await session.send('two')).text()).toBe('answered by v2');
+    // The run continued as new after two prompts; the next run is still on v2.
+    expect((await session.send('three')).text()).toBe('answered by v2');
+    const raw = await rawClient();
+    try {
+      const description = await raw.workflow.getHandle(session.workflowId).describe();
+      expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
+      expect(
+        description.raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.pinned?.version
+          ?.buildId,
+      ).toBe('v2');
+    } finally {
+      await raw.connection.close();
+    }
+    expect(await session.describe()).toMatchObject({ version: 'v2', upgrades: [moved.upgrade] });
+    await session.close();
+  }, 120_000);
+
   it('refuses a move to a version no worker polls, and the session stays on its own', async () => {
     const name = `upgrade-none-${randomUUID().slice(0, 8)}`;
     await worker(definition('v1', name, 'deployments'));
