@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient } from '../../src/index.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
+import type { IdentityEnv } from '../fixtures/identity-process.js';
 import { rawClient, temporalAddress, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
@@ -209,5 +210,76 @@ describe('a rolling deploy v1 to v2 with Worker Deployments', () => {
     }
 
     await Promise.all([v1.stop(), v2.stop()]);
+  }, 300_000);
+});
+
+const identityFixture = fileURLToPath(new URL('../fixtures/identity-process.ts', import.meta.url));
+
+/** An agent process of `test/fixtures/identity-process.ts`; resolves with its `result`. */
+async function runIdentityProcess(env: IdentityEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', identityFixture], {
+    env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), IDENTITY_ENV: JSON.stringify(env) },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const line = async (tag: string) => {
+    await waitFor(
+      () => {
+        if (child.exitCode !== null && !new RegExp(`^${tag} `, 'm').test(output)) {
+          throw new Error(`${env.policy} process exited (${child.exitCode}):\n${output}`);
+        }
+        return new RegExp(`^${tag} `, 'm').test(output);
+      },
+      240_000,
+      `'${tag}' from the ${env.policy} process`,
+    );
+    return JSON.parse(new RegExp(`^${tag} (.*)$`, 'm').exec(output)![1]!) as unknown;
+  };
+  const ready = (await line('ready')) as { version: string };
+  return {
+    ready,
+    async run() {
+      child.stdin!.write('go\n');
+      const result = (await line('result')) as {
+        sessionId: string;
+        outcomes: string[];
+        versions: string[];
+      };
+      child.stdin!.write('stop\n');
+      const seen = (await line('seen')) as Record<string, number>;
+      return { ...result, seen };
+    },
+  };
+}
+
+describe("two teams' agents with default names and routing on", () => {
+  it('routes each session to its own definition: every decision its own, no task ever refused', async () => {
+    const [strict, lax] = await Promise.all([
+      runIdentityProcess({ policy: 'strict', prompts: 10, versioning: 'deployments' }),
+      runIdentityProcess({ policy: 'lax', prompts: 10, versioning: 'deployments' }),
+    ]);
+    expect(strict.ready.version).not.toBe(lax.ready.version);
+    const [strictRun, laxRun] = await Promise.all([strict.run(), lax.run()]);
+    expect(strictRun.outcomes).toEqual(Array(10).fill('rejected:HOOK_ABORTED'));
+    expect(laxRun.outcomes).toEqual(Array(10).fill('completed:answered'));
+    expect(strictRun.versions).toEqual([strict.ready.version]);
+    expect(laxRun.versions).toEqual([lax.ready.version]);
+    expect(strictRun.seen).toEqual({ [strictRun.sessionId]: 10 });
+    expect(laxRun.seen).toEqual({ [laxRun.sessionId]: 10 });
+    // Temporal routed every task to the session's own version: no worker refused one.
+    const raw = await rawClient();
+    try {
+      for (const run of [strictRun, laxRun]) {
+        const history = await raw.workflow.getHandle(`session-${run.sessionId}`).fetchHistory();
+        const dispatches = timelineFromHistory(history).dispatches;
+        expect(dispatches).toHaveLength(10);
+        expect(dispatches.filter((d) => d.refusals !== undefined)).toEqual([]);
+      }
+    } finally {
+      await raw.connection.close();
+    }
   }, 300_000);
 });
