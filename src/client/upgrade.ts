@@ -111,14 +111,17 @@ export async function upgradeSession(
       );
     }
   }
-  if (pinned?.buildId === target) return { version: target };
-  if (pinned) await checkServed(client, pinned.deploymentName, target, placement.taskQueue);
+  // Re-pinned already (a move cut short after its re-pin, retried now): only finish is left.
+  const repinned = pinned?.buildId === target;
+  if (pinned && !repinned) {
+    await checkServed(client, pinned.deploymentName, target, placement.taskQueue);
+  }
   const begun = await update({ phase: 'begin', toVersion: target, by });
   if (begun.version === target) {
     await update({ phase: 'cancel', toVersion: target, by });
     return { version: target };
   }
-  if (pinned) {
+  if (pinned && !repinned) {
     try {
       await client.workflowService.updateWorkflowExecutionOptions({
         namespace: client.options.namespace,

@@ -19,6 +19,7 @@ import {
   type AgentWorker,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
+import { Updates } from '../../src/common/protocol.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
 import { gate, rawClient, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
@@ -121,6 +122,35 @@ describe('routing by Worker Deployments', () => {
       await raw.connection.close();
     }
     expect(await session.describe()).toMatchObject({ version: 'v2', upgrades: [moved.upgrade] });
+    await session.close();
+  }, 120_000);
+
+  it('finishes a move cut short after its re-pin when upgrade() is called again', async () => {
+    const name = `upgrade-resume-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    await worker(definition('v2', name, 'deployments'));
+    const agentClient = await client(definition('v1', name, 'deployments'));
+    const session = await agentClient.createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    // A client that began the move and re-pinned the session, then died before finishing it.
+    const handle = agentClient.temporal.workflow.getHandle(session.workflowId);
+    await handle.executeUpdate(Updates.upgrade, {
+      args: [{ phase: 'begin', toVersion: 'v2', by: 'crashed-client' }],
+    });
+    await agentClient.temporal.workflowService.updateWorkflowExecutionOptions({
+      namespace: 'default',
+      workflowExecution: { workflowId: session.workflowId },
+      workflowExecutionOptions: {
+        versioningOverride: {
+          pinned: { behavior: 1, version: { deploymentName: name, buildId: 'v2' } },
+        },
+      },
+      updateMask: { paths: ['versioning_override'] },
+      identity: 'crashed-client',
+    });
+    const moved = await session.upgrade('v2', { identity: 'second-try' });
+    expect(moved.upgrade).toMatchObject({ fromVersion: 'v1', toVersion: 'v2', by: 'second-try' });
+    expect((await session.send('hello')).text()).toBe('answered by v2');
     await session.close();
   }, 120_000);
 
