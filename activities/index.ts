@@ -9,6 +9,7 @@ import type { AgentRegistry } from '../src/agent/registry.js';
 import type { BudgetClock } from './budget-clock.js';
 import type { ConversationCache } from '../src/worker/conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
+import { createDefinitionActivities } from './describe-definition.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities } from './tool-exec.js';
@@ -54,6 +55,7 @@ export function createActivities(deps: ActivityDeps) {
         ...createModelActivities(deps),
         ...createToolActivities(deps),
         ...createArchiveActivities(deps),
+        ...createDefinitionActivities(deps),
         // Publishes what the workflow decided (no definition code runs): any worker may.
         ...createStreamActivities(deps.registry),
       }),

@@ -108,6 +108,8 @@ export type {
   SessionTermination,
   SendStatus,
   ToolCallRecord,
+  UpgradeAnswer,
+  VersionUpgrade,
 } from './common/protocol.js';
 export type { AgentModel, ModelStepRequest } from './models/model.js';
 export {

@@ -205,6 +205,21 @@ export function archiveRunActivity(taskQueue: string, summary?: string) {
 }
 
 /**
+ * Which definition a worker of the version a session moves to runs (`upgrade-handler.ts`):
+ * read-only, so retried; refused (non-retryable) by a worker of another version, which the
+ * caller schedules again without eager dispatch.
+ */
+export function describeDefinitionActivity(taskQueue: string, eager = true, summary?: string) {
+  return proxyActivities<Activities>({
+    ...summaryOf(summary),
+    taskQueue,
+    ...notEager(eager),
+    startToCloseTimeout: '10 seconds',
+    retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumAttempts: 5 },
+  }).describeDefinition;
+}
+
+/**
  * No eager dispatch for a task scheduled again after a version refusal: Temporal's matching,
  * not the worker that ran this workflow task (the one that refused), picks who runs it.
  * Nothing is added otherwise, so first attempts keep Temporal's default (eager allowed).

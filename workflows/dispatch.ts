@@ -49,7 +49,8 @@ import {
 
 /** The session state a dispatch reads and writes. */
 export interface DispatchState extends StreamOutboxState {
-  readonly input: SessionWorkflowInput;
+  /** The session's input; an upgrade replaces it with the new version's identity. */
+  input: SessionWorkflowInput;
   taskQueue: string;
   /** This run's dispatches; `seq` counts from `timelineBase` (earlier runs' entries). */
   timeline: TimelineEntry[];

@@ -70,6 +70,8 @@ export interface SessionState extends PromptState {
   /** Aborts that arrived for prompts still waiting in the queue, by request id. */
   queuedAborts: Map<string, AbortRecord>;
   closeInFlight?: CloseAttempt;
+  /** A move to another version begun (`upgrade-handler.ts`): it holds the session's turn. */
+  upgrading?: { toVersion: string; by: string; ticket: number };
 }
 
 /** The prompt running now. */
@@ -144,6 +146,7 @@ export function describeSession(state: SessionState): SessionDescription {
     busy: state.current !== undefined,
     ...(state.input.version !== undefined ? { version: state.input.version } : {}),
     ...(state.input.fingerprint !== undefined ? { fingerprint: state.input.fingerprint } : {}),
+    ...(state.input.upgrades ? { upgrades: state.input.upgrades } : {}),
   };
 }
 

@@ -32,6 +32,7 @@ import { watchCleanup } from './dispatch.js';
 import { setHandoffHandler } from './handoff-handler.js';
 import { rollover, rolloverDue } from './rollover.js';
 import { setSendHandler } from './send-handler.js';
+import { setUpgradeHandler } from './upgrade-handler.js';
 import { setSessionQueries } from './session-queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
 import { createSessionState } from './session-state.js';
@@ -57,6 +58,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   setCloseHandler(state);
   setApprovalHandler(state);
   setSessionQueries(state);
+  setUpgradeHandler(state);
 
   try {
     // A later run of the session: SessionStart ran in the first run, never again.
@@ -70,19 +72,20 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       const wake = () =>
         state.status === 'closed' ||
         state.activitySeq !== seen ||
-        (state.rolloverAllowed && rolloverDue(state, input));
+        (state.rolloverAllowed && rolloverDue(state, state.input));
       const woke =
         input.idleTimeoutMs === undefined
           ? await condition(wake).then(() => true)
           : await condition(wake, input.idleTimeoutMs, { summary: 'idle timeout' });
       if ((state.status as SessionDescription['status']) === 'closed') break;
-      if (state.rolloverAllowed && rolloverDue(state, input)) {
+      if (state.rolloverAllowed && rolloverDue(state, state.input)) {
         // Sessions recorded before continue-as-new existed replay without it. Sessions started
         // by the first code that continued as new (before this patch) carry `maxContextTokens`,
         // added in the same change: they rolled over without a marker, so they replay with it.
         state.rolloverAllowed =
           patched(PATCH_CONTINUE_AS_NEW) || input.maxContextTokens !== undefined;
-        if (state.rolloverAllowed) await rollover(state, input);
+        // state.input: after an upgrade, the new run carries the version moved to.
+        if (state.rolloverAllowed) await rollover(state, state.input);
         continue;
       }
       if (input.idleTimeoutMs === undefined) continue;

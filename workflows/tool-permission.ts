@@ -37,7 +37,8 @@ export interface PendingPermissionEntry {
 
 /** The session state the permission stage reads and writes. */
 interface PermissionState extends StreamOutboxState {
-  readonly input: SessionWorkflowInput;
+  /** The session's input; an upgrade replaces it with the new version's identity. */
+  input: SessionWorkflowInput;
   readonly taskQueue: string;
   pendingPermissions: Map<string, PendingPermissionEntry>;
 }

@@ -269,6 +269,27 @@ export interface TemporalOptions {
    */
   workflowTaskTimeoutMs?: number;
   /**
+   * How a session's tasks find workers of its version.
+   * - `'deployments'`: Temporal's Worker Deployments. The worker polls as deployment version
+   *   `<name>.<version>` (deployment name = agent name, build id = version), its sessions
+   *   PINNED; `createSession` pins each new session to the client's own definition's
+   *   version (a versioning override at start), so every workflow task, hook dispatch, model
+   *   step and tool call of the session is routed by Temporal to workers of that version only,
+   *   and a session moves only by `session.upgrade()`. Needs a server with Worker
+   *   Deployments, `system.enableDeploymentVersions` and `frontend.workerVersioningWorkflowAPIs`
+   *   on (the provisioned dev server's defaults; set explicitly by the embedded server and
+   *   `deploy/dynamicconfig/`), and workers and clients of one agent name to agree on it.
+   * - `'off'`: unversioned workers; any worker of the task queue may take a task, and one of
+   *   another version refuses it (`WORKER_VERSION_MISMATCH`), so the session retries it until
+   *   a worker of its version takes it.
+   *
+   * Either way the worker checks every task's version before it runs it.
+   * @default 'off': works on every server (the time-skipping test server has no Worker
+   *   Deployments) and with clients that never pin; turn it on for fleets with rolling deploys.
+   * @throws {ConfigError} at `createAgent` for anything else.
+   */
+  versioning?: 'deployments' | 'off';
+  /**
    * The workflow bundle the worker runs, in place of the one shipped in the package.
    *
    * Not needed for a fast start: the package ships the bundle `npm run build` made
@@ -660,6 +681,7 @@ export interface ResolvedAgentOptions {
       plugins: TemporalPlugin[];
       interceptors: TemporalInterceptorOptions;
       runtime: RuntimeInstall;
+      versioning: 'deployments' | 'off';
     };
 }
 
@@ -1171,6 +1193,11 @@ const agentSchema = z.strictObject({
             "must be 'if-absent' or 'never'",
           ),
           workflowTaskTimeoutMs: positiveInt('advanced.temporal.workflowTaskTimeoutMs'),
+          versioning: checked(
+            'advanced.temporal.versioning',
+            (v) => v === 'deployments' || v === 'off',
+            "must be 'deployments' or 'off'",
+          ),
         })
         .optional(),
     })
@@ -1316,6 +1343,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       plugins: [...(temporal.plugins ?? [])],
       interceptors: { ...temporal.interceptors },
       runtime: resolveRuntimeInstall(temporal.runtime),
+      versioning: temporal.versioning ?? 'off',
     },
   };
 }

@@ -84,6 +84,11 @@ export class AgentRegistry {
     return agent;
   }
 
+  /** The versions of `name` this worker runs (empty when none), by version. */
+  versionsOf(name: string): ReadonlyMap<string, RegisteredAgent> {
+    return this.#agents.get(name) ?? new Map();
+  }
+
   /**
    * Why this worker must not run a task of a session started as `identity` of agent
    * `agentName`, or undefined when it runs that very definition. Sessions recorded before

@@ -85,6 +85,13 @@ export function renderTimeline(timeline: HistoryTimeline): string {
   const agent = agentLine(timeline);
   if (agent) out.push(agent);
   out.push(`started ${formatTime(timeline.startedAt)}`);
+  for (const move of timeline.upgrades ?? []) {
+    out.push(
+      `moved from version ${move.fromVersion} (fingerprint ${move.fromFingerprint}) to ` +
+        `${move.toVersion} (fingerprint ${move.toFingerprint}) ${formatTime(move.at)} by ` +
+        `${move.by}, after ${move.afterPrompts} prompt(s)`,
+    );
+  }
   out.push('');
 
   const marker = timeline.sessionEndMarker;

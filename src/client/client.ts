@@ -94,6 +94,17 @@ export interface AgentClient {
   close(): Promise<void>;
 }
 
+/** How long a session's start waits for a just-started worker of its version to register, ms. */
+const PIN_WAIT_MS = 15_000;
+
+/** Whether `error` is Temporal's refusal to pin a workflow to a version its task queue lacks. */
+function versionNotPresent(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (/Pinned version .* is not present in task queue/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** Build a client on an open connection. */
 function createClientOn(
   connection: Connection,
@@ -113,6 +124,77 @@ function createClientOn(
       workflow: [calls.interceptor(), ...(options.temporal.interceptors.client?.workflow ?? [])],
     },
   });
+
+  const deployments = options.temporal.versioning === 'deployments';
+  let served: Promise<void> | undefined;
+  /**
+   * With Worker Deployments, a client without a worker of its own version in this process
+   * whose version is its fingerprint (no explicit `version`) checks once that the deployment
+   * knows that version: a client built by another toolchain than its workers can print a
+   * callback differently and compute another fingerprint, and a session pinned to a version
+   * no worker runs would wait forever. A deployment not created yet (no worker polled) passes:
+   * the session waits for its workers, as any session does.
+   */
+  function versionServed(): Promise<void> {
+    const explicit = options.version !== options.fingerprint;
+    if (explicit || registry?.versionsOf(options.name).has(options.version)) {
+      return Promise.resolve();
+    }
+    served ??= (async () => {
+      let versions: string[];
+      try {
+        const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+          namespace: options.temporal.namespace,
+          deploymentName: options.name,
+        });
+        versions = (workerDeploymentInfo?.versionSummaries ?? []).map(
+          (v) => v.deploymentVersion?.buildId ?? '',
+        );
+      } catch {
+        return; // no such deployment yet
+      }
+      if (!versions.includes(options.version)) {
+        throw new ConfigError(
+          `Agent '${options.name}' version '${options.version}' (this client's fingerprint of its ` +
+            `definition) is not a version of Worker Deployment '${options.name}', which has ` +
+            `${versions.map((v) => `'${v}'`).join(', ') || 'none'}: a session pinned to it would ` +
+            `wait for a worker forever. A client built by another toolchain than its workers can ` +
+            `compute another fingerprint; give the definition an explicit \`version\` on both sides.`,
+        );
+      }
+    })();
+    served.catch(() => (served = undefined));
+    return served;
+  }
+
+  /**
+   * Temporal refuses to pin a new workflow to a version none of whose workers it has seen on
+   * the task queue (FAILED_PRECONDITION). A worker that just started (this process's own, or a
+   * fleet's in a deploy) registers within moments: retry for {@link PIN_WAIT_MS}, then say
+   * what is missing.
+   * @throws {ConfigError} when no worker of this version polls the task queue by then.
+   */
+  async function startPinned<T>(attempt: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + PIN_WAIT_MS;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!deployments || !versionNotPresent(error)) throw error;
+        if (Date.now() + wait > deadline) {
+          throw new ConfigError(
+            `No worker of agent '${options.name}' version '${options.version}' polls task queue ` +
+              `'${options.temporal.taskQueue}' (Temporal refuses to pin a session to a version ` +
+              `it has seen no worker of, advanced.temporal.versioning: 'deployments'): start a ` +
+              `worker of this version first; a client built by another toolchain than its ` +
+              `workers can compute another fingerprint: give the definition an explicit \`version\`.`,
+            { cause: error },
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
 
   /** Only when some event is local, so other sessions keep the inputs they had before it. */
   function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
@@ -143,6 +225,7 @@ function createClientOn(
 
   async function startSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
+    if (deployments) await versionServed();
     const sessionId = sessionOptions.sessionId ?? randomUUID();
     if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
       if (!registry) {
@@ -199,6 +282,8 @@ function createClientOn(
     };
     const workflowId = sessionWorkflowId(sessionId);
     const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+      startPinned(() => startOnce(reuse));
+    const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
       client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
@@ -208,6 +293,16 @@ function createClientOn(
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,
         memo: { sessionId, agentName: options.name, version: options.version },
+        // Worker Deployments: the session is pinned to this definition's own version from its
+        // first task, whatever the deployment's current version is (two definitions side by
+        // side each get sessions of their own version). It moves only by session.upgrade().
+        ...(deployments
+          ? {
+              versioningOverride: {
+                pinnedTo: { deploymentName: options.name, buildId: options.version },
+              },
+            }
+          : {}),
       });
     try {
       try {

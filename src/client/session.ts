@@ -40,7 +40,9 @@ import {
   type RunArchiveBody,
   type TimelineEntry,
   type ToolCallRecord,
+  type UpgradeAnswer,
 } from '../common/protocol.js';
+import { upgradeSession } from './upgrade.js';
 import type { ConversationMessage } from '../common/conversation.js';
 import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
@@ -382,6 +384,40 @@ export class Session {
       );
     }
     return this.#update(Updates.handoff, [{ taskQueue }]);
+  }
+
+  /**
+   * Move the session to another version of its agent: the only way a session changes the
+   * definition that decides for it (continue-as-new keeps its version). The move waits for
+   * the prompt in flight (a pending approval included) and those queued before it, holds the
+   * session's turn, re-pins it to `<agent name>.<toVersion>` with Temporal
+   * (UpdateWorkflowExecutionOptions, its versioning override; with Worker Deployments on),
+   * takes the fingerprint of the definition a worker of `toVersion` runs, and records the
+   * move (`describe().upgrades`, the history's `upgrade` Update, the timeline's `upgrades`):
+   * dispatches before it carry the old version, later ones the new.
+   * @param toVersion the version to move to. @default the Worker Deployment's current version
+   *   (required with `advanced.temporal.versioning: 'off'`)
+   * @param options.identity who asks, recorded with the move. @default the client's Temporal identity
+   * @returns the version the session runs now, and the recorded move (absent when it ran
+   *   `toVersion` already).
+   * @throws {ConfigError} for an invalid `toVersion`, no current version to default to, or no
+   *   worker of `toVersion` polling the session's task queue.
+   * @throws {SessionClosedError} when the session is closed.
+   * @throws {HookError} `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
+   * @throws {EngineError} `WORKER_VERSION_MISMATCH` when no worker of `toVersion` answered within 60 s.
+   */
+  async upgrade(toVersion?: string, options: { identity?: string } = {}): Promise<UpgradeAnswer> {
+    const by = options.identity ?? this.#handle.client.options.identity ?? 'unknown';
+    try {
+      return await upgradeSession(this.#handle, this.id, toVersion, by, (request) =>
+        this.#update(Updates.upgrade, [request], {
+          updateId: `upgrade-${request.phase}-${request.toVersion}-${randomUUID()}`,
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConfigError || error instanceof SessionClosedError) throw error;
+      throw this.#toSdkError(error);
+    }
   }
 
   /** Permission requests waiting for a person (`ask`), oldest first. */

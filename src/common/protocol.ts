@@ -61,6 +61,11 @@ export const Updates = {
   decidePermission: defineUpdate<{ decided: true }, [PermissionDecisionRequest]>(
     'decidePermission',
   ),
+  /**
+   * Move the session to another version of its agent, at a turn boundary, in two steps
+   * around the client's re-pin (`session.upgrade()`, `workflows/upgrade-handler.ts`).
+   */
+  upgrade: defineUpdate<UpgradeAnswer, [UpgradeRequest]>('upgrade'),
 } as const;
 
 /**
@@ -96,6 +101,7 @@ export const ActivityNames = {
   executeTool: 'executeTool',
   archiveRun: 'archiveRun',
   publishStreamEvents: 'publishStreamEvents',
+  describeDefinition: 'describeDefinition',
 } as const;
 
 /** The name of one of the session's activities. */
@@ -157,6 +163,12 @@ export interface SessionWorkflowInput {
   fingerprint?: string;
   /** What that fingerprint is the hash of: a refusing worker's manifest is compared with it. */
   manifest?: DefinitionManifest;
+  /**
+   * The session's moves to other versions, oldest first (`session.upgrade()`); `version`,
+   * `fingerprint` and `manifest` above are then those of the last move's target. Absent until
+   * the first move.
+   */
+  upgrades?: VersionUpgrade[];
   /** How many callbacks each event has (events with none schedule nothing). */
   hookCounts: Partial<Record<HookEvent, number>>;
   hookTimeoutMs: number;
@@ -413,6 +425,56 @@ export interface SessionDescription {
   version?: string;
   /** The fingerprint of the definition it started with. */
   fingerprint?: string;
+  /** Its moves to other versions, oldest first (absent until the first). */
+  upgrades?: VersionUpgrade[];
+}
+
+/**
+ * One move of a session from one version of its agent to another, recorded by the workflow
+ * (in its input from then on, carried across continue-as-new, and in the `upgrade` Update's
+ * result in the history).
+ */
+export interface VersionUpgrade {
+  fromVersion: string;
+  fromFingerprint: string;
+  toVersion: string;
+  toFingerprint: string;
+  /** Who asked (`session.upgrade()`'s `identity`, else the client's Temporal identity). */
+  by: string;
+  /** When the move took effect: workflow time, ms since the epoch. */
+  at: number;
+  /** Prompts the session had handled before it: they ran on `fromVersion`, later ones on `toVersion`. */
+  afterPrompts: number;
+}
+
+/**
+ * An `upgrade` Update's argument. `begin` waits for the turn in flight (and the prompts
+ * queued before it) to end, then holds the session's turn so that nothing runs while Temporal
+ * re-pins it; `finish` takes the target version's identity from a worker of that version and
+ * records the move; `cancel` lets go of the turn without moving.
+ */
+export interface UpgradeRequest {
+  phase: 'begin' | 'finish' | 'cancel';
+  toVersion: string;
+  by: string;
+}
+
+/** An `upgrade` Update's answer: the version the session runs now, and the move `finish` recorded. */
+export interface UpgradeAnswer {
+  version: string;
+  upgrade?: VersionUpgrade;
+}
+
+/** Input of the `describeDefinition` activity: which definition a worker of `version` runs. */
+export interface DescribeDefinitionInput {
+  agentName: string;
+  sessionId: string;
+  version: string;
+}
+
+/** What `describeDefinition` answers: the identity of the definition of that version. */
+export interface DefinitionIdentity extends SessionIdentity {
+  manifest: DefinitionManifest;
 }
 
 /** What the workflow returns when it completes. */

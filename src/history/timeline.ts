@@ -18,10 +18,13 @@ import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.j
 import type { HookOutput } from '../common/types.js';
 import {
   ActivityNames,
+  Updates,
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
   type SessionWorkflowInput,
+  type UpgradeAnswer,
+  type VersionUpgrade,
   type SessionWorkflowResult,
 } from '../common/protocol.js';
 import {
@@ -222,6 +225,12 @@ export interface HistoryTimeline {
    * these turns). Dispatches outside every prompt (SessionStart, SessionEnd) belong to none.
    */
   prompts: HistoryPrompt[];
+  /**
+   * The session's moves to other versions (`session.upgrade()`), from the `upgrade` Updates'
+   * results: from which version to which, when, by whom, after how many prompts. Dispatches
+   * before a move carry its `fromVersion`, later ones its `toVersion`. Absent when none.
+   */
+  upgrades?: VersionUpgrade[];
   /** The SessionEnd marker, once recorded. */
   sessionEndMarker?: HistorySessionEndMarker;
   /** SessionEnd's reason, from the workflow's result (completed sessions). */
@@ -306,6 +315,7 @@ export function timelineFromHistory(
     others: new Map(),
     tools: new ToolCallTracker(input),
     stored: options.storedPayloadEventIds ?? new Set(),
+    updateNames: new Map(),
     events,
     promptsByAcceptedId: new Map(),
     promptCalls: new Map(),
@@ -324,7 +334,13 @@ export function timelineFromHistory(
     } else if (event.workflowExecutionUpdateAcceptedEventAttributes) {
       updateAccepted(build, event, event.workflowExecutionUpdateAcceptedEventAttributes);
     } else if (event.workflowExecutionUpdateCompletedEventAttributes) {
-      updateCompleted(build, event, event.workflowExecutionUpdateCompletedEventAttributes);
+      const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+      updateCompleted(build, event, completed);
+      const updateId = completed.meta?.updateId;
+      if (updateId && build.updateNames.get(updateId) === Updates.upgrade.name) {
+        const answer = decode<UpgradeAnswer>(build, completed.outcome?.success);
+        if (answer?.upgrade) (timeline.upgrades ??= []).push(answer.upgrade);
+      }
     } else if (event.activityTaskScheduledEventAttributes) {
       activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
     } else if (event.activityTaskCancelRequestedEventAttributes) {
@@ -455,6 +471,8 @@ interface TimelineBuild {
   openPrompt?: HistoryPrompt;
   /** The tool use ids a finished prompt's result lists, by request id. */
   promptCalls: Map<string, string[]>;
+  /** Update names by update id, from their accepted events (their completions name none). */
+  updateNames: Map<string, string>;
   /** The history's events. */
   events: readonly HistoryEvent[];
 }
@@ -495,6 +513,8 @@ function updateAccepted(
   accepted: UpdateAcceptedAttributes,
 ): void {
   const request = accepted.acceptedRequest;
+  const updateId = request?.meta?.updateId;
+  if (updateId && request?.input?.name) build.updateNames.set(updateId, request.input.name);
   if (request?.input?.name === 'send') {
     const send = decode<{ requestId?: unknown; prompt?: unknown }>(build, request.input.args);
     const prompt: HistoryPrompt = {

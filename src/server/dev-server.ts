@@ -23,9 +23,15 @@ import { spawnServer, waitUntilReady } from './server-process.js';
  * - `matching.forwarderMaxRatePerSecond=1000`: with task-queue partitions, the default (10)
  *   adds a tail of up to ~90 ms to activity dispatch.
  * - `frontend.enableServerVersionCheck=false`: no call home; there is no internet here.
+ * - `system.enableDeploymentVersions=true`, `frontend.workerVersioningWorkflowAPIs=true`:
+ *   Worker Deployments (`advanced.temporal.versioning: 'deployments'`: pinned sessions,
+ *   versioning overrides, `session.upgrade()`). The defaults of the provisioned server (1.32)
+ *   already, set here so that a server whose defaults differ still routes by version.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
   'frontend.enableServerVersionCheck': 'false',
+  'frontend.workerVersioningWorkflowAPIs': 'true',
+  'system.enableDeploymentVersions': 'true',
   'history.transferProcessorMaxPollRPS': '1000',
   'matching.forwarderMaxRatePerSecond': '1000',
 };

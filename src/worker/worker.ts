@@ -57,6 +57,11 @@ export interface AgentWorker {
   /** The fingerprint of the definition it runs (16 hex digits). */
   readonly fingerprint: string;
   /**
+   * `advanced.temporal.versioning`: `'deployments'` when it polls as Worker Deployment
+   * version `<agentName>.<version>`, `'off'` when unversioned.
+   */
+  readonly versioning: 'deployments' | 'off';
+  /**
    * This process's own task queue: a callback that outlived its dispatch is waited on here,
    * so the session is released when it settles or when this process dies.
    */
@@ -201,6 +206,17 @@ export async function startAgentWorker(
     main = await Worker.create({
       ...common,
       taskQueue,
+      // Worker Deployments: this worker is version `<name>.<version>`; its sessions are
+      // pinned there, and Temporal routes their tasks to workers of that version only.
+      ...(options.temporal.versioning === 'deployments'
+        ? {
+            workerDeploymentOptions: {
+              version: { deploymentName: options.name, buildId: options.version },
+              useWorkerVersioning: true,
+              defaultVersioningBehavior: 'PINNED',
+            } as const,
+          }
+        : {}),
       stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
       workflowBundle: resolved.bundle,
       activities,
@@ -234,6 +250,7 @@ export async function startAgentWorker(
     agentName: options.name,
     version: options.version,
     fingerprint: options.fingerprint,
+    versioning: options.temporal.versioning,
     cleanupQueue,
     registry,
     workflowBundle,

@@ -16,6 +16,7 @@ import {
   serviceEnvironment,
   type ClusterState,
 } from '../../scripts/cluster.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/server/dev-server.js';
 
 /**
  * Static checks of the compose file users run for a real Temporal cluster (Docker does not run
@@ -294,6 +295,13 @@ describe('dynamic config (deploy/dynamicconfig/development-sql.yaml)', () => {
     expect(dynamicConfigValues('history.transferProcessorMaxPollRPS')).toEqual([1000]);
     expect(dynamicConfigValues('matching.forwarderMaxRatePerSecond')).toEqual([1000]);
     expect(dynamicConfigValues('frontend.enableServerVersionCheck')).toEqual([false]);
+  });
+
+  it('turns Worker Deployments on, as the embedded dev server does', () => {
+    expect(dynamicConfigValues('system.enableDeploymentVersions')).toEqual([true]);
+    expect(dynamicConfigValues('frontend.workerVersioningWorkflowAPIs')).toEqual([true]);
+    expect(DEV_SERVER_DYNAMIC_CONFIG['system.enableDeploymentVersions']).toBe('true');
+    expect(DEV_SERVER_DYNAMIC_CONFIG['frontend.workerVersioningWorkflowAPIs']).toBe('true');
   });
 });
 

@@ -489,6 +489,38 @@ describe('histories edited to show the other outcomes', () => {
   });
 });
 
+describe('upgraded-session.json: a session moved from v1 to v2 by session.upgrade()', () => {
+  it('records the move (from, to, by whom, after how many prompts) and which version decided each dispatch', () => {
+    const timeline = timelineOf('upgraded-session.json');
+    expect(timeline.version).toBe('v1');
+    expect(timeline.upgrades).toHaveLength(1);
+    expect(timeline.upgrades![0]).toMatchObject({
+      fromVersion: 'v1',
+      toVersion: 'v2',
+      by: 'operator@deploy',
+      afterPrompts: 1,
+    });
+    expect(timeline.upgrades![0]!.fromFingerprint).toMatch(/^[0-9a-f]{16}$/);
+    // v1 and v2 differ by a captured value only (the fixture's definition): one fingerprint.
+    expect(timeline.upgrades![0]!.toFingerprint).toMatch(/^[0-9a-f]{16}$/);
+    expect(timeline.dispatches.map((d) => `${d.event} ${d.version}`)).toEqual([
+      'SessionStart v1',
+      'UserPromptSubmit v1',
+      'UserPromptSubmit v2',
+      'SessionEnd v2',
+    ]);
+    const text = renderTimeline(timeline);
+    expect(text).toMatch(
+      /^moved from version v1 \(fingerprint [0-9a-f]{16}\) to v2 \(fingerprint [0-9a-f]{16}\) .* by operator@deploy, after 1 prompt\(s\)$/m,
+    );
+    expect(text).toContain('dispatches also ran on version v2');
+  });
+
+  it('a session that never moved has no upgrades', () => {
+    expect(timelineOf('demo-session.json').upgrades).toBeUndefined();
+  });
+});
+
 describe('renderTimeline', () => {
   it('prints one row per dispatch, the marker before SessionEnd, and the final status', () => {
     const text = renderTimeline(timelineOf('session-end-failed-then-closed.json'));

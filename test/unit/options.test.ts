@@ -217,6 +217,17 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
+  it("refuses a versioning mode it does not know, and defaults versioning to 'off'", () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ versioning: 'pinned' }))),
+      "advanced.temporal.versioning must be 'deployments' or 'off', got 'pinned'",
+    );
+    expect(resolveAgentOptions(temporal({})).temporal.versioning).toBe('off');
+    expect(resolveAgentOptions(temporal({ versioning: 'deployments' })).temporal.versioning).toBe(
+      'deployments',
+    );
+  });
+
   describe('runtime', () => {
     // The integration suite's global setup sets the variable; these read it themselves.
     const saved = process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;

@@ -20,6 +20,7 @@ describe('session protocol names', () => {
       close: 'update close',
       handoff: 'update handoff',
       decidePermission: 'update decidePermission',
+      upgrade: 'update upgrade',
     });
   });
 
@@ -53,6 +54,7 @@ describe('session protocol names', () => {
       'archiveRun',
       'awaitHookSettled',
       'checkPermission',
+      'describeDefinition',
       'describeToolCall',
       'dispatchHook',
       'executeTool',

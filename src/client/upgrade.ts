@@ -1,0 +1,146 @@
+/**
+ * `session.upgrade()`, the client side: which version to move to, whether a worker of it
+ * serves the session's task queue, and Temporal's re-pin of the session (Worker
+ * Deployments), around the workflow's `upgrade` Update (`workflows/upgrade-handler.ts`).
+ *
+ * @module
+ */
+import type { WorkflowClient as Client, WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { ConfigError, SessionClosedError } from '../common/errors.js';
+import { VERSION_RULE, VERSION_RULE_TEXT } from '../common/identity.js';
+import type { UpgradeAnswer, UpgradeRequest } from '../common/protocol.js';
+
+const PINNED = proto.temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior;
+
+/** Where a session runs, from Temporal's description of its execution. */
+interface Placement {
+  taskQueue: string;
+  /** The Worker Deployment version it is pinned to; undefined: unversioned (versioning off). */
+  pinned: { deploymentName: string; buildId: string } | undefined;
+}
+
+/** @throws {SessionClosedError} when the session's workflow is not running. */
+async function placementOf(handle: WorkflowHandle, sessionId: string): Promise<Placement> {
+  const description = await handle.describe();
+  if (description.status.name !== 'RUNNING') throw new SessionClosedError(sessionId);
+  const versioning = description.raw.workflowExecutionInfo?.versioningInfo;
+  const version =
+    versioning?.versioningOverride?.pinned?.version ?? versioning?.deploymentVersion ?? undefined;
+  return {
+    taskQueue: description.taskQueue,
+    pinned:
+      version?.deploymentName && version.buildId
+        ? { deploymentName: version.deploymentName, buildId: version.buildId }
+        : undefined,
+  };
+}
+
+/** The current version of Worker Deployment `deploymentName`, if it has one. */
+async function currentVersionOf(
+  client: Client,
+  deploymentName: string,
+): Promise<string | undefined> {
+  const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
+    namespace: client.options.namespace,
+    deploymentName,
+  });
+  const routing = workerDeploymentInfo?.routingConfig;
+  return routing?.currentDeploymentVersion?.buildId ?? undefined;
+}
+
+/** @throws {ConfigError} when no worker of `buildId` has polled `taskQueue`. */
+async function checkServed(
+  client: Client,
+  deploymentName: string,
+  buildId: string,
+  taskQueue: string,
+): Promise<void> {
+  let queues: string[] = [];
+  try {
+    const { workerDeploymentVersionInfo } =
+      await client.workflowService.describeWorkerDeploymentVersion({
+        namespace: client.options.namespace,
+        deploymentVersion: { deploymentName, buildId },
+      });
+    queues = (workerDeploymentVersionInfo?.taskQueueInfos ?? []).map((q) => q.name ?? '');
+  } catch {
+    // NOT_FOUND: no worker of that version ever polled.
+  }
+  if (!queues.includes(taskQueue)) {
+    throw new ConfigError(
+      `upgrade: no worker of agent '${deploymentName}' version '${buildId}' polls task queue ` +
+        `'${taskQueue}'; start workers of that version first`,
+    );
+  }
+}
+
+/**
+ * Move a session to `toVersion` (default: its Worker Deployment's current version), at its
+ * next turn boundary. `update` runs the workflow's `upgrade` Update.
+ * @returns the version it runs now and the recorded move (none when it ran `toVersion` already).
+ */
+export async function upgradeSession(
+  handle: WorkflowHandle,
+  sessionId: string,
+  toVersion: string | undefined,
+  by: string,
+  update: (request: UpgradeRequest) => Promise<UpgradeAnswer>,
+): Promise<UpgradeAnswer> {
+  if (toVersion !== undefined && (typeof toVersion !== 'string' || !VERSION_RULE.test(toVersion))) {
+    throw new ConfigError(
+      `upgrade: toVersion must be ${VERSION_RULE_TEXT}, got '${String(toVersion)}'`,
+    );
+  }
+  const client = handle.client;
+  const placement = await placementOf(handle, sessionId);
+  const pinned = placement.pinned;
+  let target = toVersion;
+  if (target === undefined) {
+    if (!pinned) {
+      throw new ConfigError(
+        'upgrade: without Worker Deployments (advanced.temporal.versioning: off) name the version to move to',
+      );
+    }
+    target = await currentVersionOf(client, pinned.deploymentName);
+    if (target === undefined) {
+      throw new ConfigError(
+        `upgrade: Worker Deployment '${pinned.deploymentName}' has no current version; name the ` +
+          `version to move to, or set one (temporal worker deployment set-current-version ` +
+          `--deployment-name ${pinned.deploymentName} --build-id <version>)`,
+      );
+    }
+  }
+  // Re-pinned already (a move cut short after its re-pin, retried now): only finish is left.
+  const repinned = pinned?.buildId === target;
+  if (pinned && !repinned) {
+    await checkServed(client, pinned.deploymentName, target, placement.taskQueue);
+  }
+  const begun = await update({ phase: 'begin', toVersion: target, by });
+  if (begun.version === target) {
+    await update({ phase: 'cancel', toVersion: target, by });
+    return { version: target };
+  }
+  if (pinned && !repinned) {
+    try {
+      await client.workflowService.updateWorkflowExecutionOptions({
+        namespace: client.options.namespace,
+        workflowExecution: { workflowId: handle.workflowId },
+        workflowExecutionOptions: {
+          versioningOverride: {
+            pinned: {
+              behavior: PINNED.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+              version: { deploymentName: pinned.deploymentName, buildId: target },
+            },
+          },
+        },
+        updateMask: { paths: ['versioning_override'] },
+        identity: by,
+      });
+    } catch (error) {
+      await update({ phase: 'cancel', toVersion: target, by }).catch(() => undefined);
+      throw error;
+    }
+  }
+  return update({ phase: 'finish', toVersion: target, by });
+}

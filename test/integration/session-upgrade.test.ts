@@ -1,0 +1,249 @@
+/**
+ * `session.upgrade()` and version routing, in one process on the shared server: a move with
+ * versioning off (unversioned workers: the refusal finds the target version's worker), the
+ * refusals of a move nobody can serve or a version that is not a build id, and a client whose
+ * fingerprint names no version of its Worker Deployment (another toolchain's fingerprint).
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  HookEvent,
+  createAgent,
+  createAgentClient,
+  createAgentWorker,
+  type AgentClient,
+  type AgentOptions,
+  type AgentWorker,
+} from '../../src/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { Updates } from '../../src/common/protocol.js';
+import { deployDefinition } from '../fixtures/deploy-agent.js';
+import { gate, rawClient, waitFor } from '../helpers.js';
+import { tempDir } from '../temp-dirs.js';
+
+const dir = tempDir('upgrade');
+const effectsFile = join(dir, 'effects.log');
+writeFileSync(effectsFile, '');
+
+const started: Array<AgentWorker | AgentClient> = [];
+afterEach(async () => {
+  for (const part of started.reverse()) {
+    await ('shutdown' in part ? part.shutdown() : part.close()).catch(() => undefined);
+  }
+  started.length = 0;
+});
+
+function definition(
+  version: string,
+  name: string,
+  versioning: 'deployments' | 'off',
+): AgentOptions {
+  const options = deployDefinition(version, effectsFile, name, dir);
+  return { ...options, advanced: { ...options.advanced, temporal: { versioning } } };
+}
+
+async function worker(options: AgentOptions): Promise<AgentWorker> {
+  const w = await createAgentWorker(options);
+  started.push(w);
+  return w;
+}
+
+async function client(options: AgentOptions): Promise<AgentClient> {
+  const c = await createAgentClient(options);
+  started.push(c);
+  return c;
+}
+
+describe('session.upgrade() with versioning off', () => {
+  it('moves a session to the version named, found among unversioned workers, and records it', async () => {
+    const name = `upgrade-off-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    await worker(definition('v2', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+
+    const moved = await session.upgrade('v2', { identity: 'tester' });
+    expect(moved).toMatchObject({
+      version: 'v2',
+      upgrade: { fromVersion: 'v1', toVersion: 'v2', by: 'tester', afterPrompts: 1 },
+    });
+    expect((await session.send('hello')).text()).toBe('answered by v2');
+    expect((await session.timeline()).map((e) => `${e.event} ${e.version}`)).toEqual([
+      'SessionStart v1',
+      'UserPromptSubmit v1',
+      'UserPromptSubmit v2',
+    ]);
+    await session.close();
+  }, 120_000);
+
+  it('refuses a move without a version named, and a version that is not a build id', async () => {
+    const name = `upgrade-bad-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    await expect(session.upgrade()).rejects.toThrow(
+      /without Worker Deployments .* name the version to move to/,
+    );
+    await expect(session.upgrade('v 2')).rejects.toThrow(
+      /toVersion must be 1 to 255 letters, digits.*got 'v 2'/,
+    );
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    await session.close();
+  }, 120_000);
+});
+
+describe('routing by Worker Deployments', () => {
+  it('keeps the version moved to across continue-as-new', async () => {
+    const name = `upgrade-can-${randomUUID().slice(0, 8)}`;
+    const rolling = (version: string): AgentOptions => {
+      const options = definition(version, name, 'deployments');
+      return { ...options, advanced: { ...options.advanced, continueAsNewAfterPrompts: 2 } };
+    };
+    await worker(rolling('v1'));
+    await worker(rolling('v2'));
+    const session = await (await client(rolling('v1'))).createSession();
+    expect((await session.send('one')).text()).toBe('answered by v1');
+    const moved = await session.upgrade('v2');
+    expect(moved.version).toBe('v2');
+    expect((await session.send('two')).text()).toBe('answered by v2');
+    // The run continued as new after two prompts; the next run is still on v2.
+    expect((await session.send('three')).text()).toBe('answered by v2');
+    const raw = await rawClient();
+    try {
+      const description = await raw.workflow.getHandle(session.workflowId).describe();
+      expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
+      expect(
+        description.raw.workflowExecutionInfo?.versioningInfo?.versioningOverride?.pinned?.version
+          ?.buildId,
+      ).toBe('v2');
+    } finally {
+      await raw.connection.close();
+    }
+    expect(await session.describe()).toMatchObject({ version: 'v2', upgrades: [moved.upgrade] });
+    await session.close();
+  }, 120_000);
+
+  it('finishes a move cut short after its re-pin when upgrade() is called again', async () => {
+    const name = `upgrade-resume-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    await worker(definition('v2', name, 'deployments'));
+    const agentClient = await client(definition('v1', name, 'deployments'));
+    const session = await agentClient.createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    // A client that began the move and re-pinned the session, then died before finishing it.
+    const handle = agentClient.temporal.workflow.getHandle(session.workflowId);
+    await handle.executeUpdate(Updates.upgrade, {
+      args: [{ phase: 'begin', toVersion: 'v2', by: 'crashed-client' }],
+    });
+    await agentClient.temporal.workflowService.updateWorkflowExecutionOptions({
+      namespace: 'default',
+      workflowExecution: { workflowId: session.workflowId },
+      workflowExecutionOptions: {
+        versioningOverride: {
+          pinned: { behavior: 1, version: { deploymentName: name, buildId: 'v2' } },
+        },
+      },
+      updateMask: { paths: ['versioning_override'] },
+      identity: 'crashed-client',
+    });
+    const moved = await session.upgrade('v2', { identity: 'second-try' });
+    expect(moved.upgrade).toMatchObject({ fromVersion: 'v1', toVersion: 'v2', by: 'second-try' });
+    expect((await session.send('hello')).text()).toBe('answered by v2');
+    await session.close();
+  }, 120_000);
+
+  it('refuses a move to a version no worker polls, and the session stays on its own', async () => {
+    const name = `upgrade-none-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    const session = await (await client(definition('v1', name, 'deployments'))).createSession();
+    const error = await session.upgrade('v9').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `no worker of agent '${name}' version 'v9' polls task queue 'durable-agent.${name}'`,
+      ),
+    );
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    expect((await session.describe()).upgrades).toBeUndefined();
+    await session.close();
+  }, 120_000);
+
+  it("waits for a callback that outlived its budget on the process's own (unversioned) queue, then lifts the lock", async () => {
+    const agent = await createAgent({
+      name: `cleanup-${randomUUID().slice(0, 8)}`,
+      model: scriptedModel(() => 'answered'),
+      advanced: { temporal: { versioning: 'deployments' } },
+    });
+    started.push(agent.worker, agent.client);
+    const hold = gate();
+    const session = await agent.createSession({
+      hookTimeoutMs: 150,
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async () => {
+            await hold.opened; // ignores its signal on purpose
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    expect(await session.send('x').catch((e: unknown) => e)).toMatchObject({
+      code: 'HOOK_TIMEOUT',
+    });
+    expect((await session.describe()).pendingCleanups).toBe(1);
+    hold.open();
+    await waitFor(
+      async () => (await session.describe()).pendingCleanups === 0,
+      20_000,
+      'the cleanup wait on the unversioned cleanup queue to end',
+    );
+    expect((await session.timeline())[0]).toMatchObject({ cleanup: 'settled' });
+    await session.close();
+  }, 120_000);
+
+  it('refuses to start a session pinned to a fingerprint its deployment does not have, naming the versions it has', async () => {
+    const name = `drift-${randomUUID().slice(0, 8)}`;
+    // The worker's and the client's callbacks print differently (as two toolchains may print
+    // one callback): no explicit version, so their fingerprints differ.
+    const base = { name, model: scriptedModel(() => 'answered') };
+    const w = await worker({
+      ...base,
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' as const })] },
+        temporal: { versioning: 'deployments' },
+      },
+    });
+    const raw = await rawClient();
+    try {
+      await waitFor(
+        async () => {
+          const info = await raw.workflowService
+            .describeWorkerDeployment({ namespace: 'default', deploymentName: name })
+            .catch(() => undefined);
+          return (info?.workerDeploymentInfo?.versionSummaries ?? []).length > 0;
+        },
+        30_000,
+        'the deployment registered',
+      );
+    } finally {
+      await raw.connection.close();
+    }
+    const other = await client({
+      ...base,
+      advanced: {
+        hooks: {
+          [HookEvent.UserPromptSubmit]: [async (_input) => ({ action: 'continue' as const })],
+        },
+        temporal: { versioning: 'deployments' },
+      },
+    });
+    const error = await other.createSession().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(
+      `is not a version of Worker Deployment '${name}', which has '${w.version}'`,
+    );
+    expect((error as Error).message).toContain('explicit `version`');
+  }, 120_000);
+});
