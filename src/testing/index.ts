@@ -65,3 +65,15 @@ export {
   type GoldenReport,
   type GoldenSession,
 } from './golden.js';
+export {
+  compareRecording,
+  formatGateReport,
+  gateDeploy,
+  sessionHookEventsOf,
+  GATE_DEFAULT_LIMIT,
+  type CompareRecordingOptions,
+  type GateOptions,
+  type GateReport,
+  type GateSessionReport,
+  type GateUncompared,
+} from './gate.js';
