@@ -11,7 +11,7 @@ import type { DispatchHookInput } from '../common/protocol.js';
 import type { HookCallback, HookInput, HookOutput } from '../common/types.js';
 
 /** A run of one event's callbacks, started by {@link runHookCallbacks}. */
-export interface HookCallbackRun {
+interface HookCallbackRun {
   /**
    * Every callback's validated output, in order. Rejects with what a callback threw, with the
    * `HookError` (`HOOK_OUTPUT_INVALID`) of a malformed output, or with the signal's reason

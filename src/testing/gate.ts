@@ -13,7 +13,16 @@
  * `timeout` and the failing callback) is compared with the recorded one, as
  * {@link checkGoldenSession} compares them.
  *
- * What it does not: tools, the model and permission checks never run; each dispatch is
+ * Permission checks: a session whose policy was a permission function recorded each check
+ * (`checkPermission`: tool, input, kind, affected paths, and the answer); each is judged
+ * again by the new definition's policy (its function, called for real, within
+ * `hookTimeoutMs`; or its preset, on the recorded kind) and a different answer (behavior,
+ * message, `updatedInput`, `interrupt`) is a flip. Presets decide in workflow code and record
+ * no check: a session of a preset policy is not replayed, but a policy that changed (the
+ * manifest's `preset:default` against the new `preset:plan`, say) is named in the report.
+ * Session permission functions (`SessionOptions.permissionHandler`) are not compared.
+ *
+ * What it does not: tools and the model never run; each dispatch is
  * judged on its own recorded input (a flip upstream that would have changed a later input is
  * not followed). Session-level hooks (`SessionOptions.hooks`) live only in the process that
  * created the session: dispatches of events a session had some for are not compared (listed
@@ -36,11 +45,22 @@ import type { AgentClient } from '../client/client.js';
 import { ConfigError, messageOf } from '../common/errors.js';
 import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from '../common/hook-events.js';
 import {
+  ActivityNames,
   SESSION_WORKFLOW,
   sessionIdOfWorkflowId,
+  type CheckPermissionInput,
+  type CheckPermissionOutput,
   type SessionWorkflowInput,
 } from '../common/protocol.js';
+import {
+  normalizePermission,
+  presetDecision,
+  type PermissionHandler,
+  type PermissionPreset,
+  type PermissionResult,
+} from '../common/permission.js';
 import type { HookMap } from '../common/types.js';
+import { isDeepStrictEqual } from 'node:util';
 import { decodeFirstPayload, decodeHistoryPayloads } from '../history/decode.js';
 import { fetchRunHistories } from '../history/files.js';
 import {
@@ -93,6 +113,31 @@ export interface GateUncompared {
   why: string;
 }
 
+/** A permission answer as the gate compares it: the policy's result, or how it failed. */
+export type GatePermissionAnswer = PermissionResult | { behavior: 'error'; message: string };
+
+/** A permission check recorded by a session (a permission function's `checkPermission`). */
+export interface GatePermissionCheck {
+  toolUseId: string;
+  toolName: string;
+  /** What the policy was given. */
+  request: Pick<CheckPermissionInput, 'toolName' | 'input' | 'kind' | 'affectedPaths'>;
+  /** The answer recorded. */
+  answer: GatePermissionAnswer;
+  /** The check was the session's own permission function (`permissionHandler`): not compared. */
+  sessionHandler?: true;
+  /** The session's version when the check ran. */
+  version?: string;
+}
+
+/** A permission answer that flips. */
+export interface GatePermissionFlip {
+  toolUseId: string;
+  toolName: string;
+  before: GatePermissionAnswer;
+  after: GatePermissionAnswer;
+}
+
 /** One session, checked. */
 export interface GateSessionReport {
   sessionId: string;
@@ -108,6 +153,15 @@ export interface GateSessionReport {
   flips: GoldenChange[];
   /** Recorded dispatches not compared, with why. */
   uncompared: GateUncompared[];
+  /** Recorded permission checks judged again. */
+  permissionsChecked: number;
+  /** Every permission answer that flips, in order. */
+  permissionFlips: GatePermissionFlip[];
+  /**
+   * The session's permission policy (its manifest's `preset:<name>` or `function:<hash>`)
+   * when the new definition's differs; presets record no check to replay.
+   */
+  policyChange?: { before: string; after: string };
 }
 
 /** What {@link gateDeploy} found. */
@@ -122,7 +176,9 @@ export interface GateReport {
   sessions: GateSessionReport[];
   /** Dispatches compared, in all. */
   checked: number;
-  /** Flips, in all (0: the gate passes). */
+  /** Permission checks judged again, in all. */
+  permissionsChecked: number;
+  /** Flips, in all: hook decisions and permission answers (0: the gate passes). */
   flipped: number;
   /** Dispatches not compared, in all. */
   uncompared: number;
@@ -205,6 +261,123 @@ function whyNotCompared(
     return `no decision was recorded (${decision.reason ?? 'the dispatch failed'})`;
   }
   return undefined;
+}
+
+/**
+ * The permission checks a session's histories record (`checkPermission` activities, which
+ * run for a permission-function policy), each with the answer it got. Checks a worker of
+ * another version refused, and checks that never reported, are left out.
+ */
+export function permissionChecksOf(histories: readonly History[]): GatePermissionCheck[] {
+  const checks: GatePermissionCheck[] = [];
+  for (const history of histories) {
+    const scheduled = new Map<string, CheckPermissionInput>();
+    for (const event of history.events ?? []) {
+      const attrs = event.activityTaskScheduledEventAttributes;
+      if (attrs?.activityType?.name === ActivityNames.checkPermission) {
+        const input = decodeFirstPayload<CheckPermissionInput>(attrs.input);
+        if (input) scheduled.set(String(event.eventId), input);
+        continue;
+      }
+      const completed = event.activityTaskCompletedEventAttributes;
+      if (!completed) continue;
+      const input = scheduled.get(String(completed.scheduledEventId ?? ''));
+      const output = decodeFirstPayload<CheckPermissionOutput>(completed.result);
+      if (!input || !output) continue;
+      checks.push({
+        toolUseId: input.toolUseId,
+        toolName: input.toolName,
+        request: {
+          toolName: input.toolName,
+          input: input.input,
+          kind: input.kind,
+          affectedPaths: input.affectedPaths,
+        },
+        answer: output.ok
+          ? output.result
+          : { behavior: 'error', message: output.error?.message ?? 'the check failed' },
+        ...(input.handler === 'session' ? { sessionHandler: true as const } : {}),
+        ...(typeof input.version === 'string' ? { version: input.version } : {}),
+      });
+    }
+  }
+  return checks;
+}
+
+/**
+ * Judge recorded permission checks again with `policy` (a preset: on the recorded kind; a
+ * function: called for real with the recorded request, bounded by `timeoutMs`), and list the
+ * answers that flip. Checks of a session permission function, or of another version, are
+ * not judged. Failures compare by `behavior: 'error'` alone (their messages vary).
+ */
+export async function comparePermissionChecks(
+  checks: readonly GatePermissionCheck[],
+  policy: PermissionPreset | PermissionHandler,
+  options: { version?: string; timeoutMs?: number } = {},
+): Promise<{ checked: number; flips: GatePermissionFlip[] }> {
+  const flips: GatePermissionFlip[] = [];
+  let checked = 0;
+  for (const check of checks) {
+    if (check.sessionHandler) continue;
+    if (
+      options.version !== undefined &&
+      check.version !== undefined &&
+      check.version !== options.version
+    ) {
+      continue;
+    }
+    checked++;
+    const after =
+      typeof policy === 'function'
+        ? await judge(policy, check.request, options.timeoutMs ?? 60_000)
+        : presetDecision(policy, check.request.kind);
+    const same =
+      after.behavior === 'error' || check.answer.behavior === 'error'
+        ? after.behavior === check.answer.behavior
+        : isDeepStrictEqual(after, check.answer);
+    if (!same) {
+      flips.push({
+        toolUseId: check.toolUseId,
+        toolName: check.toolName,
+        before: check.answer,
+        after,
+      });
+    }
+  }
+  return { checked, flips };
+}
+
+/** One call of a permission function, as the `checkPermission` activity makes it. */
+async function judge(
+  policy: PermissionHandler,
+  request: GatePermissionCheck['request'],
+  timeoutMs: number,
+): Promise<GatePermissionAnswer> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  try {
+    const value = await Promise.race([
+      Promise.resolve(policy({ ...structuredClone(request), signal: controller.signal })),
+      deadline,
+    ]);
+    if (value === 'timeout') {
+      controller.abort(new Error(`permission check exceeded ${timeoutMs}ms`));
+      return { behavior: 'error', message: `the permission function exceeded ${timeoutMs}ms` };
+    }
+    return (
+      normalizePermission(value, request.toolName) ?? {
+        behavior: 'error',
+        message: `advanced.permission returned ${JSON.stringify(value) ?? String(value)} for ${request.toolName}`,
+      }
+    );
+  } catch (error) {
+    return { behavior: 'error', message: messageOf(error) };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -304,6 +477,12 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
       sessionHookEvents: sessionHookEventsOf(input),
       ...(options.events ? { events: options.events } : {}),
     });
+    const permissions = await comparePermissionChecks(
+      permissionChecksOf(histories),
+      resolved.permission,
+      { version, timeoutMs: resolved.hookTimeoutMs },
+    );
+    const before = input?.manifest?.permission;
     sessions.push({
       sessionId: input?.sessionId ?? row.sessionId,
       workflowId: row.workflowId,
@@ -311,6 +490,11 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
       status: row.status,
       startTime: row.startTime,
       ...compared,
+      permissionsChecked: permissions.checked,
+      permissionFlips: permissions.flips,
+      ...(before !== undefined && before !== resolved.manifest.permission
+        ? { policyChange: { before, after: resolved.manifest.permission } }
+        : {}),
     });
   }
   const unrecordedEvents = (Object.keys(resolved.hooks) as HookEvent[]).filter(
@@ -326,7 +510,8 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
     newFingerprint: resolved.fingerprint,
     sessions,
     checked: sum(sessions.map((s) => s.checked)),
-    flipped: sum(sessions.map((s) => s.flips.length)),
+    permissionsChecked: sum(sessions.map((s) => s.permissionsChecked)),
+    flipped: sum(sessions.map((s) => s.flips.length + s.permissionFlips.length)),
     uncompared: sum(sessions.map((s) => s.uncompared.length)),
     unrecordedEvents,
     unreadable: found.unreadable,
@@ -430,17 +615,36 @@ function statusName(status: number | null | undefined): string {
 export function formatGateReport(report: GateReport): string {
   const lines: string[] = [];
   for (const session of report.sessions) {
-    const head = `session ${session.sessionId} (${session.status}, ${session.checked} dispatches checked)`;
-    if (session.flips.length === 0 && session.uncompared.length === 0) {
+    const checked =
+      `${plural(session.checked, 'dispatch', 'dispatches')}` +
+      (session.permissionsChecked > 0
+        ? `, ${plural(session.permissionsChecked, 'permission check')}`
+        : '');
+    const head = `session ${session.sessionId} (${session.status}, ${checked} checked)`;
+    const flips = session.flips.length + session.permissionFlips.length;
+    if (flips === 0 && session.uncompared.length === 0 && !session.policyChange) {
       lines.push(`${head}: no flips`);
       continue;
     }
-    lines.push(`${head}: ${plural(session.flips.length, 'flip')}`);
+    lines.push(`${head}: ${plural(flips, 'flip')}`);
     if (session.flips.length > 0) {
       lines.push(
         ...formatGoldenChanges(session.flips)
           .split('\n')
           .map((l) => `  ${l}`),
+      );
+    }
+    for (const p of session.permissionFlips) {
+      lines.push(
+        `  permission ${p.toolName} (${p.toolUseId}): ${showAnswer(p.before)} -> ${showAnswer(p.after)}`,
+      );
+    }
+    if (session.policyChange) {
+      lines.push(
+        `  permission policy: ${session.policyChange.before} -> ${session.policyChange.after}` +
+          (session.policyChange.before.startsWith('preset:')
+            ? ' (a preset records no check: its answers are not replayed)'
+            : ''),
       );
     }
     for (const u of session.uncompared) {
@@ -449,10 +653,16 @@ export function formatGateReport(report: GateReport): string {
       );
     }
   }
-  const flippedSessions = report.sessions.filter((s) => s.flips.length > 0).length;
+  const flippedSessions = report.sessions.filter(
+    (s) => s.flips.length + s.permissionFlips.length > 0,
+  ).length;
+  const permissions =
+    report.permissionsChecked > 0
+      ? `, ${plural(report.permissionsChecked, 'permission check')}`
+      : '';
   lines.push(
     `gate: agent '${report.agentName}' version '${report.version}' -> '${report.newVersion}': ` +
-      `${plural(report.sessions.length, 'session')}, ${plural(report.checked, 'dispatch', 'dispatches')} checked, ` +
+      `${plural(report.sessions.length, 'session')}, ${plural(report.checked, 'dispatch', 'dispatches')}${permissions} checked, ` +
       (report.flipped === 0
         ? 'no decision flips'
         : `${plural(report.flipped, 'decision')} ${report.flipped === 1 ? 'flips' : 'flip'} in ${plural(flippedSessions, 'session')}`) +
@@ -471,6 +681,16 @@ export function formatGateReport(report: GateReport): string {
     );
   }
   return lines.join('\n');
+}
+
+function showAnswer(answer: GatePermissionAnswer): string {
+  const message = 'message' in answer && answer.message !== undefined ? `: ${answer.message}` : '';
+  const input =
+    'updatedInput' in answer && answer.updatedInput !== undefined
+      ? ` input=${JSON.stringify(answer.updatedInput)}`
+      : '';
+  const interrupt = 'interrupt' in answer && answer.interrupt ? ' (interrupt)' : '';
+  return `${answer.behavior}${message}${input}${interrupt}`;
 }
 
 function plural(n: number, one: string, many = `${one}s`): string {

@@ -12,7 +12,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, HookEvent, type Agent, type HookCallback } from '../../src/index.js';
+import {
+  createAgent,
+  HookEvent,
+  type Agent,
+  type HookCallback,
+  type PermissionHandler,
+} from '../../src/index.js';
 import { encryptionCodec } from '../../src/payloads/encryption.js';
 import { gateDeploy, scriptedModel, toolCall, type GateReport } from '../../src/testing/index.js';
 import {
@@ -30,6 +36,15 @@ const dir = tempDir('gate');
 /** One agent name per run: the gate lists only this run's sessions on a shared server. */
 const name = `gate-${randomUUID().slice(0, 8)}`;
 const encryptedName = `gate-enc-${randomUUID().slice(0, 8)}`;
+const permissionName = `gate-perm-${randomUUID().slice(0, 8)}`;
+
+/** The permission function of the third agent: `ls` is denied, anything else allowed. */
+const DENY_LS_SOURCE =
+  "(r) => String(r.input.command).startsWith('ls') ? { behavior: 'deny', message: 'ls is not allowed' } : 'allow'";
+const denyLs: PermissionHandler = (r) =>
+  String(r.input.command).startsWith('ls')
+    ? { behavior: 'deny', message: 'ls is not allowed' }
+    : 'allow';
 
 /** v1's policy: `rm` never runs. */
 const V1_SOURCE =
@@ -70,20 +85,31 @@ function gateCli(args: string[], keys?: string): Promise<CliRun> {
   });
 }
 
-/** An agent module: the agent's name and version, and PreToolUse callbacks (their source). */
-function agentModule(agentName: string, version: string, preToolUse: string): string {
+/**
+ * An agent module: the agent's name and version, PreToolUse callbacks (their source) and
+ * other `advanced` fields (their source).
+ */
+function agentModule(
+  agentName: string,
+  version: string,
+  preToolUse: string,
+  // The recorded sessions' policy unless told: the gate names a changed policy.
+  advanced = "permission: 'bypass-permissions',",
+): string {
   const path = join(dir, `agent-${version}-${randomUUID().slice(0, 8)}.ts`);
   writeFileSync(
     path,
     `import { HookEvent } from ${JSON.stringify(join(repo, 'src/index.ts'))};\n` +
       `export default { model: 'unused', name: ${JSON.stringify(agentName)}, version: ${JSON.stringify(version)},\n` +
-      `  advanced: { hooks: { [HookEvent.PreToolUse]: [${preToolUse}] } } };\n`,
+      `  advanced: { ${advanced} hooks: { [HookEvent.PreToolUse]: [${preToolUse}] } } };\n`,
   );
   return path;
 }
 
 let agent: Agent;
 let encrypted: Agent;
+let permissioned: Agent;
+let permissionSession: string;
 /** The session in which v1 blocked `rm -rf build` (its first dispatch). */
 let blockedSession: string;
 /** The session v1 let through entirely. */
@@ -100,12 +126,15 @@ const blockedTurns = () => [
 ];
 
 beforeAll(async () => {
-  const definition = (agentName: string) => ({
+  const definition = (
+    agentName: string,
+    permission: 'bypass-permissions' | PermissionHandler = 'bypass-permissions',
+  ) => ({
     name: agentName,
     version: 'v1',
     workspaceRoots: [dir],
     advanced: {
-      permission: 'bypass-permissions' as const,
+      permission,
       hooks: { [HookEvent.PreToolUse]: [blockRm] },
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('gate') },
     },
@@ -139,6 +168,19 @@ beforeAll(async () => {
   await sealed.close();
   encryptedSession = sealed.id;
 
+  permissioned = await createAgent({
+    ...definition(permissionName, denyLs),
+    model: scriptedModel([
+      toolCall('Bash', { command: 'ls' }),
+      toolCall('Bash', { command: 'echo hi' }),
+      'done',
+    ]),
+  });
+  const checked = await permissioned.createSession({ sessionId: `gate-perm-${randomUUID()}` });
+  await checked.send('look around');
+  await checked.close();
+  permissionSession = checked.id;
+
   v1Module = agentModule(name, 'v1', V1_SOURCE);
   v2Module = agentModule(name, 'v2', V2_SOURCE);
 }, 120_000);
@@ -146,6 +188,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await agent?.close();
   await encrypted?.close();
+  await permissioned?.close();
 });
 
 /** The flip v1 → v2 makes in a session where v1 blocked `rm -rf build`. */
@@ -179,7 +222,7 @@ describe('durable-agent gate', () => {
       ),
     );
     expect(text.stdout).toContain(
-      `session ${allowedSession} (COMPLETED, 1 dispatches checked): no flips`,
+      `session ${allowedSession} (COMPLETED, 1 dispatch checked): no flips`,
     );
     expect(text.stdout).toMatch(
       new RegExp(
@@ -254,6 +297,42 @@ describe('durable-agent gate', () => {
         `no sessions of agent '${encryptedName}' .*could not be read .*key id '${TEST_KEY_ID}'`,
       ),
     );
+  }, 60_000);
+});
+
+describe('durable-agent gate on permission checks', () => {
+  it('re-judges recorded permission-function checks: the same function flips nothing, bypass-permissions flips the denial', async () => {
+    const same = await gateCli([
+      agentModule(permissionName, 'v1', V1_SOURCE, `permission: ${DENY_LS_SOURCE},`),
+      '--since',
+      '1h',
+      '--json',
+    ]);
+    expect(same.code, same.stderr).toBe(0);
+    const kept = JSON.parse(same.stdout) as GateReport;
+    expect(kept.sessions).toHaveLength(1);
+    // ls (denied) and echo hi (allowed): both checks recorded, both judged the same.
+    expect(kept.sessions[0]).toMatchObject({
+      sessionId: permissionSession,
+      permissionsChecked: 2,
+      permissionFlips: [],
+    });
+    expect(kept.sessions[0]!.policyChange).toBeUndefined();
+
+    const bypass = await gateCli([
+      agentModule(permissionName, 'v2', V1_SOURCE, "permission: 'bypass-permissions',"),
+      '--since',
+      '1h',
+    ]);
+    expect(bypass.code, bypass.stderr).toBe(1);
+    expect(bypass.stdout).toMatch(
+      new RegExp(
+        `session ${permissionSession} \\(COMPLETED, 2 dispatches, 2 permission checks checked\\): 1 flip\\n` +
+          '  permission Bash \\([^)]+\\): deny: ls is not allowed -> allow\\n' +
+          '  permission policy: function:[0-9a-f]+ -> preset:bypass-permissions\\n',
+      ),
+    );
+    expect(bypass.stdout).toMatch(/1 decision flips in 1 session/);
   }, 60_000);
 });
 

@@ -8,9 +8,11 @@ import { CliError, parseCommandLine } from '../../src/cli/args.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import type { HookMap } from '../../src/common/types.js';
 import {
+  comparePermissionChecks,
   compareRecording,
   formatGateReport,
   sessionHookEventsOf,
+  type GatePermissionCheck,
   type GateReport,
 } from '../../src/testing/gate.js';
 import type { GoldenDispatch } from '../../src/testing/golden.js';
@@ -151,6 +153,68 @@ describe('compareRecording', () => {
   });
 });
 
+describe('comparePermissionChecks', () => {
+  const check = (command: string, answer: GatePermissionCheck['answer'], extra = {}) =>
+    ({
+      toolUseId: `t-${command}`,
+      toolName: 'Bash',
+      request: { toolName: 'Bash', input: { command }, kind: 'execute', affectedPaths: [] },
+      answer,
+      version: 'v1',
+      ...extra,
+    }) satisfies GatePermissionCheck;
+  const denied = { behavior: 'deny', message: 'ls is not allowed' } as const;
+  const checks = [check('ls', denied), check('echo hi', { behavior: 'allow' })];
+
+  it('a function that answers the same flips nothing; one that allows all flips the denial', async () => {
+    const same = await comparePermissionChecks(checks, (r) =>
+      String(r.input.command).startsWith('ls') ? denied : 'allow',
+    );
+    expect(same).toEqual({ checked: 2, flips: [] });
+    const lax = await comparePermissionChecks(checks, () => 'allow');
+    expect(lax).toEqual({
+      checked: 2,
+      flips: [
+        { toolUseId: 't-ls', toolName: 'Bash', before: denied, after: { behavior: 'allow' } },
+      ],
+    });
+  });
+
+  it('a preset judges the recorded kind', async () => {
+    const { flips } = await comparePermissionChecks(checks, 'accept-edits');
+    expect(flips.map((f) => [f.toolUseId, f.after])).toEqual([
+      ['t-ls', { behavior: 'ask' }],
+      ['t-echo hi', { behavior: 'ask' }],
+    ]);
+  });
+
+  it('a function that throws, hangs or answers nonsense is an error answer', async () => {
+    const results = await Promise.all([
+      comparePermissionChecks([checks[1]!], () => {
+        throw new Error('policy store down');
+      }),
+      comparePermissionChecks([checks[1]!], () => new Promise<never>(() => undefined), {
+        timeoutMs: 20,
+      }),
+      comparePermissionChecks([checks[1]!], () => 'maybe' as never),
+    ]);
+    expect(results.map((r) => r.flips[0]?.after)).toEqual([
+      { behavior: 'error', message: 'policy store down' },
+      { behavior: 'error', message: 'the permission function exceeded 20ms' },
+      { behavior: 'error', message: expect.stringMatching(/returned "maybe" for Bash/) },
+    ]);
+  });
+
+  it('skips session permission functions and checks of another version', async () => {
+    const result = await comparePermissionChecks(
+      [check('ls', denied, { sessionHandler: true }), check('ls', denied, { version: 'v0' })],
+      () => 'allow',
+      { version: 'v1' },
+    );
+    expect(result).toEqual({ checked: 0, flips: [] });
+  });
+});
+
 describe('sessionHookEventsOf', () => {
   it('names the events whose callback count passes the definition manifest', () => {
     const events = sessionHookEventsOf({
@@ -187,9 +251,12 @@ describe('formatGateReport', () => {
         checked: 2,
         flips,
         uncompared: [],
+        permissionsChecked: 0,
+        permissionFlips: [],
       },
     ],
     checked: 2,
+    permissionsChecked: 0,
     flipped: flips.length,
     uncompared: 0,
     unrecordedEvents: [HookEvent.SessionEnd],
