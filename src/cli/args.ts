@@ -295,7 +295,8 @@ export function parseCommandLine(
         ? GATE_TIMEOUT_MS
         : DEFAULT_TIMEOUT_MS
       : parseTimeout(values.timeout);
-  const sinceMs = values.since === undefined ? undefined : parseDuration('--since', values.since);
+  const sinceMs =
+    values.since === undefined ? undefined : parseDuration('--since', values.since, '30m, 24h, 7d');
   if (values.version !== undefined && values.version.trim() === '') {
     throw new CliError('--version must not be empty', { usage: true });
   }
@@ -397,11 +398,11 @@ function connectionOf(
 
 /** `--timeout`: a number of milliseconds, or a duration with a unit (`500ms`, `10s`, `2m`). */
 function parseTimeout(text: string): number {
-  return parseDuration('--timeout', text);
+  return parseDuration('--timeout', text, '500ms, 10s, 2m');
 }
 
 /** A positive duration: milliseconds, or with a unit (`500ms`, `10s`, `2m`, `24h`, `7d`). */
-function parseDuration(option: string, text: string): number {
+function parseDuration(option: string, text: string, examples: string): number {
   let ms: number;
   try {
     ms = msToNumber(text.trim());
@@ -410,7 +411,7 @@ function parseDuration(option: string, text: string): number {
   }
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new CliError(
-      `${option} must be a positive duration (milliseconds, or 500ms, 10s, 2m, 24h), got '${text}'`,
+      `${option} must be a positive duration (milliseconds, or ${examples}), got '${text}'`,
       { usage: true },
     );
   }
