@@ -445,7 +445,7 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
     const since = options.since ? ` started since ${options.since.toISOString()}` : '';
     const unreadable =
       found.unreadable.length > 0
-        ? `; ${found.unreadable.length} session(s) could not be read (${found.unreadable[0]!.why})`
+        ? `; ${found.unreadable.length} session(s) could not be read (${distinctReasons(found.unreadable)})`
         : '';
     throw new ConfigError(
       `gate: no sessions of agent '${resolved.name}'${version}${since} in namespace ` +
@@ -516,6 +516,13 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
     unrecordedEvents,
     unreadable: found.unreadable,
   };
+}
+
+/** Why sessions could not be read, each reason once (a key id per reason), the first ten. */
+function distinctReasons(unreadable: GateReport['unreadable']): string {
+  const reasons = [...new Set(unreadable.map((u) => u.why))];
+  const more = reasons.length > 10 ? `; and ${reasons.length - 10} more` : '';
+  return reasons.slice(0, 10).join('; ') + more;
 }
 
 function sum(values: number[]): number {
@@ -677,7 +684,7 @@ export function formatGateReport(report: GateReport): string {
   if (report.unreadable.length > 0) {
     lines.push(
       `note: ${plural(report.unreadable.length, 'session')} of the namespace could not be read and were not checked ` +
-        `(first: ${report.unreadable[0]!.workflowId}: ${report.unreadable[0]!.why})`,
+        `(${distinctReasons(report.unreadable)})`,
     );
   }
   return lines.join('\n');

@@ -20,14 +20,14 @@ import {
   type PermissionHandler,
 } from '../../src/index.js';
 import { encryptionCodec } from '../../src/payloads/encryption.js';
-import { gateDeploy, scriptedModel, toolCall, type GateReport } from '../../src/testing/index.js';
 import {
-  TEST_KEY,
-  TEST_KEY_ID,
-  TEST_KEY_RING,
-  keysVariable,
-  newKey,
-} from '../encryption-helpers.js';
+  fetchSessionHistories,
+  gateDeploy,
+  scriptedModel,
+  toolCall,
+  type GateReport,
+} from '../../src/testing/index.js';
+import { keysVariable, newKey } from '../encryption-helpers.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
@@ -37,6 +37,10 @@ const dir = tempDir('gate');
 const name = `gate-${randomUUID().slice(0, 8)}`;
 const encryptedName = `gate-enc-${randomUUID().slice(0, 8)}`;
 const permissionName = `gate-perm-${randomUUID().slice(0, 8)}`;
+/** A key id of this run's own: on a shared server, other sessions' key ids differ from it. */
+const KEY_ID = `gate-${randomUUID().slice(0, 8)}`;
+const KEY = newKey();
+const KEY_RING = { currentKeyId: KEY_ID, keys: { [KEY_ID]: KEY } };
 
 /** The permission function of the third agent: `ls` is denied, anything else allowed. */
 const DENY_LS_SOURCE =
@@ -160,7 +164,7 @@ beforeAll(async () => {
 
   encrypted = await createAgent({
     ...definition(encryptedName),
-    encryption: TEST_KEY_RING,
+    encryption: KEY_RING,
     model: scriptedModel(blockedTurns()),
   });
   const sealed = await encrypted.createSession({ sessionId: `gate-enc-${randomUUID()}` });
@@ -276,10 +280,7 @@ describe('durable-agent gate', () => {
 
   it("an encrypted agent's sessions are read with the key ring; without it, exit 2 naming the key id", async () => {
     const v2 = agentModule(encryptedName, 'v2', V2_SOURCE);
-    const right = await gateCli(
-      [v2, '--since', '1h', '--json'],
-      keysVariable([TEST_KEY_ID, TEST_KEY]),
-    );
+    const right = await gateCli([v2, '--since', '1h', '--json'], keysVariable([KEY_ID, KEY]));
     expect(right.code, right.stderr).toBe(1);
     const report = JSON.parse(right.stdout) as GateReport;
     expect(report.sessions).toHaveLength(1);
@@ -294,7 +295,7 @@ describe('durable-agent gate', () => {
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toMatch(
       new RegExp(
-        `no sessions of agent '${encryptedName}' .*could not be read .*key id '${TEST_KEY_ID}'`,
+        `no sessions of agent '${encryptedName}' .*could not be read .*key id '${KEY_ID}'`,
       ),
     );
   }, 60_000);
@@ -337,6 +338,51 @@ describe('durable-agent gate on permission checks', () => {
 });
 
 describe('gateDeploy', () => {
+  it('replays every run of a session that continued as new, counting dispatches across runs', async () => {
+    const rolledName = `gate-can-${randomUUID().slice(0, 8)}`;
+    const rolling = await createAgent({
+      name: rolledName,
+      version: 'v1',
+      workspaceRoots: [dir],
+      // Each prompt asks for `rm -rf build` once, then answers.
+      model: scriptedModel((request) =>
+        request.step === 0 ? toolCall('Bash', { command: 'rm -rf build' }) : 'done',
+      ),
+      advanced: {
+        permission: 'bypass-permissions',
+        continueAsNewAfterPrompts: 1,
+        hooks: { [HookEvent.PreToolUse]: [blockRm] },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('gate-can') },
+      },
+    });
+    try {
+      const session = await rolling.createSession({ sessionId: `gate-can-${randomUUID()}` });
+      await session.send('clean up');
+      await session.send('clean up again');
+      await session.close();
+      // The premise: two runs.
+      expect(await fetchSessionHistories(rolling.client, session.id)).toHaveLength(2);
+      const report = await gateDeploy({
+        agent: {
+          model: 'unused',
+          name: rolledName,
+          advanced: { hooks: { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' })] } },
+        },
+        client: rolling.client,
+      });
+      expect(report.sessions).toHaveLength(1);
+      // One blocked `rm` per prompt, one prompt per run.
+      expect(
+        report.sessions[0]!.flips.map((f) => [f.seq, f.before.action, f.after.action]),
+      ).toEqual([
+        [0, 'abort', 'continue'],
+        [1, 'abort', 'continue'],
+      ]);
+    } finally {
+      await rolling.close();
+    }
+  }, 60_000);
+
   it('reports the same flips in code, with an encrypted agent read through a client with its codec', async () => {
     const connection = await Connection.connect({ address: temporalAddress() });
     try {
@@ -369,7 +415,7 @@ describe('gateDeploy', () => {
 
       const sealed = new Client({
         connection,
-        dataConverter: { payloadCodecs: [encryptionCodec(TEST_KEY_RING)] },
+        dataConverter: { payloadCodecs: [encryptionCodec(KEY_RING)] },
       });
       const encryptedReport = await gateDeploy({
         agent: { ...v2, name: encryptedName },
