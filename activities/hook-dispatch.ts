@@ -17,8 +17,8 @@ import {
   type SerializedError,
 } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
-import { hookInputOf } from '../src/common/hook-input.js';
-import { modelTextOf, validateHookOutput } from '../src/common/hook-rules.js';
+import { modelTextOf } from '../src/common/hook-rules.js';
+import { runHookCallbacks } from '../src/agent/hook-callbacks.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
 import {
@@ -28,7 +28,7 @@ import {
   type DispatchHookInput,
   type HookDispatchOutcome,
 } from '../src/common/protocol.js';
-import type { HookInput, HookOutput } from '../src/common/types.js';
+import type { HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 import { localAbortReason, type AgentRegistry } from '../src/agent/registry.js';
 
@@ -88,30 +88,13 @@ export function createHookActivities(deps: HookActivityDeps) {
     }
 
     const controller = new AbortController();
-    let index = 0;
     // Each callback's own time, ms, so `inspect` can say which one was slow.
-    const callbackDurationsMs: number[] = [];
-    const running = (async () => {
-      const outputs: HookOutput[] = [];
-      for (; index < callbacks.length; index++) {
-        // Once the dispatch timed out or was aborted, it has failed: later callbacks never run.
-        if (controller.signal.aborted) throw controller.signal.reason;
-        const callback = callbacks[index]!;
-        const callbackStarted = elapsed();
-        // A fresh copy each: no callback sees another's changes, even in-place edits (§4.4).
-        const raw = await callback({
-          ...hookInputOf(input),
-          abortSignal: controller.signal,
-        } as HookInput);
-        callbackDurationsMs.push(Math.round((elapsed() - callbackStarted) * 10) / 10);
-        outputs.push(validateHookOutput(input.event, index, raw));
-      }
-      return outputs;
-    })();
+    const run = runHookCallbacks(callbacks, input, controller.signal, elapsed);
+    const running = run.outputs;
     let settled = false;
     const outcome: Promise<RaceResult> = running.then(
       (outputs) => ({ kind: 'done', outputs }),
-      (error: unknown) => ({ kind: 'threw', error, index }),
+      (error: unknown) => ({ kind: 'threw', error, index: run.index }),
     );
     void outcome.then(() => (settled = true));
 
@@ -141,7 +124,7 @@ export function createHookActivities(deps: HookActivityDeps) {
             outputs: await boundToolOutputs(input, result.outputs),
             callbackCount,
             durationMs: elapsed(),
-            callbackDurationsMs,
+            callbackDurationsMs: [...run.durationsMs],
           };
         case 'threw': {
           const error = describeThrown(result.error, input.event, result.index);
@@ -157,7 +140,7 @@ export function createHookActivities(deps: HookActivityDeps) {
         case 'deadline': {
           const timeout = new HookTimeoutError(input.event, input.budgetMs);
           // The callback running at the deadline: `index` stops there once it is aborted.
-          const callbackIndex = Math.min(index, callbacks.length - 1);
+          const callbackIndex = Math.min(run.index, callbacks.length - 1);
           controller.abort(timeout);
           logFailure(ctx, input, serializeError(timeout), callbackIndex);
           const handle = await cleanupHandle(input.dispatchId, () => settled, running);

@@ -50,6 +50,10 @@ const COMMANDS = {
   },
   dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
+  gate: {
+    positionals: ['module.ts|js'],
+    options: ['version', 'since', 'limit', 'event', 'json', 'timeout'],
+  },
   'codec-server': { positionals: [], options: ['port', 'host', 'cors-origin'] },
   ui: {
     positionals: [],
@@ -59,6 +63,9 @@ const COMMANDS = {
 
 /** Default of `--timeout`: how long a command waits on the server and on a worker, ms. */
 const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** Default of `--timeout` for `gate`, which reads many histories and runs callbacks, ms. */
+const GATE_TIMEOUT_MS = 120_000;
 
 /** Environment variable holding the bearer token of `codec-server`. */
 export const CODEC_TOKEN_VARIABLE = 'DURABLE_AGENT_CODEC_TOKEN';
@@ -116,6 +123,9 @@ const OPTIONS = {
   host: { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
   'task-queue': { type: 'string' },
+  version: { type: 'string' },
+  since: { type: 'string' },
+  event: { type: 'string', multiple: true },
 } as const;
 
 const CONNECTION_OPTIONS = [
@@ -202,6 +212,12 @@ export type ParsedArgs =
       corsOrigins: string[];
       /** `--task-queue` (ui): only the sessions of this task queue. */
       taskQueue?: string;
+      /** `--version` (gate): the running version whose sessions are replayed. */
+      version?: string;
+      /** `--since` (gate): only sessions started this long ago or later, ms. */
+      sinceMs?: number;
+      /** `--event`, each time given (gate): only these events are replayed. */
+      events: string[];
     };
 
 /** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
@@ -287,7 +303,16 @@ export function parseCommandLine(
     }
   }
   const timeoutMs =
-    values.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseTimeout(values.timeout);
+    values.timeout === undefined
+      ? name === 'gate'
+        ? GATE_TIMEOUT_MS
+        : DEFAULT_TIMEOUT_MS
+      : parseTimeout(values.timeout);
+  const sinceMs =
+    values.since === undefined ? undefined : parseDuration('--since', values.since, '30m, 24h, 7d');
+  if (values.version !== undefined && values.version.trim() === '') {
+    throw new CliError('--version must not be empty', { usage: true });
+  }
   if (values.address === '') throw new CliError('--address must not be empty', { usage: true });
   if (values.identity !== undefined && values.identity.trim() === '') {
     throw new CliError('--identity must not be empty', { usage: true });
@@ -315,6 +340,9 @@ export function parseCommandLine(
     interrupt: values.interrupt ?? false,
     ui: values.ui ?? false,
     corsOrigins: values['cors-origin'] ?? [],
+    events: values.event ?? [],
+    ...(values.version !== undefined ? { version: values.version.trim() } : {}),
+    ...(sinceMs !== undefined ? { sinceMs } : {}),
     ...(limit !== undefined ? { limit } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
@@ -384,6 +412,11 @@ function connectionOf(
 
 /** `--timeout`: a number of milliseconds, or a duration with a unit (`500ms`, `10s`, `2m`). */
 function parseTimeout(text: string): number {
+  return parseDuration('--timeout', text, '500ms, 10s, 2m');
+}
+
+/** A positive duration: milliseconds, or with a unit (`500ms`, `10s`, `2m`, `24h`, `7d`). */
+function parseDuration(option: string, text: string, examples: string): number {
   let ms: number;
   try {
     ms = msToNumber(text.trim());
@@ -392,7 +425,7 @@ function parseTimeout(text: string): number {
   }
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new CliError(
-      `--timeout must be a positive duration (milliseconds, or 500ms, 10s, 2m), got '${text}'`,
+      `${option} must be a positive duration (milliseconds, or ${examples}), got '${text}'`,
       { usage: true },
     );
   }
@@ -413,6 +446,7 @@ const USAGES: Record<CommandName, string> = {
   deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait] [--identity NAME]',
   dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
   golden: 'durable-agent golden <module.ts|js> <recording.json | history.json | folder> [--json]',
+  gate: 'durable-agent gate <module.ts|js> [--version V] [--since 24h] [--limit N] [--event E]... [--json]',
   'codec-server': 'durable-agent codec-server [--port N] [--host H] [--cors-origin URL]...',
   ui: 'durable-agent ui [--port N] [--host H] [--task-queue Q] [--identity NAME]',
 };
@@ -441,7 +475,8 @@ export function helpText(command?: CommandName): string {
     'A <sessionId> may be given as the workflow id the Web UI shows: session-<id>.',
     'From a source checkout: npx tsx src/cli/main.ts <command> ...',
     'Exit status: 0 ok, 1 failure (or replay found nondeterminism), 2 usage error;',
-    'golden: 0 no decision changed, 1 some changed, 2 bad input or usage.',
+    'golden: 0 no decision changed, 1 some changed, 2 bad input or usage;',
+    'gate: 0 no decision flips, 1 some flip, 2 bad input (module, no sessions, server) or usage.',
     'Set DEBUG=1 for stack traces.',
   ].join('\n');
 }
@@ -461,7 +496,7 @@ const GLOBALS = [
   "  --config-file FILE    Temporal's config file ($TEMPORAL_CONFIG_FILE, else ~/.config/temporalio/temporal.toml)",
   '                        flags win over variables, variables over the profile (as the temporal CLI)',
   `  --payloads DIR        the agent's payload store, for sessions with offloaded payloads (default: ${DEFAULTS.payloadDir})`,
-  `  --timeout T           how long sessions, inspect, replay, pending, approve and deny wait on the server`,
+  `  --timeout T           how long sessions, inspect, replay, pending, approve, deny and gate wait on the server`,
   `                        and on the session's worker, in all: milliseconds, or 500ms, 10s, 2m (default: ${DEFAULT_TIMEOUT_MS / 1000}s)`,
   '  -h, --help            this help',
   '',
@@ -482,6 +517,7 @@ const SUMMARIES: Record<CommandName, string> = {
   deny: 'deny a pending permission request',
   dev: 'embedded dev server and a worker for an agent module',
   golden: "check golden sessions against an agent module's current hooks",
+  gate: "deploy gate: replay recent sessions' hook inputs through a new definition",
   'codec-server': 'decrypt sessions for the Temporal Web UI (remote codec endpoint)',
   ui: 'session page: sessions by status, hook decisions, approvals inbox',
 };
@@ -527,6 +563,19 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     '(a missing or malformed recording, a module that does not load) or usage. No server needed.\n' +
     'A session history file (from writeHistoryFile or temporal workflow show --output json) is\n' +
     'read as a recording of its dispatches; an encrypted one is decrypted with the key ring.',
+  gate:
+    "Deploy gate. Lists recent sessions of the agent named by the module's default export\n" +
+    "(its name) at the running version (--version V, default: the most recent session's),\n" +
+    "fetches every run's history, and runs each recorded hook dispatch's input through the\n" +
+    "module's callbacks for that event, as a worker runs them; prints per session every\n" +
+    'decision that would flip (dispatch, event, tool, before, after), then a summary.\n' +
+    '--since 24h: only sessions started since; --limit N: at most N sessions (default 50, most\n' +
+    'recent first); --event E (repeatable): only those events; --json: the report as JSON.\n' +
+    'Tools, the model and permission checks never run; callbacks are called for real (their\n' +
+    `side effects happen). Encrypted sessions are read with ${KEYS_VARIABLE}.\n` +
+    'Exit 0: nothing flips; 1: something flips; 2: bad input (a module that does not load, no\n' +
+    'sessions, a server that does not answer, a history that does not decrypt) or usage.\n' +
+    `--timeout bounds it all (default ${GATE_TIMEOUT_MS / 1000}s).`,
   'codec-server':
     "Serves Temporal's remote codec protocol (POST /decode, /encode) with the key ring of\n" +
     `${KEYS_VARIABLE}, so the Web UI (--ui-codec-endpoint, or the UI's codec server\n` +

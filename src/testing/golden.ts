@@ -20,15 +20,15 @@ import { ConfigError, messageOf } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
-import { hookInputOf } from '../common/hook-input.js';
-import { mergeHookOutputs, validateHookOutput } from '../common/hook-rules.js';
+import { mergeHookOutputs } from '../common/hook-rules.js';
+import { runHookCallbacks } from '../agent/hook-callbacks.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
 import {
   ActivityNames,
   type DispatchHookInput,
   type HookDispatchOutcome,
 } from '../common/protocol.js';
-import type { HookCallback, HookInput, HookMap, HookOutput } from '../common/types.js';
+import type { HookCallback, HookMap } from '../common/types.js';
 
 /** Format tag of a recording file. */
 export const GOLDEN_FORMAT = 'durable-agent-golden/1';
@@ -192,7 +192,7 @@ export async function checkGoldenSession(
 ): Promise<GoldenReport> {
   const changes: GoldenChange[] = [];
   for (const dispatch of golden.dispatches) {
-    const after = await decide(dispatch, hooks[dispatch.event] ?? [], golden.sessionId);
+    const after = await decideDispatch(dispatch, hooks[dispatch.event] ?? [], golden.sessionId);
     if (!sameDecision(dispatch.decision, after)) {
       changes.push({
         seq: dispatch.seq,
@@ -252,9 +252,15 @@ export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-async function decide(
-  dispatch: GoldenDispatch,
-  callbacks: HookCallback[],
+/**
+ * The decision `callbacks` make on a recorded dispatch's input: run as the dispatch activity
+ * runs them ({@link runHookCallbacks}), within the recorded budget, merged by the contract's
+ * rules. No callbacks: `continue` (nothing would be dispatched).
+ * @internal shared with the deploy gate.
+ */
+export async function decideDispatch(
+  dispatch: Pick<GoldenDispatch, 'event' | 'payload' | 'budgetMs'>,
+  callbacks: readonly HookCallback[],
   sessionId: string,
 ): Promise<GoldenDecision> {
   if (callbacks.length === 0) return { action: 'continue' };
@@ -263,20 +269,13 @@ async function decide(
   const deadline = new Promise<'timeout'>((resolve) => {
     timer = setTimeout(() => resolve('timeout'), dispatch.budgetMs);
   });
-  const outputs: HookOutput[] = [];
-  let index = 0;
-  const run = (async () => {
-    for (; index < callbacks.length; index++) {
-      const input = {
-        ...hookInputOf({ payload: dispatch.payload, event: dispatch.event, sessionId }),
-        abortSignal: controller.signal,
-      } as HookInput;
-      outputs.push(validateHookOutput(dispatch.event, index, await callbacks[index]!(input)));
-    }
-    return 'done' as const;
-  })();
+  const run = runHookCallbacks(
+    callbacks,
+    { payload: dispatch.payload, event: dispatch.event, sessionId },
+    controller.signal,
+  );
   try {
-    const result = await Promise.race([run, deadline]);
+    const result = await Promise.race([run.outputs, deadline]);
     if (result === 'timeout') {
       controller.abort(new Error(`budget of ${dispatch.budgetMs} ms passed`));
       return {
@@ -284,15 +283,15 @@ async function decide(
         reason: `Hook ${dispatch.event} exceeded ${dispatch.budgetMs}ms`,
       };
     }
-    const merged = mergeHookOutputs(outputs);
+    const outputs = result;
     return decisionOf(
       { status: 'completed', outputs, callbackCount: callbacks.length, durationMs: 0 },
-      merged,
+      mergeHookOutputs(outputs),
     );
   } catch (error) {
     return {
       action: 'error',
-      decidedBy: index,
+      decidedBy: run.index,
       reason: messageOf(error),
     };
   } finally {
@@ -318,8 +317,12 @@ function decisionOf(
   };
 }
 
-/** Timeouts compare by action only: the recorded reason names the live budget. */
-function sameDecision(before: GoldenDecision, after: GoldenDecision): boolean {
+/**
+ * Whether two decisions are the same: timeouts by action only (the recorded reason names the
+ * live budget), errors by action and failing callback (messages carry stacks and ids).
+ * @internal shared with the deploy gate.
+ */
+export function sameDecision(before: GoldenDecision, after: GoldenDecision): boolean {
   if (before.action === 'timeout' || after.action === 'timeout')
     return before.action === after.action;
   if (before.action === 'error' || after.action === 'error') {

@@ -65,3 +65,20 @@ export {
   type GoldenReport,
   type GoldenSession,
 } from './golden.js';
+export {
+  comparePermissionChecks,
+  compareRecording,
+  formatGateReport,
+  gateDeploy,
+  permissionChecksOf,
+  sessionHookEventsOf,
+  GATE_DEFAULT_LIMIT,
+  type CompareRecordingOptions,
+  type GateOptions,
+  type GatePermissionAnswer,
+  type GatePermissionCheck,
+  type GatePermissionFlip,
+  type GateReport,
+  type GateSessionReport,
+  type GateUncompared,
+} from './gate.js';
