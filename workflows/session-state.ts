@@ -69,6 +69,8 @@ export interface SessionState extends PromptState {
   /** Aborts that arrived for prompts still waiting in the queue, by request id. */
   queuedAborts: Map<string, AbortRecord>;
   closeInFlight?: CloseAttempt;
+  /** Whether this run keeps the session's search attributes (`search-attributes.ts`). */
+  searchAttributes?: boolean;
 }
 
 /** The prompt running now. */

@@ -35,6 +35,7 @@ import { setSendHandler } from './send-handler.js';
 import { setSessionQueries } from './session-queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
 import { createSessionState } from './session-state.js';
+import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
 import { contextStamper } from './context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
@@ -57,6 +58,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   setCloseHandler(state);
   setApprovalHandler(state);
   setSessionQueries(state);
+  watchSearchAttributes(state);
 
   try {
     // A later run of the session: SessionStart ran in the first run, never again.
@@ -109,9 +111,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       await endWithoutCaller(state, 'cancelled');
       await condition(allHandlersFinished);
     });
+    syncSearchAttributes(state);
     throw error;
   }
   await condition(allHandlersFinished);
+  syncSearchAttributes(state);
   setCurrentDetails(`closed (${state.endReason ?? state.endMarker?.reason ?? 'other'})`);
   return {
     sessionId: input.sessionId,

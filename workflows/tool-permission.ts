@@ -31,6 +31,8 @@ interface PermissionState {
   readonly input: SessionWorkflowInput;
   readonly taskQueue: string;
   pendingPermissions: Map<string, PendingPermissionEntry>;
+  /** The last decision for the session's search attributes (`search-attributes.ts`). */
+  lastDecision?: string;
 }
 
 /** What the agent's permission setting decides: a preset, or its permission function. */
@@ -115,6 +117,7 @@ export async function askPerson(
     const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
       summary: `approval deadline: ${label}`,
     });
+    state.lastDecision = entry.answer?.behavior ?? 'deny';
     if (!answered || !entry.answer) {
       return {
         behavior: 'deny',

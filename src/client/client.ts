@@ -44,6 +44,7 @@ import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
+import { sessionSearchAttributes } from './search-attributes.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
@@ -111,6 +112,14 @@ function createClientOn(
     },
   });
 
+  const searchAttributes = sessionSearchAttributes({
+    namespace: options.temporal.namespace,
+    agentName: options.name,
+    version: options.version,
+    logger: options.logger,
+    logLevel: options.logLevel,
+  });
+
   /** Only when some event is local, so other sessions keep the inputs they had before it. */
   function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
     const events = localDispatchEvents(agent, session);
@@ -174,8 +183,9 @@ function createClientOn(
         : {}),
     };
     const workflowId = sessionWorkflowId(sessionId);
-    const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-      client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
+    const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') => {
+      const typedSearchAttributes = searchAttributes.initial();
+      return client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
@@ -184,6 +194,15 @@ function createClientOn(
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: reuse,
         memo: { sessionId, agentName: options.name, version: options.version },
+        // The workflow keeps status, approvals and decisions up to date when it starts with them.
+        ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
+      });
+    };
+    // A server without the search attributes refuses the start (nothing started): again without.
+    const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+      startOnce(reuse).catch((error: unknown) => {
+        if (!searchAttributes.refusedForMissing(error)) throw error;
+        return startOnce(reuse);
       });
     try {
       try {

@@ -12,7 +12,10 @@ import {
   type InternalConnectionOptions,
 } from '@temporalio/client/lib/connection.js';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time.js';
-import { EngineError } from '../common/errors.js';
+import proto from '@temporalio/proto';
+import { SearchAttributeType } from '@temporalio/common';
+import { EngineError, messageOf } from '../common/errors.js';
+import { SESSION_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { freePort } from './dev-server.js';
 import { spawnServer, waitUntilReady } from './server-process.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
@@ -95,6 +98,22 @@ export async function startTimeSkippingServer(
     },
     { name: `temporal-test-server (${path})`, timeoutMs: options.startTimeoutMs ?? 30_000 },
   );
+  // The session search attributes, as `start-dev --search-attribute` registers them.
+  try {
+    await connection.operatorService.addSearchAttributes({
+      namespace: 'default',
+      searchAttributes: Object.fromEntries(
+        SESSION_SEARCH_ATTRIBUTES.map((key) => [key.name, indexedValueType(key.type)]),
+      ),
+    });
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    await server.stop();
+    throw new EngineError(
+      'TEMPORAL_SERVER_START_FAILED',
+      `temporal-test-server (${path}) did not register the session search attributes: ${messageOf(error)}`,
+    );
+  }
   const testService = connection.testService!;
   let stopping: Promise<void> | undefined;
   return {
@@ -116,4 +135,12 @@ export async function startTimeSkippingServer(
       return stopping;
     },
   };
+}
+
+/** The proto enum of a search attribute's type, as the operator service takes it. */
+function indexedValueType(type: SearchAttributeType): proto.temporal.api.enums.v1.IndexedValueType {
+  const { IndexedValueType } = proto.temporal.api.enums.v1;
+  return type === SearchAttributeType.INT
+    ? IndexedValueType.INDEXED_VALUE_TYPE_INT
+    : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 }
