@@ -44,7 +44,17 @@ import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.
 import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
-import { sessionSearchAttributes } from './search-attributes.js';
+import { isMissingSearchAttribute, sessionSearchAttributes } from './search-attributes.js';
+import {
+  AGENT_NAME_KEY,
+  LAST_DECISION_KEY,
+  PENDING_APPROVALS_KEY,
+  STATUS_KEY,
+  searchAttributeCreateCommand,
+  type SessionSearchStatus,
+} from '../common/search-attributes.js';
+import type { Payload } from '@temporalio/common';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
@@ -54,6 +64,22 @@ export interface SessionSummary {
   status: string;
   startTime: Date;
   closeTime: Date | undefined;
+  /** The agent's name (search attribute `DurableAgentName`; absent on a server without them). */
+  agentName?: string;
+  /** The session's own status (search attribute `DurableAgentStatus`), e.g. `awaiting_approval`. */
+  agentStatus?: SessionSearchStatus;
+  /** Permission requests waiting for a person (`DurableAgentPendingApprovals`). */
+  pendingApprovals?: number;
+  /** The last hook outcome or permission answer (`DurableAgentLastDecision`). */
+  lastDecision?: string;
+}
+
+/** Which sessions {@link listSessionSummaries} lists, by their search attributes. */
+export interface SessionFilter {
+  /** Only sessions in this status (`DurableAgentStatus`). */
+  status?: SessionSearchStatus;
+  /** Only sessions of the agent of this name (`DurableAgentName`). */
+  agentName?: string;
 }
 
 /** Starts and drives sessions of one agent definition. */
@@ -356,23 +382,45 @@ export async function connectClient(
   return createClientOn(connection, options, payloads, registry);
 }
 
-/** Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first. */
+/**
+ * Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first,
+ * those of `filter` only.
+ * @throws {ConfigError} for a filter on a server without the session search attributes
+ *   (naming the command that registers them).
+ */
 export async function listSessionSummaries(
   client: Client,
   limit: number,
+  filter: SessionFilter = {},
 ): Promise<SessionSummary[]> {
+  const query = [
+    `WorkflowType = '${SESSION_WORKFLOW}'`,
+    ...(filter.status !== undefined ? [`${STATUS_KEY.name} = ${quoted(filter.status)}`] : []),
+    ...(filter.agentName !== undefined
+      ? [`${AGENT_NAME_KEY.name} = ${quoted(filter.agentName)}`]
+      : []),
+  ].join(' AND ');
   const rows: SessionSummary[] = [];
   // The raw listing, not `client.workflow.list()`: that one decodes every memo, and one
   // session encrypted under a key this process lacks would end the whole list. A summary
   // needs no memo.
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      query: `WorkflowType = '${SESSION_WORKFLOW}'`,
-      pageSize: Math.min(limit, 1000),
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
+    const page = await client.workflowService
+      .listWorkflowExecutions({
+        namespace: client.options.namespace,
+        query,
+        pageSize: Math.min(limit, 1000),
+        ...(nextPageToken ? { nextPageToken } : {}),
+      })
+      .catch((error: unknown) => {
+        if (!isMissingSearchAttribute(error)) throw error;
+        throw new ConfigError(
+          `Namespace '${client.options.namespace}' has no session search attributes, so ` +
+            `sessions cannot be listed by status or agent. Register them once with: ` +
+            searchAttributeCreateCommand(client.options.namespace),
+        );
+      });
     for (const execution of page.executions ?? []) {
       const workflowId = execution.execution?.workflowId ?? '';
       rows.push({
@@ -381,6 +429,7 @@ export async function listSessionSummaries(
         status: statusName(execution.status),
         startTime: optionalTsToDate(execution.startTime) ?? new Date(0),
         closeTime: optionalTsToDate(execution.closeTime),
+        ...searchAttributesOf(execution.searchAttributes?.indexedFields),
       });
       if (rows.length >= limit) return rows;
     }
@@ -393,4 +442,27 @@ export async function listSessionSummaries(
 function statusName(status: number | null | undefined): string {
   const name = proto.temporal.api.enums.v1.WorkflowExecutionStatus[status ?? 0] ?? 'UNSPECIFIED';
   return name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '');
+}
+
+/** A string in a visibility query, single quotes escaped. */
+function quoted(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** The session search attributes of a listed execution, those it has. */
+function searchAttributesOf(
+  fields: Record<string, proto.temporal.api.common.v1.IPayload> | null | undefined,
+): Pick<SessionSummary, 'agentName' | 'agentStatus' | 'pendingApprovals' | 'lastDecision'> {
+  if (!fields) return {};
+  const held = decodeTypedSearchAttributes(fields as Record<string, Payload>);
+  const agentName = held.get(AGENT_NAME_KEY);
+  const agentStatus = held.get(STATUS_KEY);
+  const pendingApprovals = held.get(PENDING_APPROVALS_KEY);
+  const lastDecision = held.get(LAST_DECISION_KEY);
+  return {
+    ...(agentName !== undefined ? { agentName } : {}),
+    ...(agentStatus !== undefined ? { agentStatus: agentStatus as SessionSearchStatus } : {}),
+    ...(pendingApprovals !== undefined ? { pendingApprovals } : {}),
+    ...(lastDecision !== undefined ? { lastDecision } : {}),
+  };
 }
