@@ -91,25 +91,21 @@ export function searchAttributeFlags(): string[] {
 
 /**
  * The arguments of the `temporal` commands that register the session search attributes in
- * `namespace`, one command a type (the CLI takes one `--type` a call): `operator
- * search-attribute create --namespace <ns> --name DurableAgentName ... --type Keyword`, then
- * the same for `Int`.
+ * `namespace`, one command an attribute (Temporal CLI 1.x registers only the first `--name`
+ * of a command): `operator search-attribute create --namespace <ns> --name DurableAgentName
+ * --type Keyword`, and so on.
  */
 export function searchAttributeCreateArgs(namespace: string): string[][] {
-  const byType = new Map<string, string[]>();
-  for (const key of SESSION_SEARCH_ATTRIBUTES) {
-    const type = cliTypeName(key.type);
-    byType.set(type, [...(byType.get(type) ?? []), key.name]);
-  }
-  return [...byType].map(([type, names]) => [
+  return SESSION_SEARCH_ATTRIBUTES.map((key) => [
     'operator',
     'search-attribute',
     'create',
     '--namespace',
     namespace,
-    ...names.flatMap((name) => ['--name', name]),
+    '--name',
+    key.name,
     '--type',
-    type,
+    cliTypeName(key.type),
   ]);
 }
 
