@@ -26,7 +26,7 @@ import {
 import type { SessionState } from './session-state.js';
 
 /** What the session's status attribute says now. */
-export function sessionSearchStatus(state: SessionState): SessionSearchStatus {
+function sessionSearchStatus(state: SessionState): SessionSearchStatus {
   if (state.status === 'closed') return 'closed';
   if (state.status === 'closing' || state.pendingCleanups.size > 0) return 'cleaning_up';
   if (state.pendingPermissions.size > 0) return 'awaiting_approval';

@@ -107,8 +107,13 @@ export interface AgentClient {
    * @throws {SessionNotFoundError} when no session has this id.
    */
   session(sessionIdOrWorkflowId: string): Promise<Session>;
-  /** Sessions of this namespace, newest first. */
-  listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /**
+   * Sessions of this namespace, newest first: at most `limit` (default 100), those in
+   * `status` and of the agent named `agentName` only (by their search attributes).
+   * @throws {ConfigError} for `status` or `agentName` on a server without the session search
+   *   attributes (naming the commands that register them).
+   */
+  listSessions(options?: { limit?: number } & SessionFilter): Promise<SessionSummary[]>;
   /**
    * Close the connection (sessions stay as they are on the server). A `send()`, `close()`,
    * `abort()` or approval of this client's sessions still in flight ends with an
@@ -318,8 +323,11 @@ function createClientOn(
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }
 
-  async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
-    return listSessionSummaries(client, listOptions.limit ?? 100);
+  async function listSessions(
+    listOptions: { limit?: number } & SessionFilter = {},
+  ): Promise<SessionSummary[]> {
+    const { limit, ...filter } = listOptions;
+    return listSessionSummaries(client, limit ?? 100, filter);
   }
 
   const agentClient: AgentClient = {
