@@ -101,14 +101,18 @@ async function listed(query: string): Promise<string[]> {
 async function waitListed(query: string, ids: string[], what: string): Promise<void> {
   const want = [...ids].sort();
   let seen: string[] = [];
-  await waitFor(
-    async () => {
-      seen = await listed(query);
-      return JSON.stringify(seen) === JSON.stringify(want);
-    },
-    LIST_WAIT_MS,
-    `${what} (last listing: ${JSON.stringify(seen)})`,
-  );
+  try {
+    await waitFor(
+      async () => {
+        seen = await listed(query);
+        return JSON.stringify(seen) === JSON.stringify(want);
+      },
+      LIST_WAIT_MS,
+      what,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message} (last listing: ${JSON.stringify(seen)})`);
+  }
 }
 
 /** Send `write`, and wait until its Write waits for a person. */
@@ -290,6 +294,36 @@ describe('session search attributes', () => {
       [otherWaiting.workflowId],
       'the denied session',
     );
+  });
+
+  it('a session that continued as new keeps its attributes in the new run', async () => {
+    const rolling = await createAgent({
+      name: `${agentName}-rolling`,
+      model: scriptedModel(() => 'noted'),
+      advanced: {
+        continueAsNewAfterPrompts: 1,
+        temporal: { address: server.address, taskQueue: uniqueTaskQueue('sa-roll') },
+      },
+    });
+    try {
+      const session = await rolling.createSession({ sessionId: `sa-roll-${randomUUID()}` });
+      const handle = client.workflow.getHandle(session.workflowId);
+      const firstRun = (await handle.describe()).runId;
+      await session.send('one');
+      await session.send('two');
+      const described = await handle.describe();
+      expect(described.runId).not.toBe(firstRun);
+      await waitListed(
+        // Every run is listed: the current one by its status, the earlier ones as they ended.
+        `DurableAgentStatus='idle' AND DurableAgentName='${agentName}-rolling' AND ` +
+          `ExecutionStatus='Running' AND RunId='${described.runId}'`,
+        [session.workflowId],
+        'the rolled-over session idle',
+      );
+      await session.close();
+    } finally {
+      await rolling.close();
+    }
   });
 
   it('a send that changes nothing but running and idle adds two upserts to the history', async () => {
