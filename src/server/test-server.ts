@@ -12,11 +12,9 @@ import {
   type InternalConnectionOptions,
 } from '@temporalio/client/lib/connection.js';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time.js';
-import proto from '@temporalio/proto';
-import { SearchAttributeType } from '@temporalio/common';
 import { EngineError, messageOf } from '../common/errors.js';
-import { SESSION_SEARCH_ATTRIBUTES } from '../common/search-attributes.js';
 import { freePort } from './dev-server.js';
+import { registerSearchAttributes } from './search-attributes.js';
 import { spawnServer, waitUntilReady } from './server-process.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
 
@@ -100,12 +98,7 @@ export async function startTimeSkippingServer(
   );
   // The session search attributes, as `start-dev --search-attribute` registers them.
   try {
-    await connection.operatorService.addSearchAttributes({
-      namespace: 'default',
-      searchAttributes: Object.fromEntries(
-        SESSION_SEARCH_ATTRIBUTES.map((key) => [key.name, indexedValueType(key.type)]),
-      ),
-    });
+    await registerSearchAttributes(connection, 'default');
   } catch (error) {
     await connection.close().catch(() => undefined);
     await server.stop();
@@ -135,12 +128,4 @@ export async function startTimeSkippingServer(
       return stopping;
     },
   };
-}
-
-/** The proto enum of a search attribute's type, as the operator service takes it. */
-function indexedValueType(type: SearchAttributeType): proto.temporal.api.enums.v1.IndexedValueType {
-  const { IndexedValueType } = proto.temporal.api.enums.v1;
-  return type === SearchAttributeType.INT
-    ? IndexedValueType.INDEXED_VALUE_TYPE_INT
-    : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
 }
