@@ -41,6 +41,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
+import { searchAttributeCreateArgs } from '../src/common/search-attributes.js';
+import { ensureTemporalCli } from '../src/server/temporal-cli.js';
 
 const run = promisify(execFile);
 
@@ -762,8 +764,53 @@ async function waitUntilUsable(state: ClusterState, timeoutMs: number): Promise<
 }
 
 /**
+ * Register the session search attributes in the cluster's namespace with Temporal's CLI
+ * (`temporal operator search-attribute create`, one command an attribute, as an operator of
+ * any cluster runs them: the README), with the client certificate under mTLS. Registering
+ * one that exists with the same type succeeds, so a restarted cluster registers them again.
+ * docker-compose.yml's namespace step runs the same commands (deploy/temporal/create-namespace.sh).
+ * @throws when the CLI cannot be provisioned or a command fails (its output in the message).
+ */
+export async function registerSearchAttributes(
+  state: ClusterState,
+  cacheDir?: string,
+): Promise<void> {
+  const { temporalPath, failures } = await ensureTemporalCli({
+    cacheDir: cacheDir ?? join(repoRoot, '.temporal'),
+  });
+  if (!temporalPath) {
+    throw new Error(`no temporal CLI to register the search attributes: ${failures.join('; ')}`);
+  }
+  const connection = [
+    '--address',
+    state.address,
+    ...(state.tls
+      ? [
+          '--tls-ca-path',
+          state.tls.caFile,
+          '--tls-cert-path',
+          state.tls.clientCertFile,
+          '--tls-key-path',
+          state.tls.clientKeyFile,
+          '--tls-server-name',
+          state.tls.serverName,
+        ]
+      : []),
+  ];
+  for (const args of searchAttributeCreateArgs(state.namespace)) {
+    await run(temporalPath, [...args, ...connection]).catch(
+      (error: { stderr?: string; message: string }) => {
+        throw new Error(`${args.join(' ')} failed: ${(error.stderr || error.message).trim()}`, {
+          cause: error,
+        });
+      },
+    );
+  }
+}
+
+/**
  * Start a cluster in `options.dir`: PostgreSQL (initdb on first use), the schemas, the four
- * services, and the namespace; resolves once a workflow can be started in it. On failure,
+ * services, the namespace and its session search attributes; resolves once a workflow can be started in it. On failure,
  * whatever it started is stopped again.
  * @throws when a port of the layout is taken, PostgreSQL or Go is missing, or a part does not
  *   come up (the error carries the end of its log).
@@ -830,6 +877,8 @@ export async function startCluster(options: ClusterOptions): Promise<ClusterStat
       await startService(dir, service);
     }
     await waitUntilUsable(readClusterState(dir), 60_000);
+    log(`session search attributes in namespace ${state.namespace}`);
+    await registerSearchAttributes(readClusterState(dir), options.cacheDir);
     log(`namespace ${state.namespace} ready at ${state.address}${state.tls ? ' (mTLS)' : ''}`);
   } catch (error) {
     await stopCluster(dir).catch(() => undefined);

@@ -9,7 +9,7 @@
  * @module
  */
 export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent/agent.js';
-export type { AgentClient, SessionSummary } from './client/client.js';
+export type { AgentClient, SessionFilter, SessionSummary } from './client/client.js';
 export type { AgentWorker } from './worker/worker.js';
 export type {
   CachedContext,
@@ -18,6 +18,7 @@ export type {
   ConversationCacheStats,
 } from './worker/conversation-cache.js';
 export type { HookDispatchMode } from './common/hook-dispatch-mode.js';
+export type { SessionSearchStatus } from './common/search-attributes.js';
 export {
   workflowsPath as agentWorkflowsPath,
   type WorkflowBundleSource,

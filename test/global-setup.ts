@@ -12,7 +12,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { Connection } from '@temporalio/client';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
+import { registerSearchAttributes } from '../src/server/search-attributes.js';
 import { ensureTemporalCli } from '../src/server/temporal-cli.js';
 import { workflowsPath } from '../src/worker/workflow-code.js';
 
@@ -36,6 +38,16 @@ export default async function setup() {
     server = await startDevServer({ cacheDir });
     process.env.TEMPORAL_ADDRESS = server.address;
     process.env.DURABLE_AGENT_TEST_SERVER_PID = String(server.pid);
+  } else if (!process.env.DURABLE_AGENT_CLUSTER_DIR) {
+    // A server started elsewhere gets the session search attributes the package's own servers
+    // start with (registering them again is a no-op), so the tests see what CI sees. (The
+    // cluster tests' mTLS cluster registered them as it started: scripts/cluster.ts.)
+    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+    try {
+      await registerSearchAttributes(connection, 'default');
+    } finally {
+      await connection.close();
+    }
   }
 
   const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-bundle-'));

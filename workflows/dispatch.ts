@@ -59,6 +59,8 @@ export interface DispatchState extends StreamOutboxState {
   pendingCleanups: Map<string, PendingCleanup>;
   /** Model steps taken in this session, across prompts. */
   modelSteps: number;
+  /** The last decision for the session's search attributes (`search-attributes.ts`). */
+  lastDecision?: string;
 }
 
 /** A callback that outlived its dispatch, and where to wait for it. */
@@ -122,6 +124,7 @@ export async function dispatchEvent(
   } finally {
     // Settled, whichever way it ended: readers of the timeline may trust its outcome now.
     delete entry.pending;
+    state.lastDecision = entry.outcome;
   }
 }
 

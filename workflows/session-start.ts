@@ -10,6 +10,7 @@ import { applySessionStart } from '../src/common/hook-rules.js';
 import { Updates, type SessionWorkflowResult } from '../src/common/protocol.js';
 import { dispatchEvent } from './dispatch.js';
 import { failureToSerialized, toFailure } from './failures.js';
+import { syncSearchAttributes } from './search-attributes.js';
 import { describeSession, type SessionState } from './session-state.js';
 import { sessionSetHandler } from './update-count.js';
 
@@ -67,6 +68,7 @@ export async function endFailedStart(state: SessionState): Promise<SessionWorkfl
     await condition(() => state.pendingCleanups.size === 0);
   }
   await condition(allHandlersFinished);
+  syncSearchAttributes(state);
   return {
     sessionId: state.input.sessionId,
     startError: state.startError,

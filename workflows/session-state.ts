@@ -72,6 +72,8 @@ export interface SessionState extends PromptState {
   closeInFlight?: CloseAttempt;
   /** A move to another version begun (`upgrade-handler.ts`): it holds the session's turn. */
   upgrading?: { toVersion: string; by: string; ticket: number };
+  /** Whether this run keeps the session's search attributes (`search-attributes.ts`). */
+  searchAttributes?: boolean;
 }
 
 /** The prompt running now. */

@@ -36,6 +36,7 @@ import { setUpgradeHandler } from './upgrade-handler.js';
 import { setSessionQueries } from './session-queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
 import { createSessionState } from './session-state.js';
+import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
 import { contextStamper } from './context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
@@ -59,6 +60,7 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
   setApprovalHandler(state);
   setSessionQueries(state);
   setUpgradeHandler(state);
+  watchSearchAttributes(state);
 
   try {
     // A later run of the session: SessionStart ran in the first run, never again.
@@ -112,9 +114,11 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
       await endWithoutCaller(state, 'cancelled');
       await condition(allHandlersFinished);
     });
+    syncSearchAttributes(state);
     throw error;
   }
   await condition(allHandlersFinished);
+  syncSearchAttributes(state);
   setCurrentDetails(`closed (${state.endReason ?? state.endMarker?.reason ?? 'other'})`);
   return {
     sessionId: input.sessionId,

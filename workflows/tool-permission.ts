@@ -41,6 +41,8 @@ interface PermissionState extends StreamOutboxState {
   input: SessionWorkflowInput;
   readonly taskQueue: string;
   pendingPermissions: Map<string, PendingPermissionEntry>;
+  /** The last decision for the session's search attributes (`search-attributes.ts`). */
+  lastDecision?: string;
 }
 
 /**
@@ -175,6 +177,7 @@ export async function askPerson(
     const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
       summary: `approval deadline: ${label}`,
     });
+    state.lastDecision = entry.answer?.behavior ?? 'deny';
     if (!answered || !entry.answer) {
       const denied: PermissionAnswer = {
         behavior: 'deny',

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Waits for the cluster's frontend, then creates the namespace (retention 24 h) unless it
-# exists. docker-compose.yml runs it in the temporalio/admin-tools image (service
-# temporal-namespace); scripts/cluster.ts does the same through @temporalio/client.
+# exists, and registers the session search attributes in it (src/common/search-attributes.ts).
+# docker-compose.yml runs it in the temporalio/admin-tools image (service temporal-namespace);
+# scripts/cluster.ts does the same (the namespace through @temporalio/client, the attributes
+# with the same temporal commands).
 #
 # Environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE (default `default`), TEMPORAL_TLS (`mtls`:
 # connect with the certificates in TEMPORAL_TLS_DIR, verifying TEMPORAL_TLS_SERVER_NAME).
@@ -26,3 +28,10 @@ if temporal operator namespace describe --namespace "$namespace" "$@" >/dev/null
 else
   temporal operator namespace create --namespace "$namespace" --retention 24h "$@"
 fi
+# One command an attribute (the CLI registers only the first --name of a command); one that
+# exists with the same type is registered again without error, so a rerun is harmless.
+for attribute in DurableAgentName:Keyword DurableAgentVersion:Keyword DurableAgentStatus:Keyword \
+  DurableAgentPendingApprovals:Int DurableAgentLastDecision:Keyword; do
+  temporal operator search-attribute create --namespace "$namespace" \
+    --name "${attribute%%:*}" --type "${attribute#*:}" "$@"
+done

@@ -10,6 +10,7 @@ import { messageOf } from '../common/errors.js';
 import { parseArgs } from 'node:util';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
+import { SESSION_SEARCH_STATUSES, type SessionSearchStatus } from '../common/search-attributes.js';
 import {
   resolveTemporalConnection,
   type ConnectionOptionNames,
@@ -36,7 +37,7 @@ export class CliError extends Error {
 
 /** The commands, with their positionals and the options each takes. */
 const COMMANDS = {
-  sessions: { positionals: [], options: ['limit', 'json', 'timeout'] },
+  sessions: { positionals: [], options: ['limit', 'json', 'timeout', 'status', 'agent'] },
   inspect: { positionals: ['sessionId | history.json'], options: ['json', 'timeout'] },
   replay: { positionals: ['sessionId | history.json'], options: ['timeout'] },
   pending: { positionals: ['sessionId'], options: ['json', 'timeout'] },
@@ -109,6 +110,8 @@ const OPTIONS = {
   'config-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   limit: { type: 'string' },
+  status: { type: 'string' },
+  agent: { type: 'string' },
   json: { type: 'boolean' },
   input: { type: 'string' },
   message: { type: 'string' },
@@ -198,6 +201,10 @@ export type ParsedArgs =
        */
       identity?: string;
       limit?: number;
+      /** `--status` (sessions): only sessions in this status (`DurableAgentStatus`). */
+      status?: SessionSearchStatus;
+      /** `--agent` (sessions): only sessions of the agent of this name (`DurableAgentName`). */
+      agent?: string;
       json: boolean;
       input?: string;
       message?: string;
@@ -314,6 +321,18 @@ export function parseCommandLine(
     throw new CliError('--version must not be empty', { usage: true });
   }
   if (values.address === '') throw new CliError('--address must not be empty', { usage: true });
+  if (
+    values.status !== undefined &&
+    !(SESSION_SEARCH_STATUSES as readonly string[]).includes(values.status)
+  ) {
+    throw new CliError(
+      `--status must be one of ${SESSION_SEARCH_STATUSES.join(', ')}, got '${values.status}'`,
+      { usage: true },
+    );
+  }
+  if (values.agent !== undefined && values.agent.trim() === '') {
+    throw new CliError('--agent must not be empty', { usage: true });
+  }
   if (values.identity !== undefined && values.identity.trim() === '') {
     throw new CliError('--identity must not be empty', { usage: true });
   }
@@ -344,6 +363,8 @@ export function parseCommandLine(
     ...(values.version !== undefined ? { version: values.version.trim() } : {}),
     ...(sinceMs !== undefined ? { sinceMs } : {}),
     ...(limit !== undefined ? { limit } : {}),
+    ...(values.status !== undefined ? { status: values.status as SessionSearchStatus } : {}),
+    ...(values.agent !== undefined ? { agent: values.agent.trim() } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
@@ -437,7 +458,7 @@ function isCommand(name: string): name is CommandName {
 }
 
 const USAGES: Record<CommandName, string> = {
-  sessions: 'durable-agent sessions [--limit N] [--json]',
+  sessions: 'durable-agent sessions [--status S] [--agent NAME] [--limit N] [--json]',
   inspect: 'durable-agent inspect <sessionId | history.json> [--json]',
   replay: 'durable-agent replay <sessionId | history.json>',
   pending: 'durable-agent pending <sessionId> [--json]',
@@ -525,7 +546,10 @@ const SUMMARIES: Record<CommandName, string> = {
 const DESCRIPTIONS: Record<CommandName, string> = {
   sessions:
     'Lists sessions (workflows of type sessionWorkflow) with their status, start and close\n' +
-    'time. --limit N shows at most N (default 50); --json prints JSON.',
+    'time, and the agent and status of each (their search attributes). --status S lists only\n' +
+    `sessions in status S (${SESSION_SEARCH_STATUSES.join(', ')}), --agent NAME\n` +
+    'only those of that agent (both need the search attributes registered: the README says\n' +
+    'how). --limit N shows at most N (default 50); --json prints JSON.',
   inspect:
     "Rebuilds a session's hook timeline from its Temporal history (open or closed): one row\n" +
     'per hook dispatch with its decision, reason and duration, the SessionEnd marker and the\n' +

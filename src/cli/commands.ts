@@ -288,8 +288,12 @@ async function decodedHistory(
 async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
   let rows: SessionSummary[];
   try {
-    rows = await listSessionSummaries(client, args.limit ?? 50);
+    rows = await listSessionSummaries(client, args.limit ?? 50, {
+      ...(args.status !== undefined ? { status: args.status } : {}),
+      ...(args.agent !== undefined ? { agentName: args.agent } : {}),
+    });
   } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, { cause: error });
     if (isDeadline(error, args)) throw serverTimeout(args, 'listing sessions', error);
     throw serverError(error, args);
   }
@@ -298,13 +302,26 @@ async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promi
     return 0;
   }
   if (rows.length === 0) {
-    io.out(`no sessions in namespace '${args.namespace}'`);
+    const filtered = [
+      ...(args.status !== undefined ? [`status ${args.status}`] : []),
+      ...(args.agent !== undefined ? [`agent '${args.agent}'`] : []),
+    ];
+    io.out(
+      `no sessions${filtered.length > 0 ? ` of ${filtered.join(', ')}` : ''} in namespace '${args.namespace}'`,
+    );
     return 0;
   }
   io.out(
     formatTable(
-      ['SESSION', 'STATUS', 'STARTED', 'CLOSED'],
-      rows.map((r) => [r.sessionId, r.status, formatTime(r.startTime), formatTime(r.closeTime)]),
+      ['SESSION', 'STATUS', 'STARTED', 'CLOSED', 'AGENT', 'STATE'],
+      rows.map((r) => [
+        r.sessionId,
+        r.status,
+        formatTime(r.startTime),
+        formatTime(r.closeTime),
+        r.agentName ?? '-',
+        r.agentStatus ?? '-',
+      ]),
     ),
   );
   return 0;

@@ -46,6 +46,17 @@ import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { inSpan, SpanAttributes } from '../tracing/spans.js';
 import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
+import { isMissingSearchAttribute, sessionSearchAttributes } from './search-attributes.js';
+import {
+  AGENT_NAME_KEY,
+  LAST_DECISION_KEY,
+  PENDING_APPROVALS_KEY,
+  STATUS_KEY,
+  searchAttributeCreateCommand,
+  type SessionSearchStatus,
+} from '../common/search-attributes.js';
+import type { Payload } from '@temporalio/common';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
@@ -55,6 +66,24 @@ export interface SessionSummary {
   status: string;
   startTime: Date;
   closeTime: Date | undefined;
+  /** The agent's name (search attribute `DurableAgentName`; absent on a server without them). */
+  agentName?: string;
+  /** The session's own status (search attribute `DurableAgentStatus`), e.g. `awaiting_approval`. */
+  agentStatus?: SessionSearchStatus;
+  /** Permission requests waiting for a person (`DurableAgentPendingApprovals`). */
+  pendingApprovals?: number;
+  /** The last hook outcome or permission answer (`DurableAgentLastDecision`). */
+  lastDecision?: string;
+}
+
+/** Which sessions {@link listSessionSummaries} lists, by their search attributes. */
+export interface SessionFilter {
+  /** Only sessions in this status (`DurableAgentStatus`). */
+  status?: SessionSearchStatus;
+  /** Only sessions of the agent of this name (`DurableAgentName`). */
+  agentName?: string;
+  /** Only sessions started on this task queue (Temporal's own `TaskQueue` attribute). */
+  taskQueue?: string;
 }
 
 /** Starts and drives sessions of one agent definition. */
@@ -82,8 +111,13 @@ export interface AgentClient {
    * @throws {SessionNotFoundError} when no session has this id.
    */
   session(sessionIdOrWorkflowId: string): Promise<Session>;
-  /** Sessions of this namespace, newest first. */
-  listSessions(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /**
+   * Sessions of this namespace, newest first: at most `limit` (default 100), those in
+   * `status` and of the agent named `agentName` only (by their search attributes).
+   * @throws {ConfigError} for `status` or `agentName` on a server without the session search
+   *   attributes (naming the commands that register them).
+   */
+  listSessions(options?: { limit?: number } & SessionFilter): Promise<SessionSummary[]>;
   /**
    * Close the connection (sessions stay as they are on the server). A `send()`, `close()`,
    * `abort()` or approval of this client's sessions still in flight ends with an
@@ -196,6 +230,14 @@ function createClientOn(
     }
   }
 
+  const searchAttributes = sessionSearchAttributes({
+    namespace: options.temporal.namespace,
+    agentName: options.name,
+    version: options.version,
+    logger: options.logger,
+    logLevel: options.logLevel,
+  });
+
   /** Only when some event is local, so other sessions keep the inputs they had before it. */
   function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
     const events = localDispatchEvents(agent, session);
@@ -281,10 +323,9 @@ function createClientOn(
         : {}),
     };
     const workflowId = sessionWorkflowId(sessionId);
-    const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-      startPinned(() => startOnce(reuse));
-    const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
-      client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
+    const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') => {
+      const typedSearchAttributes = searchAttributes.initial();
+      return client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
         workflowId,
         taskQueue: options.temporal.taskQueue,
         args: [input],
@@ -303,7 +344,19 @@ function createClientOn(
               },
             }
           : {}),
+        // The workflow keeps status, approvals and decisions up to date when it starts with them.
+        ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
       });
+    };
+    // A server without the search attributes refuses the start (nothing started): again without.
+    // With Worker Deployments, a just-started worker of this version may not be registered yet.
+    const start = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') =>
+      startPinned(() =>
+        startOnce(reuse).catch((error: unknown) => {
+          if (!searchAttributes.refusedForMissing(error)) throw error;
+          return startOnce(reuse);
+        }),
+      );
     try {
       try {
         await start('REJECT_DUPLICATE');
@@ -394,8 +447,11 @@ function createClientOn(
     throw notFound ?? new SessionNotFoundError(idOrWorkflowId);
   }
 
-  async function listSessions(listOptions: { limit?: number } = {}): Promise<SessionSummary[]> {
-    return listSessionSummaries(client, listOptions.limit ?? 100);
+  async function listSessions(
+    listOptions: { limit?: number } & SessionFilter = {},
+  ): Promise<SessionSummary[]> {
+    const { limit, ...filter } = listOptions;
+    return listSessionSummaries(client, limit ?? 100, filter);
   }
 
   const agentClient: AgentClient = {
@@ -468,30 +524,45 @@ export async function connectClient(
 }
 
 /**
- * Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first;
- * with `taskQueue`, only those started on that task queue (one agent's).
+ * Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first,
+ * those of `filter` only (`taskQueue`: those started on that task queue, one agent's).
+ * @throws {ConfigError} for a status or agent filter on a server without the session search
+ *   attributes (naming the command that registers them).
  */
 export async function listSessionSummaries(
   client: Client,
   limit: number,
-  taskQueue?: string,
+  filter: SessionFilter = {},
 ): Promise<SessionSummary[]> {
+  const query = [
+    `WorkflowType = '${SESSION_WORKFLOW}'`,
+    ...(filter.status !== undefined ? [`${STATUS_KEY.name} = ${quoted(filter.status)}`] : []),
+    ...(filter.agentName !== undefined
+      ? [`${AGENT_NAME_KEY.name} = ${quoted(filter.agentName)}`]
+      : []),
+    ...(filter.taskQueue !== undefined ? [`TaskQueue = ${quoted(filter.taskQueue)}`] : []),
+  ].join(' AND ');
   const rows: SessionSummary[] = [];
   // The raw listing, not `client.workflow.list()`: that one decodes every memo, and one
   // session encrypted under a key this process lacks would end the whole list. A summary
   // needs no memo.
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await client.workflowService.listWorkflowExecutions({
-      namespace: client.options.namespace,
-      query:
-        `WorkflowType = '${SESSION_WORKFLOW}'` +
-        (taskQueue !== undefined
-          ? ` AND TaskQueue = '${taskQueue.replace(/['\\]/g, '\\$&')}'`
-          : ''),
-      pageSize: Math.min(limit, 1000),
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
+    const page = await client.workflowService
+      .listWorkflowExecutions({
+        namespace: client.options.namespace,
+        query,
+        pageSize: Math.min(limit, 1000),
+        ...(nextPageToken ? { nextPageToken } : {}),
+      })
+      .catch((error: unknown) => {
+        if (!isMissingSearchAttribute(error)) throw error;
+        throw new ConfigError(
+          `Namespace '${client.options.namespace}' has no session search attributes, so ` +
+            `sessions cannot be listed by status or agent. Register them once with: ` +
+            searchAttributeCreateCommand(client.options.namespace),
+        );
+      });
     for (const execution of page.executions ?? []) {
       const workflowId = execution.execution?.workflowId ?? '';
       rows.push({
@@ -500,6 +571,7 @@ export async function listSessionSummaries(
         status: statusName(execution.status),
         startTime: optionalTsToDate(execution.startTime) ?? new Date(0),
         closeTime: optionalTsToDate(execution.closeTime),
+        ...searchAttributesOf(execution.searchAttributes?.indexedFields),
       });
       if (rows.length >= limit) return rows;
     }
@@ -512,4 +584,27 @@ export async function listSessionSummaries(
 function statusName(status: number | null | undefined): string {
   const name = proto.temporal.api.enums.v1.WorkflowExecutionStatus[status ?? 0] ?? 'UNSPECIFIED';
   return name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '');
+}
+
+/** A string in a visibility query, single quotes escaped. */
+function quoted(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** The session search attributes of a listed execution, those it has. */
+function searchAttributesOf(
+  fields: Record<string, proto.temporal.api.common.v1.IPayload> | null | undefined,
+): Pick<SessionSummary, 'agentName' | 'agentStatus' | 'pendingApprovals' | 'lastDecision'> {
+  if (!fields) return {};
+  const held = decodeTypedSearchAttributes(fields as Record<string, Payload>);
+  const agentName = held.get(AGENT_NAME_KEY);
+  const agentStatus = held.get(STATUS_KEY);
+  const pendingApprovals = held.get(PENDING_APPROVALS_KEY);
+  const lastDecision = held.get(LAST_DECISION_KEY);
+  return {
+    ...(agentName !== undefined ? { agentName } : {}),
+    ...(agentStatus !== undefined ? { agentStatus: agentStatus as SessionSearchStatus } : {}),
+    ...(pendingApprovals !== undefined ? { pendingApprovals } : {}),
+    ...(lastDecision !== undefined ? { lastDecision } : {}),
+  };
 }

@@ -14,6 +14,7 @@ import {
   type EnsureTemporalCliOptions,
 } from './temporal-cli.js';
 import { spawnServer, waitUntilReady } from './server-process.js';
+import { SESSION_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../common/search-attributes.js';
 
 /**
  * Dynamic config the embedded server runs with, and why:
@@ -62,6 +63,14 @@ export interface DevServerOptions extends EnsureTemporalCliOptions {
   startTimeoutMs?: number;
   /** Extra dynamic config values, added to {@link DEV_SERVER_DYNAMIC_CONFIG}. */
   dynamicConfig?: Record<string, string>;
+  /**
+   * Register the session search attributes (`DurableAgentName`, `DurableAgentVersion`,
+   * `DurableAgentStatus`, `DurableAgentPendingApprovals`, `DurableAgentLastDecision`) on
+   * start (`--search-attribute`), so sessions can be found by status and agent. `false`
+   * starts a server without them, as one started by hand is.
+   * @default true
+   */
+  searchAttributes?: boolean;
 }
 
 /** A running dev server. */
@@ -111,6 +120,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   }
   if (options.dbFilename) args.push('--db-filename', options.dbFilename);
+  if (options.searchAttributes !== false) {
+    for (const flag of searchAttributeFlags()) args.push('--search-attribute', flag);
+  }
   for (const [key, value] of Object.entries({
     ...DEV_SERVER_DYNAMIC_CONFIG,
     ...options.dynamicConfig,
@@ -182,6 +194,9 @@ async function startWithSdkDownload(
         namespace: options.namespace ?? 'default',
         ui: options.ui === true,
         ...(options.dbFilename ? { dbFilename: options.dbFilename } : {}),
+        ...(options.searchAttributes !== false
+          ? { searchAttributes: [...SESSION_SEARCH_ATTRIBUTES] }
+          : {}),
         extraArgs,
       },
     });

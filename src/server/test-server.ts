@@ -12,8 +12,9 @@ import {
   type InternalConnectionOptions,
 } from '@temporalio/client/lib/connection.js';
 import { msToTs, tsToMs } from '@temporalio/common/lib/time.js';
-import { EngineError } from '../common/errors.js';
+import { EngineError, messageOf } from '../common/errors.js';
 import { freePort } from './dev-server.js';
+import { registerSearchAttributes } from './search-attributes.js';
 import { spawnServer, waitUntilReady } from './server-process.js';
 import { describeProvisioningFailure, ensureTemporalCli } from './temporal-cli.js';
 
@@ -95,6 +96,17 @@ export async function startTimeSkippingServer(
     },
     { name: `temporal-test-server (${path})`, timeoutMs: options.startTimeoutMs ?? 30_000 },
   );
+  // The session search attributes, as `start-dev --search-attribute` registers them.
+  try {
+    await registerSearchAttributes(connection, 'default');
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    await server.stop();
+    throw new EngineError(
+      'TEMPORAL_SERVER_START_FAILED',
+      `temporal-test-server (${path}) did not register the session search attributes: ${messageOf(error)}`,
+    );
+  }
   const testService = connection.testService!;
   let stopping: Promise<void> | undefined;
   return {

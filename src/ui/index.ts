@@ -319,7 +319,11 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
   }
 
   async function rows(): Promise<Array<SessionRow & { timeline?: HistoryTimeline }>> {
-    const summaries = await bounded(() => listSessionSummaries(client, limit, options.taskQueue));
+    const summaries = await bounded(() =>
+      listSessionSummaries(client, limit, {
+        ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+      }),
+    );
     return mapLimited(summaries, READ_CONCURRENCY, async (s) => {
       const row: SessionRow & { timeline?: HistoryTimeline } = {
         sessionId: s.sessionId,

@@ -159,10 +159,10 @@ describe('sessions', () => {
     const run = await cli(['sessions', '--limit', '1000']);
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^SESSION +STATUS +STARTED +CLOSED$/);
+    expect(lines[0]).toMatch(/^SESSION +STATUS +STARTED +CLOSED +AGENT +STATE$/);
     const row = lines.find((l) => l.startsWith(`${closed.id} `));
     expect(row, run.stdout).toMatch(
-      /^cli-closed-\S+ +COMPLETED +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/,
+      /^cli-closed-\S+ +COMPLETED +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +\S+ +\S+$/,
     );
     // Aligned: STATUS starts in the same column on every line.
     const column = lines[0]!.indexOf('STATUS');

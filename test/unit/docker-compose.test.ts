@@ -17,6 +17,7 @@ import {
   type ClusterState,
 } from '../../scripts/cluster.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/server/dev-server.js';
+import { searchAttributeCreateArgs } from '../../src/common/search-attributes.js';
 
 /**
  * Static checks of the compose file users run for a real Temporal cluster (Docker does not run
@@ -479,6 +480,26 @@ describe('docker-compose.yml and scripts/cluster.ts (the cluster CI starts) run 
     const command = Array.isArray(setup.command) ? setup.command.map(String) : [];
     expect(command).toHaveLength(1);
     expect(mountedFile(setup, command[0]!)).toBe(SCHEMA_SETUP_SCRIPT);
+  });
+
+  it("the same session search attributes: the compose namespace step registers the script's", () => {
+    const namespaceStep = service('temporal-namespace');
+    const command = Array.isArray(namespaceStep.command) ? namespaceStep.command.map(String) : [];
+    expect(mountedFile(namespaceStep, command[0]!)).toBe(
+      fileURLToPath(new URL('deploy/temporal/create-namespace.sh', repoRoot)),
+    );
+    const script = readRepoFile('deploy/temporal/create-namespace.sh');
+    const loop = /for attribute in ([^;]+);/.exec(script.replace(/\\\n/g, ' '));
+    const registered = (loop?.[1] ?? '').trim().split(/\s+/);
+    const scripted = searchAttributeCreateArgs('default').map((args) => {
+      const at = (flag: string) => args[args.indexOf(flag) + 1];
+      return `${at('--name')}:${at('--type')}`;
+    });
+    expect(registered).toEqual(scripted);
+    expect(script).toContain(
+      'temporal operator search-attribute create --namespace "$namespace" \\\n' +
+        '    --name "${attribute%%:*}" --type "${attribute#*:}" "$@"',
+    );
   });
 
   it("publishes the frontend on the script's default port", () => {

@@ -1,0 +1,95 @@
+/**
+ * The session search attributes a client sets when it starts a session, and what it does on
+ * a server that lacks them: it finds out once (the first start is refused for an unknown
+ * attribute), logs one WARN line naming the command that registers them, and starts that
+ * session and every later one without them. Such sessions work as any other; they are
+ * only not findable by status or agent.
+ *
+ * @module
+ */
+import { ServiceError } from '@temporalio/client';
+import {
+  AGENT_NAME_KEY,
+  AGENT_VERSION_KEY,
+  PENDING_APPROVALS_KEY,
+  SESSION_SEARCH_ATTRIBUTES,
+  STATUS_KEY,
+  searchAttributeCreateCommand,
+  type SearchAttributePair,
+} from '../common/search-attributes.js';
+import {
+  formatEntry,
+  shows,
+  stderrLine,
+  type AgentLogger,
+  type AgentLogLevel,
+} from '../temporal/logging.js';
+
+/** gRPC's INVALID_ARGUMENT, what a server answers a start naming an unregistered attribute. */
+const INVALID_ARGUMENT = 3;
+
+/** One client's view of its namespace's session search attributes. */
+interface SessionSearchAttributes {
+  /** The attributes a new session starts with; `undefined` once the server is known to lack them. */
+  initial(): SearchAttributePair[] | undefined;
+  /**
+   * Whether `error`, the failure of a start with {@link initial}'s attributes, says the
+   * server lacks them. The first time, logs the WARN line; from then on {@link initial} is
+   * `undefined` (start again without them).
+   */
+  refusedForMissing(error: unknown): boolean;
+}
+
+/** The search attributes of sessions started by one client. */
+export function sessionSearchAttributes(options: {
+  namespace: string;
+  agentName: string;
+  version: string;
+  logger: AgentLogger | undefined;
+  logLevel: AgentLogLevel;
+}): SessionSearchAttributes {
+  let missing = false;
+  return {
+    initial: () =>
+      missing
+        ? undefined
+        : [
+            { key: AGENT_NAME_KEY, value: options.agentName },
+            { key: AGENT_VERSION_KEY, value: options.version },
+            // SessionStart runs first; the workflow says `idle` once the session is open.
+            { key: STATUS_KEY, value: 'running' },
+            { key: PENDING_APPROVALS_KEY, value: 0 },
+          ],
+    refusedForMissing(error) {
+      if (missing || !isMissingSearchAttribute(error)) return false;
+      missing = true;
+      const message =
+        `Namespace '${options.namespace}' has no session search attributes: sessions run ` +
+        `without them (not findable by status or agent). Register them once with: ` +
+        searchAttributeCreateCommand(options.namespace);
+      if (!shows('WARN', options.logLevel)) return true;
+      const meta = { namespace: options.namespace };
+      if (options.logger) options.logger.warn(message, meta);
+      else console.error(stderrLine('WARN', formatEntry(message, meta, options.logLevel)));
+      return true;
+    },
+  };
+}
+
+/**
+ * Whether `error` is a server's refusal of an unregistered session search attribute:
+ * INVALID_ARGUMENT naming one of them (`Namespace default has no mapping defined for search
+ * attribute DurableAgentStatus` on SQL visibility, `search attribute ... is not defined` on
+ * Elasticsearch).
+ */
+export function isMissingSearchAttribute(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  const { code, details, message } = (cause ?? {}) as {
+    code?: unknown;
+    details?: unknown;
+    message?: unknown;
+  };
+  if (code !== INVALID_ARGUMENT) return false;
+  const text = `${String(details ?? '')} ${String(message ?? '')}`;
+  return SESSION_SEARCH_ATTRIBUTES.some((key) => text.includes(key.name));
+}

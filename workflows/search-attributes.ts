@@ -1,0 +1,82 @@
+/**
+ * The session's search attributes kept up to date: status, pending approvals and the last
+ * decision, upserted when one of them changes (one command for all that changed in the
+ * same step), never on an unchanged value. Workflow code.
+ *
+ * Only a session whose client started it with the attributes (its server has them
+ * registered, `src/client/search-attributes.ts`) upserts them: on a server without them an
+ * upsert would fail the workflow task. Histories recorded before the attributes existed
+ * started without them, so they replay without upserts and need no `patched()` guard.
+ *
+ * @module
+ */
+import {
+  CancellationScope,
+  condition,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  LAST_DECISION_KEY,
+  PENDING_APPROVALS_KEY,
+  STATUS_KEY,
+  type SearchAttributeUpdatePair,
+  type SessionSearchStatus,
+} from '../src/common/search-attributes.js';
+import type { SessionState } from './session-state.js';
+
+/** What the session's status attribute says now. */
+function sessionSearchStatus(state: SessionState): SessionSearchStatus {
+  if (state.status === 'closed') return 'closed';
+  if (state.status === 'closing' || state.pendingCleanups.size > 0) return 'cleaning_up';
+  if (state.pendingPermissions.size > 0) return 'awaiting_approval';
+  if (state.status === 'starting' || state.current !== undefined) return 'running';
+  return 'idle';
+}
+
+/** The attributes whose value differs from what the workflow holds now. */
+function changedAttributes(state: SessionState): SearchAttributeUpdatePair[] {
+  const held = workflowInfo().typedSearchAttributes;
+  const changed: SearchAttributeUpdatePair[] = [];
+  const status = sessionSearchStatus(state);
+  if (held.get(STATUS_KEY) !== status) changed.push({ key: STATUS_KEY, value: status });
+  const pending = state.pendingPermissions.size;
+  if (held.get(PENDING_APPROVALS_KEY) !== pending) {
+    changed.push({ key: PENDING_APPROVALS_KEY, value: pending });
+  }
+  // Undefined in a run that decided nothing yet: a later run keeps what the last one said.
+  const decision = state.lastDecision;
+  if (decision !== undefined && held.get(LAST_DECISION_KEY) !== decision) {
+    changed.push({ key: LAST_DECISION_KEY, value: decision });
+  }
+  return changed;
+}
+
+/** Whether this run keeps the attributes (its client started it with them). */
+function keepsSearchAttributes(): boolean {
+  return workflowInfo().typedSearchAttributes.get(STATUS_KEY) !== undefined;
+}
+
+/** Upsert what changed, if anything; a no-op in a session started without the attributes. */
+export function syncSearchAttributes(state: SessionState): void {
+  if (!state.searchAttributes) return;
+  const changed = changedAttributes(state);
+  if (changed.length > 0) upsertSearchAttributes(changed);
+}
+
+/**
+ * Keep the attributes up to date for the rest of the run: after every step of the workflow
+ * that changed them, one upsert. Not cancellable: a cancel from outside ends the session
+ * (SessionEnd, `closed`) and the attributes follow it there. The run's last change
+ * (`closed`) is upserted by the workflow itself before it returns ({@link syncSearchAttributes}).
+ */
+export function watchSearchAttributes(state: SessionState): void {
+  state.searchAttributes = keepsSearchAttributes();
+  if (!state.searchAttributes) return;
+  void CancellationScope.nonCancellable(async () => {
+    for (;;) {
+      await condition(() => changedAttributes(state).length > 0);
+      syncSearchAttributes(state);
+    }
+  });
+}
