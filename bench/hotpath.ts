@@ -23,7 +23,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { promiseHooks } from 'node:v8';
 import proto from '@temporalio/proto';
 import { Context } from '@temporalio/activity';
 import { createHookActivities } from '../activities/hook-dispatch.js';
@@ -32,6 +33,7 @@ import { createAgent, HookEvent, type HookMap, type Session } from '../src/index
 import { AgentRegistry } from '../src/agent/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
+import { workflowBundle } from '../src/worker/workflow-code.js';
 import { scriptedModel } from '../src/testing/index.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { benchAgentOptions } from './bench-agent.js';
@@ -64,6 +66,7 @@ const HOOKS = {
 type HookSet = keyof typeof HOOKS;
 
 installQuietRuntime('ERROR');
+const quietLogger = new DefaultLogger('ERROR');
 const server = process.env.BENCH_ADDRESS
   ? { address: process.env.BENCH_ADDRESS, pid: -1, stop: async () => undefined }
   : await startDevServer({ cacheDir: join(here, '..', '.temporal') });
@@ -426,6 +429,61 @@ function threadCpuMs(): Map<string, number> {
   return out;
 }
 
+/**
+ * Promises created by workflow code per send, ours against the baseline: each side's history
+ * of `n` sends replayed in this thread (a replay worker runs in debug mode), counting the promises of workflow
+ * realms (Temporal's promise hook takes a stack trace, source-mapped, for every one: the
+ * workflow thread's CPU follows their number). Load does not move a count.
+ */
+async function promiseCounts(): Promise<string[][]> {
+  const n = Math.min(SENDS, ROTATE - 10);
+  const rows: string[][] = [];
+  const bundles = {
+    ours: await workflowBundle(),
+    hand: await bundleWorkflowCode({
+      workflowsPath: join(here, 'workflows', 'index.ts'),
+      logger: quietLogger,
+    }),
+  };
+  let counting = false;
+  let created = 0;
+  const stop = promiseHooks.onInit((promise) => {
+    if (counting && promise.constructor !== Promise) created++;
+  });
+  try {
+    for (const hookSet of ['none', 'one', 'three'] as const) {
+      const counts: number[] = [];
+      for (const [kind, sender] of [
+        ['ours', await oursSender(HOOKS[hookSet])],
+        ['hand', await handSender(hookSet)],
+      ] as const) {
+        for (let i = 0; i < n; i++) await sender.send(`q${i}`);
+        const history = await client.workflow.getHandle(sender.workflowId()).fetchHistory();
+        await sender.close();
+        counting = true;
+        created = 0;
+        await Worker.runReplayHistory(
+          { workflowBundle: bundles[kind], replayName: `promises-${kind}` },
+          history,
+          sender.workflowId(),
+        );
+        counting = false;
+        counts.push(created / n);
+      }
+      rows.push([
+        `${hookSet} hooks: promises of workflow code per send (replayed), ours / hand`,
+        `${fmt(counts[0]!, 1)} / ${fmt(counts[1]!, 1)}`,
+        '',
+        fmt(counts[0]! / counts[1]!, 2),
+        '',
+      ]);
+    }
+  } finally {
+    stop();
+  }
+  return rows;
+}
+
 /** The number of events of each type in a workflow's current run. */
 async function eventCounts(workflowId: string): Promise<Map<string, number>> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
@@ -443,6 +501,7 @@ async function eventCounts(workflowId: string): Promise<Map<string, number>> {
 try {
   const rows = [
     ...(want('counts') ? await counts() : []),
+    ...(want('promises') ? await promiseCounts() : []),
     ...(want('latency') ? await latencySeries() : []),
     ...(want('throughput') ? await throughput() : []),
     ...(want('local') ? await localDispatch() : []),
