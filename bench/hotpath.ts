@@ -132,7 +132,10 @@ const agent = await createAgent(
 /** Something that sends: a session of ours or a baseline workflow, rotated every ROTATE sends. */
 /** A sender and the workflow id of its current run's session (for its history). */
 interface Sender {
+  /** One send (what the series time). */
   send(prompt: string): Promise<void>;
+  /** After every ROTATE sends, close the run and open another (not timed). */
+  rotate(): Promise<void>;
   close(): Promise<void>;
   workflowId(): string;
 }
@@ -146,10 +149,12 @@ async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
     async send(prompt) {
       const result = await session.send(prompt);
       if (result.status !== 'completed') throw new Error(`send ${result.status}`);
-      if (++sent % ROTATE === 0) {
-        await session.close();
-        session = await open();
-      }
+      sent++;
+    },
+    async rotate() {
+      if (sent === 0 || sent % ROTATE !== 0) return;
+      await session.close();
+      session = await open();
     },
     close: () => session.close().then(() => undefined),
     workflowId: () => session.workflowId,
@@ -172,10 +177,12 @@ async function handSender(hookSet: HookSet): Promise<Sender> {
   return {
     async send(prompt) {
       await handle.executeUpdate('handSend', { args: [prompt] });
-      if (++sent % ROTATE === 0) {
-        await handle.executeUpdate('stop');
-        handle = await open();
-      }
+      sent++;
+    },
+    async rotate() {
+      if (sent === 0 || sent % ROTATE !== 0) return;
+      await handle.executeUpdate('stop');
+      handle = await open();
     },
     close: () => handle.executeUpdate('stop').then(() => undefined),
     workflowId: () => handle.workflowId,
@@ -194,6 +201,7 @@ async function latencySeries(): Promise<string[][]> {
       const t0 = now();
       await s.sender.send(`p${i}`);
       if (i >= warmup) s.times.push(now() - t0);
+      await s.sender.rotate();
     }
   }
   await Promise.all(series.map((s) => s.sender.close()));
@@ -236,7 +244,10 @@ async function throughput(): Promise<string[][]> {
       const t0 = now();
       await Promise.all(
         senders.map(async (s) => {
-          for (let i = 0; i < TP_SENDS; i++) await s.send(`t${i}`);
+          for (let i = 0; i < TP_SENDS; i++) {
+            await s.send(`t${i}`);
+            await s.rotate();
+          }
         }),
       );
       const wall = now() - t0;
@@ -283,6 +294,7 @@ async function localDispatch(): Promise<string[][]> {
       const t0 = now();
       await s.sender.send(`l${i}`);
       if (i >= 10) s.times.push(now() - t0);
+      await s.sender.rotate();
     }
   }
   await Promise.all([local, remote, none].map((s) => s.sender.close()));
