@@ -19,11 +19,13 @@
  *   npm run bench:hotpath     (BENCH_SENDS=200 per series; BENCH_ADDRESS to reuse a server)
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
+import { promiseHooks } from 'node:v8';
+import proto from '@temporalio/proto';
 import { Context } from '@temporalio/activity';
 import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
@@ -31,6 +33,7 @@ import { createAgent, HookEvent, type HookMap, type Session } from '../src/index
 import { AgentRegistry } from '../src/agent/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
+import { workflowBundle } from '../src/worker/workflow-code.js';
 import { scriptedModel } from '../src/testing/index.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { benchAgentOptions } from './bench-agent.js';
@@ -63,6 +66,7 @@ const HOOKS = {
 type HookSet = keyof typeof HOOKS;
 
 installQuietRuntime('ERROR');
+const quietLogger = new DefaultLogger('ERROR');
 const server = process.env.BENCH_ADDRESS
   ? { address: process.env.BENCH_ADDRESS, pid: -1, stop: async () => undefined }
   : await startDevServer({ cacheDir: join(here, '..', '.temporal') });
@@ -126,9 +130,14 @@ const agent = await createAgent(
 );
 
 /** Something that sends: a session of ours or a baseline workflow, rotated every ROTATE sends. */
+/** A sender and the workflow id of its current run's session (for its history). */
 interface Sender {
+  /** One send (what the series time). */
   send(prompt: string): Promise<void>;
+  /** After every ROTATE sends, close the run and open another (not timed). */
+  rotate(): Promise<void>;
   close(): Promise<void>;
+  workflowId(): string;
 }
 
 async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
@@ -140,12 +149,15 @@ async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
     async send(prompt) {
       const result = await session.send(prompt);
       if (result.status !== 'completed') throw new Error(`send ${result.status}`);
-      if (++sent % ROTATE === 0) {
-        await session.close();
-        session = await open();
-      }
+      sent++;
+    },
+    async rotate() {
+      if (sent === 0 || sent % ROTATE !== 0) return;
+      await session.close();
+      session = await open();
     },
     close: () => session.close().then(() => undefined),
+    workflowId: () => session.workflowId,
   };
 }
 
@@ -165,12 +177,15 @@ async function handSender(hookSet: HookSet): Promise<Sender> {
   return {
     async send(prompt) {
       await handle.executeUpdate('handSend', { args: [prompt] });
-      if (++sent % ROTATE === 0) {
-        await handle.executeUpdate('stop');
-        handle = await open();
-      }
+      sent++;
+    },
+    async rotate() {
+      if (sent === 0 || sent % ROTATE !== 0) return;
+      await handle.executeUpdate('stop');
+      handle = await open();
     },
     close: () => handle.executeUpdate('stop').then(() => undefined),
+    workflowId: () => handle.workflowId,
   };
 }
 
@@ -186,6 +201,7 @@ async function latencySeries(): Promise<string[][]> {
       const t0 = now();
       await s.sender.send(`p${i}`);
       if (i >= warmup) s.times.push(now() - t0);
+      await s.sender.rotate();
     }
   }
   await Promise.all(series.map((s) => s.sender.close()));
@@ -228,7 +244,10 @@ async function throughput(): Promise<string[][]> {
       const t0 = now();
       await Promise.all(
         senders.map(async (s) => {
-          for (let i = 0; i < TP_SENDS; i++) await s.send(`t${i}`);
+          for (let i = 0; i < TP_SENDS; i++) {
+            await s.send(`t${i}`);
+            await s.rotate();
+          }
         }),
       );
       const wall = now() - t0;
@@ -275,6 +294,7 @@ async function localDispatch(): Promise<string[][]> {
       const t0 = now();
       await s.sender.send(`l${i}`);
       if (i >= 10) s.times.push(now() - t0);
+      await s.sender.rotate();
     }
   }
   await Promise.all([local, remote, none].map((s) => s.sender.close()));
@@ -326,8 +346,174 @@ async function longSession(): Promise<string[][]> {
   ];
 }
 
+/**
+ * What one send costs in Temporal's terms, ours against the baseline per hook set: history
+ * events per send by type (workflow tasks, activities, markers, Updates) and CPU per send of
+ * this process (clients and workers), sends one at a time, interleaved in blocks of ten.
+ */
+async function counts(): Promise<string[][]> {
+  const n = Math.min(SENDS, ROTATE - 10);
+  const rows: string[][] = [];
+  for (const hookSet of ['none', 'one', 'three'] as const) {
+    const pair = [
+      {
+        name: 'ours',
+        sender: await oursSender(HOOKS[hookSet]),
+        cpu: 0,
+        threads: new Map<string, number>(),
+      },
+      {
+        name: 'hand',
+        sender: await handSender(hookSet),
+        cpu: 0,
+        threads: new Map<string, number>(),
+      },
+    ];
+    for (const s of pair) await s.sender.send('warm');
+    const before = await Promise.all(pair.map((s) => eventCounts(s.sender.workflowId())));
+    for (let block = 0; block < n; block += 10) {
+      for (const s of pair) {
+        const cpu0 = process.cpuUsage();
+        const threads0 = threadCpuMs();
+        for (let i = block; i < Math.min(n, block + 10); i++) await s.sender.send(`c${i}`);
+        const used = process.cpuUsage(cpu0);
+        s.cpu += (used.user + used.system) / 1000;
+        for (const [name, ms] of threadCpuMs()) {
+          s.threads.set(name, (s.threads.get(name) ?? 0) + ms - (threads0.get(name) ?? 0));
+        }
+      }
+    }
+    const after = await Promise.all(pair.map((s) => eventCounts(s.sender.workflowId())));
+    await Promise.all(pair.map((s) => s.sender.close()));
+    const perSend = pair.map((_, k) => {
+      const diff = new Map<string, number>();
+      for (const [type, count] of after[k]!)
+        diff.set(type, (count - (before[k]!.get(type) ?? 0)) / n);
+      return diff;
+    });
+    const types = [...new Set([...perSend[0]!.keys(), ...perSend[1]!.keys()])].sort();
+    const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+    rows.push([
+      `${hookSet} hooks: history events per send, ours / hand`,
+      `${fmt(total(perSend[0]!), 2)} / ${fmt(total(perSend[1]!), 2)}`,
+      '',
+      fmt(total(perSend[0]!) / total(perSend[1]!), 2),
+      '',
+    ]);
+    for (const type of types) {
+      const [a, b] = [perSend[0]!.get(type) ?? 0, perSend[1]!.get(type) ?? 0];
+      rows.push([`  ${type}`, `${fmt(a, 2)} / ${fmt(b, 2)}`, '', '', a === b ? '' : 'differs']);
+    }
+    rows.push([
+      `${hookSet} hooks: CPU per send, this process, one at a time (ms), ours / hand`,
+      `${fmt(pair[0]!.cpu / n, 2)} / ${fmt(pair[1]!.cpu / n, 2)}`,
+      '',
+      fmt(pair[0]!.cpu / pair[1]!.cpu, 2),
+      '',
+    ]);
+    for (const name of new Set([...pair[0]!.threads.keys(), ...pair[1]!.threads.keys()])) {
+      const [a, b] = pair.map((s) => (s.threads.get(name) ?? 0) / n);
+      if (a! + b! > 0.05)
+        rows.push([`  threads ${name}`, `${fmt(a!, 2)} / ${fmt(b!, 2)}`, '', '', '']);
+    }
+  }
+  return rows;
+}
+
+/**
+ * CPU of this process's threads by thread name (ms, 10 ms ticks): the main thread, the
+ * workflow threads, the Rust core's runtime. A worker's workflow threads count for it only.
+ */
+function threadCpuMs(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ms = (Number(fields[11]) + Number(fields[12])) * 10;
+      const key = tid === String(process.pid) ? 'main' : name;
+      out.set(key, (out.get(key) ?? 0) + ms);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/**
+ * Promises created by workflow code per send, ours against the baseline: each side's history
+ * of `n` sends replayed in this thread (a replay worker runs in debug mode), counting the promises of workflow
+ * realms (Temporal's promise hook takes a stack trace, source-mapped, for every one: the
+ * workflow thread's CPU follows their number). Load does not move a count.
+ */
+async function promiseCounts(): Promise<string[][]> {
+  const n = Math.min(SENDS, ROTATE - 10);
+  const rows: string[][] = [];
+  const bundles = {
+    ours: await workflowBundle(),
+    hand: await bundleWorkflowCode({
+      workflowsPath: join(here, 'workflows', 'index.ts'),
+      logger: quietLogger,
+    }),
+  };
+  let counting = false;
+  let created = 0;
+  const stop = promiseHooks.onInit((promise) => {
+    if (counting && promise.constructor !== Promise) created++;
+  });
+  try {
+    for (const hookSet of ['none', 'one', 'three'] as const) {
+      const counts: number[] = [];
+      for (const [kind, sender] of [
+        ['ours', await oursSender(HOOKS[hookSet])],
+        ['hand', await handSender(hookSet)],
+      ] as const) {
+        for (let i = 0; i < n; i++) await sender.send(`q${i}`);
+        const history = await client.workflow.getHandle(sender.workflowId()).fetchHistory();
+        await sender.close();
+        counting = true;
+        created = 0;
+        await Worker.runReplayHistory(
+          { workflowBundle: bundles[kind], replayName: `promises-${kind}` },
+          history,
+          sender.workflowId(),
+        );
+        counting = false;
+        counts.push(created / n);
+      }
+      rows.push([
+        `${hookSet} hooks: promises of workflow code per send (replayed), ours / hand`,
+        `${fmt(counts[0]!, 1)} / ${fmt(counts[1]!, 1)}`,
+        '',
+        fmt(counts[0]! / counts[1]!, 2),
+        '',
+      ]);
+    }
+  } finally {
+    stop();
+  }
+  return rows;
+}
+
+/** The number of events of each type in a workflow's current run. */
+async function eventCounts(workflowId: string): Promise<Map<string, number>> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const counts = new Map<string, number>();
+  for (const event of history.events ?? []) {
+    const type = (proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'unknown').replace(
+      'EVENT_TYPE_',
+      '',
+    );
+    counts.set(type, (counts.get(type) ?? 0) + 1);
+  }
+  return counts;
+}
+
 try {
   const rows = [
+    ...(want('counts') ? await counts() : []),
+    ...(want('promises') ? await promiseCounts() : []),
     ...(want('latency') ? await latencySeries() : []),
     ...(want('throughput') ? await throughput() : []),
     ...(want('local') ? await localDispatch() : []),

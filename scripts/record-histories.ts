@@ -111,6 +111,15 @@ try {
     await s.close();
     await save('prompts-and-close', s);
   }
+  if (want('sends-at-once')) {
+    // Recorded by the code that runs a send at once when nothing is ahead of it and whose main
+    // loop ignores prompts starting and ending (both patches): one send alone, two queued.
+    const s = await agent.createSession({ sessionId: 'fixture-sends-at-once' });
+    await s.send('hello');
+    await Promise.all([s.send('first'), s.send('second')]);
+    await s.close();
+    await save('sends-at-once', s);
+  }
   if (want('timeout-fail-closed')) {
     const s = await agent.createSession({ sessionId: 'fixture-timeout', hookTimeoutMs: 100 });
     await s.send('stuck').catch(() => undefined);

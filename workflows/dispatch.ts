@@ -91,6 +91,14 @@ export function cleanupPendingFailure(state: DispatchState) {
 }
 
 /**
+ * Whether `event` has callbacks in this session. A caller that checks it first skips
+ * {@link dispatchEvent} (and the promises of an `await`) for an event with none.
+ */
+export function hasCallbacks(state: Pick<DispatchState, 'input'>, event: HookEvent): boolean {
+  return (state.input.hookCounts[event] ?? 0) > 0;
+}
+
+/**
  * Dispatch `event` to its callbacks.
  *
  * @returns the merged outputs, or `undefined` when the event has no callbacks (nothing is

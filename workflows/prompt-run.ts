@@ -31,7 +31,7 @@ import type {
 import type { ToolResult } from '../src/common/types.js';
 import type { ContextStamp } from '../src/common/context-stamp.js';
 import { modelStepActivity } from './activity-options.js';
-import { dispatchEvent } from './dispatch.js';
+import { dispatchEvent, hasCallbacks } from './dispatch.js';
 import {
   cancelledResult,
   runToolCall,
@@ -64,12 +64,10 @@ export async function runPrompt(
   const { requestId } = request;
   let prompt = request.prompt;
   const original = describePrompt(prompt);
-  const submitted = await dispatchEvent(
-    state,
-    HookEvent.UserPromptSubmit,
-    { ...original },
-    { requestId },
-  );
+  // An event without callbacks is not dispatched at all (no await: see hasCallbacks).
+  const submitted = hasCallbacks(state, HookEvent.UserPromptSubmit)
+    ? await dispatchEvent(state, HookEvent.UserPromptSubmit, { ...original }, { requestId })
+    : undefined;
   if (submitted) {
     const decision = applyUserPromptSubmit(prompt, submitted);
     if (decision.kind === 'reject') {
@@ -124,7 +122,7 @@ export async function runPrompt(
     }
   }
 
-  if (status === 'completed') {
+  if (status === 'completed' && hasCallbacks(state, HookEvent.TaskCompleted)) {
     const sent = describePrompt(prompt);
     const completed = await dispatchEvent(
       state,

@@ -9,6 +9,7 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   setCurrentDetails,
 } from '@temporalio/workflow';
 import {
@@ -24,6 +25,15 @@ import { rememberSend, rollingOverFailure } from './rollover.js';
 import { isClosing, type PromptRun, type SessionState } from './session-state.js';
 import { closeStreamOutbox } from './stream-outbox.js';
 import { sessionSetHandler } from './update-count.js';
+
+/**
+ * A send that finds the session started and nothing ahead of it runs at once, without
+ * waiting on a `condition()` that is already true (each costs the workflow task a few
+ * promises; a promise in workflow code costs a stack trace). Histories recorded before it
+ * waited for the end of the activation, so the order of commands of Updates that arrived
+ * together may differ: guarded.
+ */
+const PATCH_SEND_RUNS_AT_ONCE = 'send-runs-at-once';
 
 /** Register the `send` Update (and its validator). */
 export function setSendHandler(state: SessionState): void {
@@ -45,9 +55,10 @@ export function setSendHandler(state: SessionState): void {
 async function send(state: SessionState, request: SendRequest): Promise<SendResult> {
   const { input } = state;
   state.activitySeq++;
-  await condition(() => state.status !== 'starting');
+  const atOnce = state.status !== 'starting' && patched(PATCH_SEND_RUNS_AT_ONCE);
+  if (!atOnce) await condition(() => state.status !== 'starting');
   const ticket = state.nextTicket++;
-  await condition(() => state.serving === ticket);
+  if (!atOnce || state.serving !== ticket) await condition(() => state.serving === ticket);
   try {
     if (isClosing(state) || state.startError) throw sessionClosedFailure(input.sessionId);
     // Sent to the run before a rollover, answered there, retried here: it ran once.

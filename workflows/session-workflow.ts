@@ -42,6 +42,12 @@ import { DEFAULTS } from '../src/common/defaults.js';
 
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
+/**
+ * The main loop no longer wakes at every prompt's start and end when there is no idle
+ * timeout (each wake-up made a new condition: promises, and a stack trace for each, in every
+ * send's workflow tasks). Guarded: the order in which conditions resolve may differ.
+ */
+const PATCH_LOOP_IGNORES_ACTIVITY = 'loop-ignores-activity';
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -68,12 +74,16 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
     if (state.startError) return await endFailedStart(state);
     state.status = 'open';
     setCurrentDetails('idle');
+    // Without an idle timeout the loop has nothing to do when a prompt starts or ends (no
+    // timer to restart): it waits for the close or a rollover only.
+    const wakeOnActivity =
+      input.idleTimeoutMs !== undefined || !patched(PATCH_LOOP_IGNORES_ACTIVITY);
 
     for (;;) {
       const seen = state.activitySeq;
       const wake = () =>
         state.status === 'closed' ||
-        state.activitySeq !== seen ||
+        (wakeOnActivity && state.activitySeq !== seen) ||
         (state.rolloverAllowed && rolloverDue(state, state.input));
       const woke =
         input.idleTimeoutMs === undefined

@@ -14,6 +14,14 @@ import type { ConnectionLike, WorkflowClientInterceptor } from '@temporalio/clie
  */
 type UpdateStart = 'running' | 'completed' | 'unknown';
 
+/** The send of one session that holds the turn (issued, not yet accepted or ended). */
+interface TurnHolder {
+  /** Whether a later send of the same session waits for this one's turn. */
+  waitedOn: boolean;
+  /** Called once when a later send starts waiting. */
+  notify?: () => void;
+}
+
 /**
  * Book-keeping of one client's calls. `@temporalio/client` adds an abort listener to the
  * scope's signal for every RPC and never removes it, so a signal shared by all calls would
@@ -31,6 +39,8 @@ export class ClientCalls {
   readonly #sendTails = new Map<string, Promise<void>>();
   /** Update ids whose start is watched, and how it stood. */
   readonly #starts = new Map<string, UpdateStart>();
+  /** Per workflow id: the send holding the turn, and whether a later send waits for it. */
+  readonly #holders = new Map<string, TurnHolder>();
 
   /** Aborted when the client closes. Nothing in this module listens on it. */
   get signal(): AbortSignal {
@@ -85,6 +95,8 @@ export class ClientCalls {
    */
   async sendTurn(key: string, signal?: AbortSignal): Promise<() => void> {
     const previous = this.#sendTails.get(key) ?? Promise.resolve();
+    // An earlier send has not handed its turn on: it learns that a later one waits for it.
+    if (this.#sendTails.has(key)) this.#waitedOn(key);
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
     const tail = previous.then(() => mine);
@@ -92,19 +104,56 @@ export class ClientCalls {
     void tail.then(() => {
       if (this.#sendTails.get(key) === tail) this.#sendTails.delete(key);
     });
+    let turned = false;
+    const turn = previous.then(() => (turned = true));
     if (signal && !signal.aborted) {
       let onAbort!: () => void;
       const aborted = new Promise<void>((resolve) => (onAbort = resolve));
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        await Promise.race([previous, aborted]);
+        await Promise.race([turn, aborted]);
       } finally {
         signal.removeEventListener('abort', onAbort);
       }
     } else if (!signal) {
-      await previous;
+      await turn;
     }
-    return release;
+    if (!turned) return release;
+    // This send holds the turn now; sends queued behind it already wait for it.
+    const holder: TurnHolder = { waitedOn: this.#sendTails.get(key) !== tail };
+    this.#holders.set(key, holder);
+    return () => {
+      if (this.#holders.get(key) === holder) this.#holders.delete(key);
+      release();
+    };
+  }
+
+  /**
+   * Call `fn` once a later send of `key` waits for the send holding the turn (the caller):
+   * at once if one already does, else when one calls {@link sendTurn}. Until then the holder
+   * need not learn when its Update was accepted (it may wait for its result in one request).
+   * Returns the function that stops watching.
+   */
+  whenWaitedOn(key: string, fn: () => void): () => void {
+    const holder = this.#holders.get(key);
+    if (!holder) return () => undefined;
+    if (holder.waitedOn) {
+      fn();
+      return () => undefined;
+    }
+    holder.notify = fn;
+    return () => {
+      if (holder.notify === fn) delete holder.notify;
+    };
+  }
+
+  #waitedOn(key: string): void {
+    const holder = this.#holders.get(key);
+    if (!holder || holder.waitedOn) return;
+    holder.waitedOn = true;
+    const notify = holder.notify;
+    delete holder.notify;
+    notify?.();
   }
 
   /**

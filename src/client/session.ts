@@ -615,20 +615,38 @@ export class Session {
       if (!onAccepted || !calls) {
         return handle.executeUpdate(update, { args: updateArgs, updateId });
       }
-      calls.watchStart(updateId);
+      // One request, answered when the Update completes, while no later send of this client
+      // waits for this one. Once one does, a second request for the same update id (the
+      // server answers it for the Update already there, or starts it: the same one) returns
+      // as soon as the workflow accepted it, and hands the turn on then: the later send holds
+      // its place behind this one in the workflow's queue. One answered at once may have been
+      // refused (a run rolling over): it is retried below before the next one may go.
+      const stopWatching = calls.whenWaitedOn(handle.workflowId, () => {
+        void calls
+          .run(
+            handle.client.connection,
+            async () => {
+              calls.watchStart(updateId);
+              try {
+                await handle.startUpdate(update, {
+                  args: updateArgs,
+                  updateId,
+                  waitForStage: WorkflowUpdateStage.ACCEPTED,
+                });
+                if (calls.takeStart(updateId) === 'running') onAccepted();
+              } finally {
+                calls.takeStart(updateId);
+              }
+            },
+            handle.workflowId,
+          )
+          // The request that waits for the result reports what went wrong.
+          .catch(() => undefined);
+      });
       try {
-        const started = await handle.startUpdate(update, {
-          args: updateArgs,
-          updateId,
-          waitForStage: WorkflowUpdateStage.ACCEPTED,
-        });
-        // Accepted and still running: it holds its place in the workflow's queue. One
-        // answered at once may have been refused (a run rolling over): it is retried below
-        // before the next one may go.
-        if (calls.takeStart(updateId) === 'running') onAccepted();
-        return await started.result();
+        return await handle.executeUpdate(update, { args: updateArgs, updateId });
       } finally {
-        calls.takeStart(updateId);
+        stopWatching();
       }
     };
     try {

@@ -84,6 +84,53 @@ describe('ClientCalls.sendTurn', () => {
   });
 });
 
+describe('ClientCalls.whenWaitedOn', () => {
+  it('tells the send holding the turn once, when a later send of its session starts waiting', async () => {
+    const calls = new ClientCalls();
+    const first = await calls.sendTurn('s');
+    let told = 0;
+    const stop = calls.whenWaitedOn('s', () => told++);
+    await calls.sendTurn('t'); // another session's send does not wait for it
+    expect(told).toBe(0);
+    const second = calls.sendTurn('s');
+    void calls.sendTurn('s');
+    expect(told).toBe(1);
+    stop();
+    first();
+    (await second)();
+  });
+
+  it('tells a send at once when sends already queued behind it when it got the turn', async () => {
+    const calls = new ClientCalls();
+    const first = await calls.sendTurn('s');
+    const second = calls.sendTurn('s');
+    void calls.sendTurn('s');
+    first();
+    const release = await second;
+    let told = 0;
+    calls.whenWaitedOn('s', () => told++);
+    expect(told).toBe(1);
+    release();
+  });
+
+  it('tells nobody after the watch stopped, and a send that aborted while waiting holds no turn', async () => {
+    const calls = new ClientCalls();
+    const first = await calls.sendTurn('s');
+    let told = 0;
+    calls.whenWaitedOn('s', () => told++)();
+    const controller = new AbortController();
+    const aborted = calls.sendTurn('s', controller.signal);
+    controller.abort();
+    (await aborted)();
+    expect(told).toBe(0);
+    // The first still holds the turn, already waited on (by the aborted one).
+    let firstTold = 0;
+    calls.whenWaitedOn('s', () => firstTold++);
+    expect(firstTold).toBe(1);
+    first();
+  });
+});
+
 describe('ClientCalls.takeStart', () => {
   it('reports how a watched Update start stood, once; unwatched ids stay unknown', async () => {
     const calls = new ClientCalls();
