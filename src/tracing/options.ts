@@ -74,7 +74,8 @@ export interface TracingOptions {
  * `workflowInterceptorModules` for the workflow's spans.
  *
  * The process-wide OpenTelemetry context manager and propagator are registered when the
- * process has none (an AsyncLocalStorage context manager, W3C trace context): set up your
+ * process has none (`@opentelemetry/context-async-hooks`' AsyncLocalStorageContextManager,
+ * `@opentelemetry/core`'s W3C trace context and baggage propagators): set up your
  * own SDK (e.g. `NodeSDK.start()`) before the agent if you want yours. The agent never
  * registers a global tracer provider.
  *

@@ -13,13 +13,15 @@
  *
  * The OpenTelemetry packages are optional peer dependencies, loaded only when tracing is
  * on: `@temporalio/interceptors-opentelemetry`, `@opentelemetry/api`,
- * `@opentelemetry/sdk-trace-base`, `@opentelemetry/resources` and (unless a
+ * `@opentelemetry/sdk-trace-base`, `@opentelemetry/resources`, `@opentelemetry/core` (the W3C
+ * propagator), `@opentelemetry/context-async-hooks` (the context manager) and (unless a
  * `tracerProvider` is given) `@opentelemetry/exporter-trace-otlp-http`.
  *
  * @module
  */
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
+import type * as OtelContext from '@opentelemetry/context-async-hooks';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as OtelResources from '@opentelemetry/resources';
 import type * as OtelSdk from '@opentelemetry/sdk-trace-base';
@@ -36,7 +38,6 @@ import {
   type SpanRunner,
 } from './options.js';
 import type { TemporalPlugin } from '../agent/options.js';
-import { AsyncLocalStorageContextManager } from './context-manager.js';
 import { inSpan } from './spans.js';
 
 /** An agent's tracing at run time: what the worker, the activities and the client use. */
@@ -127,12 +128,21 @@ const PEERS = {
   api: '@opentelemetry/api@^1.9.1',
   sdk: '@opentelemetry/sdk-trace-base@^1.30.1',
   resources: '@opentelemetry/resources@^1.30.1',
+  core: '@opentelemetry/core@^1.30.1',
+  context: '@opentelemetry/context-async-hooks@^1.30.1',
   exporter: '@opentelemetry/exporter-trace-otlp-http@^0.57.2',
   temporal: '@temporalio/interceptors-opentelemetry@1.24.0',
 } as const;
 
 async function build(config: ResolvedTracing, options: TracedOptions): Promise<Built> {
-  const needed: string[] = [PEERS.temporal, PEERS.api, PEERS.sdk, PEERS.resources];
+  const needed: string[] = [
+    PEERS.temporal,
+    PEERS.api,
+    PEERS.sdk,
+    PEERS.resources,
+    PEERS.core,
+    PEERS.context,
+  ];
   if (!config.tracerProvider) needed.push(PEERS.exporter);
   const load = async <T>(name: string): Promise<T> => {
     try {
@@ -149,7 +159,9 @@ async function build(config: ResolvedTracing, options: TracedOptions): Promise<B
   const sdk = await load<typeof OtelSdk>('@opentelemetry/sdk-trace-base');
   const resources = await load<typeof OtelResources>('@opentelemetry/resources');
   const temporal = await load<typeof TemporalOtel>('@temporalio/interceptors-opentelemetry');
-  registerPropagation(api);
+  const core = await load<typeof OtelCore>('@opentelemetry/core');
+  const contextHooks = await load<typeof OtelContext>('@opentelemetry/context-async-hooks');
+  registerPropagation(api, core, contextHooks);
 
   let provider: SdkTracerProvider;
   let ownProvider: InstanceType<typeof sdk.BasicTracerProvider> | undefined;
@@ -223,12 +235,18 @@ function sessionPluginClass(temporal: typeof TemporalOtel) {
  * them a span cannot be the parent of the next (no active context) and no context
  * travels in Temporal's headers. An application's own (NodeSDK) stay.
  */
-function registerPropagation(api: OtelApiModule): void {
+function registerPropagation(
+  api: OtelApiModule,
+  core: typeof OtelCore,
+  contextHooks: typeof OtelContext,
+): void {
   const probe = api.createContextKey('durable-agent-sdk probe');
   const marked = api.ROOT_CONTEXT.setValue(probe, true);
   const working = api.context.with(marked, () => api.context.active().getValue(probe) === true);
   if (!working) {
-    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager(api.ROOT_CONTEXT));
+    api.context.setGlobalContextManager(
+      new contextHooks.AsyncLocalStorageContextManager().enable(),
+    );
   }
   const carrier: Record<string, string> = {};
   const sample = api.trace.setSpanContext(api.ROOT_CONTEXT, {
@@ -238,11 +256,6 @@ function registerPropagation(api: OtelApiModule): void {
   });
   api.propagation.inject(sample, carrier);
   if (Object.keys(carrier).length === 0) {
-    // The W3C propagator of @opentelemetry/core, the SDK's own dependency (found from it).
-    const fromSdk = createRequire(
-      createRequire(import.meta.url).resolve('@opentelemetry/sdk-trace-base'),
-    );
-    const core = fromSdk('@opentelemetry/core') as typeof OtelCore;
     api.propagation.setGlobalPropagator(
       new core.CompositePropagator({
         propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],

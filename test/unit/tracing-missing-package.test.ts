@@ -19,6 +19,6 @@ it('says which packages to install when one is missing', async () => {
   });
   await expect(attempt).rejects.toThrow(ConfigError);
   await expect(attempt).rejects.toThrow(
-    /tracing is on, but @opentelemetry\/exporter-trace-otlp-http could not be loaded .*npm install @temporalio\/interceptors-opentelemetry@1\.24\.0 @opentelemetry\/api@\^1\.9\.1 @opentelemetry\/sdk-trace-base@\^1\.30\.1 @opentelemetry\/resources@\^1\.30\.1 @opentelemetry\/exporter-trace-otlp-http@\^0\.57\.2/,
+    /tracing is on, but @opentelemetry\/exporter-trace-otlp-http could not be loaded .*npm install @temporalio\/interceptors-opentelemetry@1\.24\.0 @opentelemetry\/api@\^1\.9\.1 @opentelemetry\/sdk-trace-base@\^1\.30\.1 @opentelemetry\/resources@\^1\.30\.1 @opentelemetry\/core@\^1\.30\.1 @opentelemetry\/context-async-hooks@\^1\.30\.1 @opentelemetry\/exporter-trace-otlp-http@\^0\.57\.2/,
   );
 });
