@@ -22,6 +22,7 @@ import type {
   SessionDescription,
   SessionWorkflowInput,
   ToolCallRecord,
+  UpgradeAnswer,
 } from '../src/common/protocol.js';
 import type { SessionEndReason } from '../src/common/types.js';
 import type { PromptState } from './prompt-run.js';
@@ -71,7 +72,13 @@ export interface SessionState extends PromptState {
   queuedAborts: Map<string, AbortRecord>;
   closeInFlight?: CloseAttempt;
   /** A move to another version begun (`upgrade-handler.ts`): it holds the session's turn. */
-  upgrading?: { toVersion: string; by: string; ticket: number };
+  upgrading?: {
+    toVersion: string;
+    by: string;
+    ticket: number;
+    /** The `finish` under way: a second `finish` or a `cancel` waits for it. */
+    finishing?: Promise<UpgradeAnswer>;
+  };
   /** Whether this run keeps the session's search attributes (`search-attributes.ts`). */
   searchAttributes?: boolean;
 }

@@ -68,10 +68,19 @@ async function upgrade(state: SessionState, request: UpgradeRequest): Promise<Up
   state.activitySeq++;
   if (request.phase === 'begin') return begin(state, request);
   if (request.phase === 'cancel') {
-    if (state.upgrading?.toVersion === request.toVersion) release(state);
+    const held = state.upgrading;
+    if (held?.toVersion === request.toVersion) {
+      // A finish already under way decides: the turn is given back once, by it.
+      if (held.finishing) await held.finishing.catch(() => undefined);
+      else release(state, held.ticket);
+    }
     return { version: state.input.version! };
   }
-  return finish(state, request);
+  // Two callers finishing one move (two upgrade() at once, or a retry of a slow one) share
+  // the first one's outcome: the move is recorded once and the turn given back once.
+  const held = state.upgrading!;
+  held.finishing ??= finish(state, request, held.ticket);
+  return held.finishing;
 }
 
 async function begin(state: SessionState, request: UpgradeRequest): Promise<UpgradeAnswer> {
@@ -93,7 +102,11 @@ async function begin(state: SessionState, request: UpgradeRequest): Promise<Upgr
   }
 }
 
-async function finish(state: SessionState, request: UpgradeRequest): Promise<UpgradeAnswer> {
+async function finish(
+  state: SessionState,
+  request: UpgradeRequest,
+  ticket: number,
+): Promise<UpgradeAnswer> {
   const input = state.input;
   try {
     const to = await withRefusalRetries(
@@ -132,11 +145,13 @@ async function finish(state: SessionState, request: UpgradeRequest): Promise<Upg
     };
     return { version: to.version, upgrade: move };
   } finally {
-    release(state);
+    release(state, ticket);
   }
 }
 
-function release(state: SessionState): void {
+/** Give back the turn the move of `ticket` holds: once, whoever asks again. */
+function release(state: SessionState, ticket: number): void {
+  if (state.upgrading?.ticket !== ticket) return;
   state.upgrading = undefined;
   state.serving++;
   setCurrentDetails(isClosing(state) ? 'closing' : 'idle');

@@ -79,6 +79,34 @@ describe('session.upgrade() with versioning off', () => {
     await session.close();
   }, 120_000);
 
+  it('two callers finishing one move share it: recorded once, the turn given back once', async () => {
+    const name = `upgrade-twice-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    await worker(definition('v2', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    const raw = await rawClient();
+    try {
+      const handle = raw.workflow.getHandle(session.workflowId);
+      const phase = (p: 'begin' | 'finish', by: string) =>
+        handle.executeUpdate(Updates.upgrade, {
+          args: [{ phase: p, toVersion: 'v2', by }],
+          updateId: `${p}-${randomUUID()}`,
+        });
+      await phase('begin', 'a');
+      // Both finishes are accepted while the first one's describeDefinition runs.
+      const [first, second] = await Promise.all([phase('finish', 'a'), phase('finish', 'b')]);
+      expect(second).toEqual(first);
+      expect(first.upgrade).toMatchObject({ fromVersion: 'v1', toVersion: 'v2' });
+    } finally {
+      await raw.connection.close();
+    }
+    // The next send gets its turn (a second give-back would have skipped it for good).
+    expect((await session.send('hello')).text()).toBe('answered by v2');
+    expect((await session.describe()).upgrades).toHaveLength(1);
+    await session.close();
+  }, 120_000);
+
   it('refuses a move without a version named, and a version that is not a build id', async () => {
     const name = `upgrade-bad-${randomUUID().slice(0, 8)}`;
     await worker(definition('v1', name, 'off'));
