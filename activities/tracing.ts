@@ -74,9 +74,10 @@ export function withTracing<T extends Traced>(
             if (outcome.status !== 'completed') {
               span.setStatus({
                 code: tracing.api.SpanStatusCode.ERROR,
+                // The code, not the message (which may quote the callback's error or input).
                 message:
                   outcome.status === 'error'
-                    ? outcome.error.message
+                    ? (outcome.error.code ?? outcome.error.name ?? 'HookError')
                     : `Hook ${input.event} exceeded ${input.budgetMs}ms`,
               });
             }
@@ -131,7 +132,7 @@ export function withTracing<T extends Traced>(
           const output = await checkPermission(input);
           // A check that failed denies the call (the workflow says why).
           span.setAttribute(A.permissionBehavior, output.ok ? output.result.behavior : 'deny');
-          if (!output.ok) setError(tracing, span, output.error.message);
+          if (!output.ok) setError(tracing, span, output.error.name);
           return output;
         },
         cancelled,
@@ -145,7 +146,7 @@ export function withTracing<T extends Traced>(
         async (span) => {
           const result = await executeTool(input);
           span.setAttribute(A.toolStatus, result.status);
-          if (result.status === 'error') setError(tracing, span, result.error.message);
+          if (result.status === 'error') setError(tracing, span, result.error.type ?? 'ToolError');
           return result;
         },
         cancelled,

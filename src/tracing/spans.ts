@@ -13,6 +13,7 @@
  *
  * @module
  */
+import { errorLabel } from '../common/error-label.js';
 import type { Attributes, Span } from '@opentelemetry/api';
 import type { AgentTracing } from './tracing.js';
 
@@ -50,7 +51,8 @@ export const SpanAttributes = {
 
 /**
  * Run `fn` in a new active span `name` (a child of the active span): ended when `fn`
- * settles, its status `ERROR` with the error recorded when `fn` throws, unless `benign`
+ * settles, its status `ERROR` with the error recorded (its name and code only, never its
+ * message: see `errorLabel`) when `fn` throws, unless `benign`
  * says the error is an expected end (a cancellation), which leaves the status unset.
  */
 export async function inSpan<T>(
@@ -66,11 +68,13 @@ export async function inSpan<T>(
       return await fn(span);
     } catch (error) {
       if (!benign(error)) {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({
-          code: api.SpanStatusCode.ERROR,
-          message: error instanceof Error ? error.message : String(error),
+        // Name and code only: a message may quote a prompt, an input or a hook's reason.
+        const label = errorLabel(error);
+        span.recordException({
+          name: error instanceof Error ? error.name : 'Error',
+          message: label,
         });
+        span.setStatus({ code: api.SpanStatusCode.ERROR, message: label });
       }
       throw error;
     } finally {

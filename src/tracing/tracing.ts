@@ -181,7 +181,7 @@ async function build(config: ResolvedTracing, options: TracedOptions): Promise<B
         'service.version': options.version,
         'durable_agent.agent.name': options.name,
       }),
-      spanProcessors: [new sdk.BatchSpanProcessor(exporter)],
+      spanProcessors: [new sdk.BatchSpanProcessor(contentFree(exporter))],
     });
     provider = ownProvider;
   }
@@ -202,6 +202,39 @@ async function build(config: ResolvedTracing, options: TracedOptions): Promise<B
         await provider.forceFlush?.();
       }
     },
+  };
+}
+
+/**
+ * `exporter`, but every span it exports is content-free: a status message and a recorded
+ * exception keep only the exception's type (`exception.type`), never the message or stack.
+ * The agent's own spans record only names and codes already; Temporal's interceptors record
+ * a failure's message (a hook's abort reason, a tool's error quoting its input), which
+ * encryption seals in history but a span would export as is.
+ */
+function contentFree(exporter: OtelSdk.SpanExporter): OtelSdk.SpanExporter {
+  const scrub = (span: OtelSdk.ReadableSpan): OtelSdk.ReadableSpan => {
+    const exceptions = span.events.some((e) => e.name === 'exception');
+    if (!span.status.message && !exceptions) return span;
+    const status = { code: span.status.code };
+    const events = span.events.map((e) =>
+      e.name === 'exception'
+        ? { ...e, attributes: { 'exception.type': e.attributes?.['exception.type'] ?? 'Error' } }
+        : e,
+    );
+    return new Proxy(span, {
+      get(target, key) {
+        if (key === 'status') return status;
+        if (key === 'events') return events;
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+  };
+  return {
+    export: (spans, done) => exporter.export(spans.map(scrub), done),
+    shutdown: () => exporter.shutdown(),
+    ...(exporter.forceFlush ? { forceFlush: () => exporter.forceFlush!() } : {}),
   };
 }
 

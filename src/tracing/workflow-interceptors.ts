@@ -29,6 +29,7 @@
  *
  * @module
  */
+import { errorLabel } from '../common/error-label.js';
 import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,
@@ -161,9 +162,10 @@ function inSpan<T>(
     if (expected(error)) {
       span.setStatus({ code: SpanStatusCode.OK });
     } else {
-      const message = error instanceof Error ? error.message : String(error);
+      // Name and code only: a failure's message may quote a hook's reason or a prompt.
+      const message = errorLabel(error);
       span.setStatus({ code: SpanStatusCode.ERROR, message });
-      span.recordException(error instanceof Error ? error : message);
+      span.recordException({ name: error instanceof Error ? error.name : 'Error', message });
     }
     span.end();
   };
