@@ -8,8 +8,9 @@
  *
  * Spans carry names, ids, counts, decisions and durations, not content: no prompt, tool
  * input or output, hook reason or model text (with encryption on, those are sealed in
- * history; a span would carry them in the clear). A span that failed records its error
- * (message and stack) as OpenTelemetry's `exception` event.
+ * history; a span would carry them in the clear). A span that failed records its error as
+ * OpenTelemetry's `exception` event and its status, by name and code only (`errorLabel`):
+ * an error's message may quote a prompt, a tool input or a hook's reason.
  *
  * @module
  */

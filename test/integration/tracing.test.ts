@@ -115,6 +115,8 @@ const HOOK_BUDGET_MS = 30_000;
 describe('tracing to a real OpenTelemetry Collector', () => {
   let collector: RunningCollector;
   let agent: Agent | undefined;
+  /** The collector's export file (OTLP/JSON lines). */
+  let file = '';
   let spans: ExportedSpan[] = [];
   let sessionId = '';
   let workflowId = '';
@@ -122,9 +124,10 @@ describe('tracing to a real OpenTelemetry Collector', () => {
   let second: SendResponse;
   const firstRequestId = 'send-with-tools';
   const secondRequestId = 'send-plain';
+  const refusedRequestId = 'send-refused';
 
   beforeAll(async () => {
-    const file = join(out, 'traces.jsonl');
+    file = join(out, 'traces.jsonl');
     collector = await startCollector({ file });
     process.env.OTEL_EXPORTER_OTLP_ENDPOINT = collector.endpoint;
     process.env.OTEL_SERVICE_NAME = 'tracing-test';
@@ -148,6 +151,14 @@ describe('tracing to a real OpenTelemetry Collector', () => {
         permission: (request) => (request.kind === 'readonly' ? 'allow' : 'ask'),
         hooks: {
           [HookEvent.SessionStart]: [async () => ({ action: 'continue' })],
+          // The third prompt is refused: the send fails with the hook's reason, which the
+          // failure's spans (Temporal's update spans, the client's send span) must not carry.
+          [HookEvent.UserPromptSubmit]: [
+            async (input) =>
+              String(input.userPrompt).includes('refuse-me')
+                ? { action: 'abort', reason: 'refused for SECRET-REASON-4711' }
+                : { action: 'continue' },
+          ],
           [HookEvent.PreToolUse]: [
             async (input) =>
               input.toolName === 'Bash'
@@ -174,6 +185,9 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     await session.approve(requestId);
     first = await pending;
     second = await session.send('and now?', { requestId: secondRequestId });
+    await expect(
+      session.send('refuse-me SECRET-PROMPT-4711', { requestId: refusedRequestId }),
+    ).rejects.toThrow(/SECRET-REASON-4711/);
     await session.close();
     // Stopping the agent flushes its spans, the workflow's last ones (RunWorkflow ends with
     // the session) included.
@@ -182,10 +196,17 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     await waitFor(
       () => {
         spans = exportedSpans(file);
-        return spans.some(
-          (s) =>
-            // Temporal's workflow exporter adds the workflow's info to each span it exports.
-            s.name === 'RunWorkflow:sessionWorkflow' && s.attributes.workflowId === workflowId,
+        return (
+          spans.some(
+            (s) =>
+              // Temporal's workflow exporter adds the workflow's info to each span it exports.
+              s.name === 'RunWorkflow:sessionWorkflow' && s.attributes.workflowId === workflowId,
+          ) &&
+          // The refused send's own span, whose status the content check reads.
+          spans.some(
+            (s) =>
+              s.name === 'send' && s.attributes['durable_agent.request.id'] === refusedRequestId,
+          )
         );
       },
       30_000,
@@ -332,6 +353,13 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     const everything = JSON.stringify(spans);
     expect(everything).not.toContain('no shell in this session');
     expect(everything).not.toContain('approved note');
+    // Nor a refused send's reason or prompt, in any span's status or recorded exception (the
+    // collector's raw export, statuses and events included): the failed spans say only what
+    // failed, the error's name and code.
+    const exported = readFileSync(file, 'utf8');
+    expect(exported).not.toContain('SECRET-REASON-4711');
+    expect(exported).not.toContain('SECRET-PROMPT-4711');
+    expect(exported).not.toContain('no shell in this session');
   });
 
   it('model step, permission and tool spans say what happened; the blocked tool has none', () => {
