@@ -105,8 +105,6 @@ export async function startAgentWorker(
     shutdownForceTimeMs?: number;
   } = {},
 ): Promise<AgentWorker> {
-  const routing =
-    options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
   const registry = extra.registry ?? new AgentRegistry();
   // Refused (ConfigError) when another agent of this process claims this version with
   // another definition: the worker runs only the definition its version names.
@@ -151,6 +149,10 @@ export async function startAgentWorker(
       ? bundleWithExtras(workflowModules, bundlerPlugins, { encodeFailures })
       : resolveWorkflowBundle({ encodeFailures });
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
+  // Installed only once the options are known good: a runtime no worker or connection ever
+  // used would keep the process alive (and take over SIGTERM) after a refused createAgent.
+  const routing =
+    options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
   const removeSink = routing?.addSink({
     taskQueues: [taskQueue, cleanupQueue],
     logger: options.logger,
