@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isPlainObject } from '../src/common/json.js';
 import { Updates } from '../src/common/protocol.js';
 import { toFailure } from './failures.js';
 import type { SessionState } from './session-state.js';
@@ -39,6 +40,11 @@ export function setApprovalHandler(state: SessionState): void {
         const behavior = request.answer?.behavior;
         if (behavior !== 'allow' && behavior !== 'deny') {
           throw new TypeError(`decidePermission: answer.behavior must be 'allow' or 'deny'`);
+        }
+        // Refused before it is accepted (nothing recorded): a tool's input is a plain object.
+        const edited: unknown = (request.answer as { updatedInput?: unknown }).updatedInput;
+        if (edited !== undefined && !isPlainObject(edited)) {
+          throw new TypeError('decidePermission: answer.updatedInput must be a plain object');
         }
       },
     },

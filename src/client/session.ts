@@ -44,7 +44,7 @@ import {
 } from '../common/protocol.js';
 import { upgradeSession } from './upgrade.js';
 import type { ConversationMessage } from '../common/conversation.js';
-import type { JsonObject } from '../common/json.js';
+import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from './query.js';
@@ -431,8 +431,18 @@ export class Session {
    * Allow a pending request; the tool runs once, with `updatedInput` when given. The send's
    * stream gets a `permission-decided` event by `person`, with this client's `identity`.
    * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
+   * @throws {TypeError} when `updatedInput` is given and is not a plain object (a tool's input
+   *   is one), before anything is sent.
    */
   async approve(requestId: string, options: { updatedInput?: JsonObject } = {}): Promise<void> {
+    const edited: unknown = options.updatedInput;
+    if (edited !== undefined && !isPlainObject(edited)) {
+      throw new TypeError(
+        `approve: updatedInput must be a plain object (the tool's input), got ${
+          Array.isArray(edited) ? 'an array' : edited === null ? 'null' : typeof edited
+        }`,
+      );
+    }
     const request: PermissionDecisionRequest = {
       requestId,
       answer: {

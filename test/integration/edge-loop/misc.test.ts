@@ -11,7 +11,8 @@ import {
   type Agent,
 } from '../../../src/index.js';
 import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { Updates } from '../../../src/common/protocol.js';
 import { tempDir } from '../../temp-dirs.js';
 
 const agents: Agent[] = [];
@@ -63,6 +64,43 @@ describe('answering a permission request twice', () => {
       ['success', { word: 'A' }],
     ]);
     expect(executed).toEqual(['A']);
+  });
+
+  it('an updatedInput that is not a plain object is refused, by the client and by the workflow; the request still waits', async () => {
+    const session = await (await askingAgent()).createSession();
+    const p = session.send('go');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+    const [r] = await session.pendingPermissions();
+    for (const bad of ['rm -rf /', [1, 2], 42, null]) {
+      await expect(session.approve(r!.requestId, { updatedInput: bad as never })).rejects.toThrow(
+        /updatedInput must be a plain object/,
+      );
+    }
+    // Past the client's check (another client, an old one): the workflow's validator refuses it.
+    const raw = await rawClient();
+    try {
+      await expect(
+        raw.workflow.getHandle(session.workflowId).executeUpdate(Updates.decidePermission, {
+          args: [
+            {
+              requestId: r!.requestId,
+              answer: { behavior: 'allow', updatedInput: 'rm -rf /' },
+            } as never,
+          ],
+        }),
+      ).rejects.toMatchObject({
+        cause: { message: expect.stringMatching(/updatedInput must be a plain object/) },
+      });
+    } finally {
+      await raw.connection.close();
+    }
+    expect((await session.pendingPermissions()).map((x) => x.requestId)).toEqual([r!.requestId]);
+    await session.approve(r!.requestId, { updatedInput: { word: 'A' } });
+    const resp = await p;
+    await session.close();
+    expect(resp.toolCalls.map((c) => [c.status, c.toolInput])).toEqual([
+      ['success', { word: 'A' }],
+    ]);
   });
 
   it('approve() twice with the same updatedInput resolves both times; the tool runs once', async () => {
