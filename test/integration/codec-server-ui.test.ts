@@ -14,12 +14,11 @@
  * Needs Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`): `.ci/run` installs it.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { chromium, type Browser, type Locator, type Page, type Response } from 'playwright-core';
+import { type Browser, type Locator, type Page, type Response } from 'playwright-core';
+import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodecServer, type CodecServer } from '../../src/codec-server/index.js';
 import { createAgent, HookEvent } from '../../src/index.js';
@@ -29,20 +28,8 @@ import { scriptedModel } from '../../src/testing/index.js';
 import { TEST_KEY_RING } from '../encryption-helpers.js';
 import { uniqueTaskQueue } from '../helpers.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Screenshots of this test (git ignores test-artifacts/). */
-const artifacts = join(repoRoot, 'test-artifacts', 'codec-server-ui');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Chromium flags that work in a container without a display, GPU or network. */
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const artifacts = artifactsDir('codec-server-ui');
 /** The Temporal payload encoding of sealed payloads, base64 as the UI shows raw payloads. */
 const ENCRYPTED_ENCODING_BASE64 = Buffer.from('binary/encrypted').toString('base64');
 const UI_WAIT_MS = 30_000;
@@ -57,12 +44,7 @@ let browser: Browser;
 let workflowId: string;
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No Chromium at ${chromiumPath}: apt-get install -y chromium, or set CHROMIUM_PATH`,
-    );
-  }
-  mkdirSync(artifacts, { recursive: true });
+  requireChromium();
   // The UI's port first: the codec server must allow its origin before the UI exists.
   const uiPort = await freePort();
   uiOrigin = `http://127.0.0.1:${uiPort}`;
@@ -109,11 +91,7 @@ beforeAll(async () => {
     await connection.close();
   }
   // Playwright gives each launch a fresh temporary profile (--user-data-dir).
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  });
+  browser = await launchChromium();
 }, 180_000);
 
 afterAll(async () => {

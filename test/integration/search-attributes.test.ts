@@ -12,12 +12,13 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
@@ -28,18 +29,7 @@ import { tempDir } from '../temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Screenshots of this test (git ignores test-artifacts/). */
-const artifacts = join(repoRoot, 'test-artifacts', 'search-attributes');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Chromium flags that work in a container without a display, GPU or network. */
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const artifacts = artifactsDir('search-attributes');
 const UI_WAIT_MS = 30_000;
 /** Visibility is eventually consistent: how long a listing may lag behind an upsert. */
 const LIST_WAIT_MS = 20_000;
@@ -219,17 +209,8 @@ describe('session search attributes', () => {
   });
 
   it("the Web UI's session page shows the activity summaries and the current details", async () => {
-    if (!existsSync(chromiumPath)) {
-      throw new Error(
-        `No Chromium at ${chromiumPath}: apt-get install -y chromium, or set CHROMIUM_PATH`,
-      );
-    }
-    mkdirSync(artifacts, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-    });
+    requireChromium();
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1600, height: 1400 } });
     const page = await context.newPage();
     /** Wait for `texts` on the page, then keep a screenshot named `name`. */

@@ -10,10 +10,9 @@
  * Needs Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`): `.ci/run` installs it.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -31,19 +30,8 @@ import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { createSessionUi, type SessionUi } from '../../src/ui/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Screenshots of this test (git ignores test-artifacts/). */
-const artifacts = join(repoRoot, 'test-artifacts', 'session-ui');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const artifacts = artifactsDir('session-ui');
 const UI_WAIT_MS = 30_000;
 /** Written into a prompt: the page must show it as text, never run it. */
 const XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>';
@@ -126,12 +114,7 @@ async function ask(name: string): Promise<Asking> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No Chromium at ${chromiumPath}: apt-get install -y chromium, or set CHROMIUM_PATH`,
-    );
-  }
-  mkdirSync(artifacts, { recursive: true });
+  requireChromium();
   worker = await createAgentWorker(options);
   agent = await createAgentClient(options);
   [approved, denied, restarted] = await Promise.all([ask('approve'), ask('deny'), ask('restart')]);
@@ -146,11 +129,7 @@ beforeAll(async () => {
     identity: 'ui:test-default',
     timeoutMs: 5000,
   });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    args: CHROMIUM_FLAGS,
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1280, height: 1600 } });
 }, 180_000);
 
