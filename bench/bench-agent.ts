@@ -1,5 +1,5 @@
 /** The agent definition the benchmarks share between processes. */
-import type { AgentOptions, HookMap } from '../src/index.js';
+import type { AgentOptions, HookMap, TemporalOptions } from '../src/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 
 export function benchAgentOptions(
@@ -7,12 +7,18 @@ export function benchAgentOptions(
   taskQueue: string,
   hooks: HookMap,
   heartbeatIntervalMs?: number,
+  temporal: TemporalOptions = {},
 ): AgentOptions {
   return {
     model: scriptedModel(() => 'ok'),
     advanced: {
       hooks,
-      temporal: { address, taskQueue, ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}) },
+      temporal: {
+        ...temporal,
+        address,
+        taskQueue,
+        ...(heartbeatIntervalMs ? { heartbeatIntervalMs } : {}),
+      },
     },
   };
 }

@@ -6,8 +6,9 @@
  *   (two on UserPromptSubmit, one on TaskCompleted: two dispatch activities, since the
  *   callbacks of one event share one), each against `handWrittenSession`
  *   (bench/workflows/) running the same `dispatchHook` activity and the same model;
- * - throughput: 100 concurrent sessions x 10 sends (one hook), ours then the baseline,
- *   alternating, with the CPU this process (clients and workers) and the server used;
+ * - throughput: 100 concurrent sessions x 10 sends (one hook), ours, ours with `turnStatus`
+ *   (the status search attribute upserted at every turn's start and end) and the baseline,
+ *   in turn, with the CPU this process (clients and workers) and the server used;
  * - a UserPromptSubmit hook dispatched as a local activity (`hookDispatch: 'local'`)
  *   against the default;
  * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the
@@ -128,6 +129,14 @@ const client = new Client({ connection: clientConnection });
 const agent = await createAgent(
   benchAgentOptions(server.address, `bench-ours-${randomUUID()}`, {}),
 );
+/** Ours with the status search attribute following every turn (`turnStatus`), for throughput. */
+const turnsAgent = want('throughput')
+  ? await createAgent(
+      benchAgentOptions(server.address, `bench-turns-${randomUUID()}`, {}, undefined, {
+        turnStatus: true,
+      }),
+    )
+  : undefined;
 
 /** Something that sends: a session of ours or a baseline workflow, rotated every ROTATE sends. */
 /** A sender and the workflow id of its current run's session (for its history). */
@@ -140,9 +149,8 @@ interface Sender {
   workflowId(): string;
 }
 
-async function oursSender(hooks: HookMap, dispatch?: 'local'): Promise<Sender> {
-  const open = () =>
-    agent.createSession({ hooks, ...(dispatch ? { hookDispatch: dispatch } : {}) });
+async function oursSender(hooks: HookMap, dispatch?: 'local', of = agent): Promise<Sender> {
+  const open = () => of.createSession({ hooks, ...(dispatch ? { hookDispatch: dispatch } : {}) });
   let session: Session = await open();
   let sent = 0;
   return {
@@ -229,16 +237,21 @@ function serverCpuMs(): number {
 }
 
 async function throughput(): Promise<string[][]> {
-  const results = { ours: [] as number[], hand: [] as number[] };
-  const cpu = { ours: [] as number[], hand: [] as number[] };
-  const serverCpu = { ours: [] as number[], hand: [] as number[] };
+  const kinds = ['ours', 'turns', 'hand'] as const;
+  type Kind = (typeof kinds)[number];
+  const series = () => ({ ours: [] as number[], turns: [] as number[], hand: [] as number[] });
+  const results = series();
+  const cpu = series();
+  const serverCpu = series();
+  const sender = (kind: Kind) =>
+    kind === 'ours'
+      ? oursSender(HOOKS.one)
+      : kind === 'turns'
+        ? oursSender(HOOKS.one, undefined, turnsAgent)
+        : handSender('one');
   for (let round = 0; round < TP_ROUNDS; round++) {
-    for (const kind of ['ours', 'hand'] as const) {
-      const senders = await Promise.all(
-        Array.from({ length: TP_SESSIONS }, () =>
-          kind === 'ours' ? oursSender(HOOKS.one) : handSender('one'),
-        ),
-      );
+    for (const kind of kinds) {
+      const senders = await Promise.all(Array.from({ length: TP_SESSIONS }, () => sender(kind)));
       const cpu0 = process.cpuUsage();
       const server0 = serverCpuMs();
       const t0 = now();
@@ -260,28 +273,27 @@ async function throughput(): Promise<string[][]> {
     }
   }
   const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+  /** One row: `of` against the hand-written series. */
+  const row = (
+    label: string,
+    of: Record<Kind, number[]>,
+    against: Kind,
+    digits: number,
+    target = '',
+  ) => [
+    label,
+    `${fmt(mean(of[against]), digits)} / ${fmt(mean(of.hand), digits)}`,
+    '',
+    fmt(mean(of[against]) / mean(of.hand), 2),
+    target,
+  ];
+  const tp = `${TP_SESSIONS} sessions x ${TP_SENDS} sends, one hook`;
   return [
-    [
-      `throughput, ${TP_SESSIONS} sessions x ${TP_SENDS} sends, one hook: ours / hand (sends/s)`,
-      `${fmt(mean(results.ours))} / ${fmt(mean(results.hand))}`,
-      '',
-      fmt(mean(results.ours) / mean(results.hand), 2),
-      '>= 0.90',
-    ],
-    [
-      'CPU per send, this process (clients + workers): ours / hand (ms)',
-      `${fmt(mean(cpu.ours), 2)} / ${fmt(mean(cpu.hand), 2)}`,
-      '',
-      fmt(mean(cpu.ours) / mean(cpu.hand), 2),
-      '',
-    ],
-    [
-      'CPU per send, Temporal server: ours / hand (ms)',
-      `${fmt(mean(serverCpu.ours), 2)} / ${fmt(mean(serverCpu.hand), 2)}`,
-      '',
-      fmt(mean(serverCpu.ours) / mean(serverCpu.hand), 2),
-      '',
-    ],
+    row(`throughput, ${tp}: ours / hand (sends/s)`, results, 'ours', 1, '>= 0.90'),
+    row('CPU per send, this process (clients + workers): ours / hand (ms)', cpu, 'ours', 2),
+    row('CPU per send, Temporal server: ours / hand (ms)', serverCpu, 'ours', 2),
+    row(`throughput, ${tp}, turnStatus: ours / hand (sends/s)`, results, 'turns', 1),
+    row('CPU per send, Temporal server, turnStatus: ours / hand (ms)', serverCpu, 'turns', 2),
   ];
 }
 
@@ -526,6 +538,7 @@ try {
   );
 } finally {
   await agent.shutdown();
+  await turnsAgent?.shutdown();
   handWorker.shutdown();
   await handRunning;
   await clientConnection.close();

@@ -25,11 +25,15 @@ import {
 } from '../src/common/search-attributes.js';
 import type { SessionState } from './session-state.js';
 
-/** What the session's status attribute says now. */
+/**
+ * What the session's status attribute says now. Without `turnStatus` an open session reads
+ * `running` between turns too: a send that asks nobody changes nothing.
+ */
 function sessionSearchStatus(state: SessionState): SessionSearchStatus {
   if (state.status === 'closed') return 'closed';
   if (state.status === 'closing' || state.pendingCleanups.size > 0) return 'cleaning_up';
   if (state.pendingPermissions.size > 0) return 'awaiting_approval';
+  if (state.input.turnStatus === false) return 'running';
   if (state.status === 'starting' || state.current !== undefined) return 'running';
   return 'idle';
 }

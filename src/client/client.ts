@@ -312,6 +312,7 @@ function createClientOn(
       // Only when set, so sessions keep the inputs (and histories) they had before it existed.
       ...(options.toolHookErrors === 'reject' ? { toolHookErrors: 'reject' as const } : {}),
       ...localDispatchOf(options.hookDispatch, sessionOptions.hookDispatch),
+      turnStatus: options.temporal.turnStatus,
       ...(options.continueAsNewAfterPrompts !== undefined
         ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
         : {}),

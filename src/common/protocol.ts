@@ -209,6 +209,12 @@ export interface SessionWorkflowInput {
   toolHookErrors?: 'reject';
   /** Events whose callbacks are dispatched as local activities (`hookDispatch`); absent: none. */
   localDispatch?: HookEvent[];
+  /**
+   * Whether the status search attribute follows every turn (`running`/`idle`,
+   * `advanced.temporal.turnStatus`). Absent: it does (sessions started before the option
+   * existed upserted at every turn, and replay so).
+   */
+  turnStatus?: boolean;
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
 }

@@ -55,11 +55,12 @@ export const SESSION_SEARCH_ATTRIBUTES = [
 
 /**
  * A session's status as its search attribute holds it:
- * - `running`: SessionStart or a prompt runs (model steps, hooks, tools);
+ * - `running`: open (by default, whether a prompt runs or not); with
+ *   `advanced.temporal.turnStatus`, SessionStart or a prompt runs (model steps, hooks, tools);
  * - `awaiting_approval`: a tool call waits for a person's answer;
  * - `cleaning_up`: a callback outlived its dispatch and the session is fail-closed until it
  *   settles, or the session is closing (SessionEnd runs);
- * - `idle`: open, nothing running;
+ * - `idle`: with `turnStatus` only: open, nothing running;
  * - `closed`: ended (closed, idle timeout, cancelled, or a failed start).
  */
 export type SessionSearchStatus =

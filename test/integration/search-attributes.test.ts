@@ -3,7 +3,8 @@
  * with the Web UI): the session search attributes registered at start, set by the client
  * and kept up to date by the workflow. Temporal's own CLI (`temporal workflow list --query`)
  * finds a session awaiting approval by status and agent, and not the others; its status goes
- * back after the approval and is `closed` at the end; `durable-agent sessions --status
+ * back after the approval and is `closed` at the end; a send that asks nobody upserts nothing,
+ * unless `turnStatus` makes the status follow every turn; `durable-agent sessions --status
  * --agent` filters the same way. And the session page of Temporal's Web UI, in a real
  * headless Chromium, shows the activity summaries and the current details while the
  * approval waits (screenshot in test-artifacts/search-attributes/, printed).
@@ -58,8 +59,12 @@ let agent: Agent;
 let other: Agent;
 /** Of `agent`: waits for approval of its Write. */
 let waiting: Session;
-/** Of `agent`: idle. */
+/** Of `agent`: open, no turn running (its status: `running`, the default). */
 let idle: Session;
+/** With `turnStatus`: the status follows the turns. */
+let turnAgent: Agent;
+/** Of `turnAgent`: between sends (its status: `idle`). */
+let turnIdle: Session;
 /** Of `other`: waits for approval too. */
 let otherWaiting: Session;
 let waitingSend: Promise<unknown>;
@@ -142,18 +147,25 @@ beforeAll(async () => {
   });
   connection = await Connection.connect({ address: server.address });
   client = new Client({ connection });
-  const options = (name: string) => ({
+  const options = (name: string, turnStatus?: boolean) => ({
     name,
     model: model(),
     workspaceRoots: [workspace],
     advanced: {
       // An audit hook, so the timeline has hook dispatches with their summaries.
       hooks: { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' as const })] },
-      temporal: { address: server.address, taskQueue: uniqueTaskQueue(name) },
+      temporal: {
+        address: server.address,
+        taskQueue: uniqueTaskQueue(name),
+        ...(turnStatus === undefined ? {} : { turnStatus }),
+      },
     },
   });
   agent = await createAgent(options(agentName));
   other = await createAgent(options(otherName));
+  turnAgent = await createAgent(options(`${agentName}-turns`, true));
+  turnIdle = await turnAgent.createSession({ sessionId: `sa-turns-${randomUUID()}` });
+  await turnIdle.send('hello');
   waiting = await agent.createSession({ sessionId: `sa-waiting-${randomUUID()}` });
   await waiting.send('read');
   ({ sent: waitingSend } = await untilAsked(waiting));
@@ -167,6 +179,7 @@ afterAll(async () => {
   await browser?.close();
   await agent?.close();
   await other?.close();
+  await turnAgent?.close();
   await connection?.close();
   await server?.stop();
 });
@@ -179,9 +192,14 @@ describe('session search attributes', () => {
     await waitListed(awaitingOfAgent(), [waiting.workflowId], 'the waiting session listed');
     // Both other sessions are listed under their own attributes, so they are indexed too.
     await waitListed(
-      `DurableAgentStatus='idle' AND DurableAgentName='${agentName}'`,
+      `DurableAgentStatus='running' AND DurableAgentName='${agentName}'`,
       [idle.workflowId],
-      'the idle session listed',
+      'the open session listed',
+    );
+    await waitListed(
+      `DurableAgentStatus='idle' AND DurableAgentName='${agentName}-turns'`,
+      [turnIdle.workflowId],
+      'the session between turns listed (turnStatus)',
     );
     await waitListed(
       `DurableAgentStatus='awaiting_approval' AND DurableAgentName='${otherName}'`,
@@ -255,10 +273,10 @@ describe('session search attributes', () => {
     await waiting.approve(pending!.requestId);
     await waitingSend;
     await waitListed(
-      `DurableAgentStatus='idle' AND DurableAgentPendingApprovals=0 AND ` +
+      `DurableAgentStatus='running' AND DurableAgentPendingApprovals=0 AND ` +
         `DurableAgentLastDecision='allow' AND WorkflowId='${waiting.workflowId}'`,
       [waiting.workflowId],
-      'the approved session idle again',
+      'the approved session running again',
     );
     expect(await listedByCli(awaitingOfAgent())).toEqual([]);
     await waiting.close();
@@ -296,10 +314,10 @@ describe('session search attributes', () => {
       expect(described.runId).not.toBe(firstRun);
       await waitListed(
         // Every run is listed: the current one by its status, the earlier ones as they ended.
-        `DurableAgentStatus='idle' AND DurableAgentName='${agentName}-rolling' AND ` +
+        `DurableAgentStatus='running' AND DurableAgentName='${agentName}-rolling' AND ` +
           `ExecutionStatus='Running' AND RunId='${described.runId}'`,
         [session.workflowId],
-        'the rolled-over session idle',
+        'the rolled-over session listed',
       );
       await session.close();
     } finally {
@@ -307,14 +325,23 @@ describe('session search attributes', () => {
     }
   });
 
-  it('a send that changes nothing but running and idle adds two upserts to the history', async () => {
-    const upserts = async () =>
-      (await client.workflow.getHandle(idle.workflowId).fetchHistory()).events!.filter(
-        (event) => event.upsertWorkflowSearchAttributesEventAttributes,
-      ).length;
-    const before = await upserts();
+  /** The upsert events in the history of `session`'s current run. */
+  const upserts = async (session: Session) =>
+    (await client.workflow.getHandle(session.workflowId).fetchHistory()).events!.filter(
+      (event) => event.upsertWorkflowSearchAttributesEventAttributes,
+    ).length;
+
+  it('a send that asks nobody and decides nothing new adds no upsert to the history', async () => {
+    const before = await upserts(idle);
     await idle.send('again');
     await idle.send('and again');
-    expect((await upserts()) - before).toBe(4);
+    expect((await upserts(idle)) - before).toBe(0);
+  });
+
+  it('with turnStatus, a send that changes nothing but running and idle adds two upserts', async () => {
+    const before = await upserts(turnIdle);
+    await turnIdle.send('again');
+    await turnIdle.send('and again');
+    expect((await upserts(turnIdle)) - before).toBe(4);
   });
 });

@@ -228,6 +228,15 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
+  it('refuses a turnStatus that is not a boolean, and defaults it to false', () => {
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ turnStatus: 'yes' }))),
+      "advanced.temporal.turnStatus must be true or false, got 'yes'",
+    );
+    expect(resolveAgentOptions(temporal({})).temporal.turnStatus).toBe(false);
+    expect(resolveAgentOptions(temporal({ turnStatus: true })).temporal.turnStatus).toBe(true);
+  });
+
   describe('runtime', () => {
     // The integration suite's global setup sets the variable; these read it themselves.
     const saved = process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
