@@ -7,6 +7,7 @@
 import { isPlainObject } from '../src/common/json.js';
 import { Updates } from '../src/common/protocol.js';
 import { toFailure } from './failures.js';
+import { notPendingMessage } from './tool-permission.js';
 import type { SessionState } from './session-state.js';
 import { sessionSetHandler } from './update-count.js';
 
@@ -34,7 +35,7 @@ export function setApprovalHandler(state: SessionState): void {
           throw toFailure({
             name: 'AgentSdkError',
             code: 'PERMISSION_REQUEST_NOT_FOUND',
-            message: `No pending permission request '${String(request?.requestId)}' in session '${input.sessionId}'`,
+            message: notPendingMessage(state, request?.requestId, input.sessionId),
           });
         }
         const behavior = request.answer?.behavior;

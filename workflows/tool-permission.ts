@@ -41,8 +41,40 @@ interface PermissionState extends StreamOutboxState {
   input: SessionWorkflowInput;
   readonly taskQueue: string;
   pendingPermissions: Map<string, PendingPermissionEntry>;
+  /**
+   * How the latest requests that no longer wait ended, by request id, oldest first, at most
+   * {@link DECIDED_KEPT}: an answer that comes too late is told who decided (this run only).
+   */
+  decidedPermissions?: Map<string, DecidedPermission>;
   /** The last decision for the session's search attributes (`search-attributes.ts`). */
   lastDecision?: string;
+}
+
+/** How a permission request that no longer waits ended. */
+export interface DecidedPermission {
+  /** The tool call, as a label (`Write NOTES.md`). */
+  label: string;
+  outcome: 'approved' | 'denied' | 'expired' | 'cancelled';
+  /** Who answered (`approved`, `denied`), when their client said. */
+  by?: string;
+  /** When it ended, ms since the epoch (workflow time). */
+  at: number;
+}
+
+/** How many ended requests a run keeps for {@link DecidedPermission}. */
+const DECIDED_KEPT = 100;
+
+/** Keep how the request `requestId` ended, dropping the oldest beyond {@link DECIDED_KEPT}. */
+function rememberDecided(
+  state: PermissionState,
+  requestId: string,
+  decided: DecidedPermission,
+): void {
+  state.decidedPermissions ??= new Map();
+  state.decidedPermissions.set(requestId, decided);
+  if (state.decidedPermissions.size > DECIDED_KEPT) {
+    state.decidedPermissions.delete(state.decidedPermissions.keys().next().value!);
+  }
 }
 
 /**
@@ -161,6 +193,7 @@ export async function askPerson(
   setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline));
   const call = { toolUseId: ask.toolUseId, toolName: ask.toolName };
   const permissionRequestId = entry.request.requestId;
+  let ended: DecidedPermission['outcome'] = 'cancelled';
   try {
     queueStreamEvent(state, requestId, {
       type: 'permission-asked',
@@ -178,6 +211,12 @@ export async function askPerson(
       summary: `approval deadline: ${label}`,
     });
     state.lastDecision = entry.answer?.behavior ?? 'deny';
+    ended =
+      !answered || !entry.answer
+        ? 'expired'
+        : entry.answer.behavior === 'allow'
+          ? 'approved'
+          : 'denied';
     if (!answered || !entry.answer) {
       const denied: PermissionAnswer = {
         behavior: 'deny',
@@ -202,7 +241,45 @@ export async function askPerson(
     return entry.answer;
   } finally {
     state.pendingPermissions.delete(entry.request.requestId);
+    rememberDecided(state, permissionRequestId, {
+      label,
+      outcome: ended,
+      ...(ended === 'approved' || ended === 'denied' ? byOf(entry) : {}),
+      at: Date.now(),
+    });
   }
+}
+
+function byOf(entry: PendingPermissionEntry): { by?: string } {
+  return entry.answeredBy !== undefined ? { by: entry.answeredBy } : {};
+}
+
+/**
+ * Why no answer to `requestId` is taken now, one sentence: it is being applied, it ended
+ * (approved or denied by whom, expired, cancelled, and when), or no such request is known.
+ */
+export function notPendingMessage(
+  state: PermissionState,
+  requestId: unknown,
+  sessionId: string,
+): string {
+  const id = String(requestId);
+  const answered = state.pendingPermissions.get(id);
+  if (answered?.answer) {
+    const verb = answered.answer.behavior === 'allow' ? 'approved' : 'denied';
+    const by = answered.answeredBy !== undefined ? ` by ${answered.answeredBy}` : '';
+    return `Permission request '${id}' (${toolLabel(answered.request.toolName, answered.request.input)}) in session '${sessionId}' was already ${verb}${by}; the answer is being applied`;
+  }
+  const decided = state.decidedPermissions?.get(id);
+  if (!decided) return `No pending permission request '${id}' in session '${sessionId}'`;
+  const at = new Date(decided.at).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const how =
+    decided.outcome === 'expired'
+      ? `expired at its deadline (${at}) and was denied`
+      : decided.outcome === 'cancelled'
+        ? `was cancelled at ${at} (its prompt ended first)`
+        : `was already ${decided.outcome}${decided.by !== undefined ? ` by ${decided.by}` : ''} at ${at}`;
+  return `Permission request '${id}' (${decided.label}) in session '${sessionId}' ${how}`;
 }
 
 /** The result of a call whose permission was denied. */

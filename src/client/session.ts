@@ -430,7 +430,10 @@ export class Session {
   /**
    * Allow a pending request; the tool runs once, with `updatedInput` when given. The send's
    * stream gets a `permission-decided` event by `person`, with this client's `identity`.
-   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
+   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits; the
+   *   message says how it ended when the session's current run saw it (`was already approved
+   *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
+   *   that the answer to it is being applied.
    * @throws {TypeError} when `updatedInput` is given and is not a plain object (a tool's input
    *   is one), before anything is sent.
    */
@@ -461,7 +464,10 @@ export class Session {
    * Deny a pending request; the model gets `message` as the tool's error result.
    * `interrupt: true` also stops the running prompt (status `interrupted`). The send's stream
    * gets a `permission-decided` event by `person`, with this client's `identity`.
-   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits.
+   * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits; the
+   *   message says how it ended when the session's current run saw it (`was already approved
+   *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
+   *   that the answer to it is being applied.
    */
   async deny(
     requestId: string,

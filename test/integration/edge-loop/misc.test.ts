@@ -31,12 +31,13 @@ const Echo = defineTool({
   execute: async ({ word }) => (executed.push(word), `echo ${word}`),
 });
 
-async function askingAgent(): Promise<Agent> {
+async function askingAgent(permissionTimeoutMs?: number): Promise<Agent> {
   const agent = await createAgent({
     model: scriptedModel([toolCall('Echo', { word: 'orig' }), 'done']),
     tools: [Echo],
     advanced: {
       permission: () => 'ask',
+      ...(permissionTimeoutMs !== undefined ? { permissionTimeoutMs } : {}),
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('edge-misc') },
     },
   });
@@ -64,6 +65,37 @@ describe('answering a permission request twice', () => {
       ['success', { word: 'A' }],
     ]);
     expect(executed).toEqual(['A']);
+  });
+
+  it('an answer after the request ended says who decided it and when', async () => {
+    const session = await (await askingAgent()).createSession();
+    const p = session.send('go');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+    const [r] = await session.pendingPermissions();
+    await session.approve(r!.requestId);
+    await p;
+    const late = session.deny(r!.requestId);
+    await expect(late).rejects.toMatchObject({ code: 'PERMISSION_REQUEST_NOT_FOUND' });
+    await expect(late).rejects.toThrow(
+      new RegExp(
+        `Permission request '${r!.requestId}' \\(Echo\\) in session '${session.id}' was already ` +
+          `approved by \\S+ at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ`,
+      ),
+    );
+    await session.close();
+  });
+
+  it('an answer after the deadline says the request expired and was denied', async () => {
+    const session = await (await askingAgent(1_000)).createSession();
+    const p = session.send('go');
+    await waitFor(async () => (await session.pendingPermissions()).length === 1, 10_000, 'ask');
+    const [r] = await session.pendingPermissions();
+    const response = await p;
+    expect(response.toolCalls.map((c) => c.status)).toEqual(['denied']);
+    await expect(session.approve(r!.requestId)).rejects.toThrow(
+      /\(Echo\) in session '[^']+' expired at its deadline \(\d{4}-[^)]+Z\) and was denied/,
+    );
+    await session.close();
   });
 
   it('an updatedInput that is not a plain object is refused, by the client and by the workflow; the request still waits', async () => {
