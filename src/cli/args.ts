@@ -231,6 +231,28 @@ export type ParsedArgs =
 const DEFAULT_ADDRESS = '127.0.0.1:7233';
 
 /**
+ * `--limit -1` as `--limit=-1`: `parseArgs` takes a value starting with a dash for another
+ * option and calls it ambiguous; joined, the option's own check says what is wrong with it.
+ */
+function joinNegativeValues(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    const takesValue =
+      name !== undefined && (OPTIONS as Record<string, { type: string }>)[name]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/**
  * Parse `argv` (without `node` and the script).
  * @throws {CliError} a usage error (exit 2): unknown command or option, an option the
  *   command does not take, a missing or extra argument, a bad `--limit` or `--timeout`.
@@ -242,7 +264,7 @@ export function parseCommandLine(
   let parsed;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv),
       options: OPTIONS,
       allowPositionals: true,
       strict: true,

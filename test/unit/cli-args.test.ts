@@ -95,3 +95,15 @@ describe('durable-agent connection flags', () => {
     expect(parsed.connection.tls).toBe(false);
   });
 });
+
+describe('durable-agent option values', () => {
+  it('checks a negative value given after its option instead of calling it ambiguous', () => {
+    expect(() => command(['sessions', '--limit', '-1'])).toThrow(
+      "--limit must be a positive integer, got '-1'",
+    );
+    expect(() => command(['sessions', '--timeout', '-5'])).toThrow(/--timeout must be a positive/);
+    // Another option after a value-taking one is still an option.
+    expect(() => command(['sessions', '--limit', '--json'])).toThrow(CliError);
+    expect(command(['sessions', '--limit', '3']).limit).toBe(3);
+  });
+});
