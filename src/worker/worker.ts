@@ -17,7 +17,8 @@ import type { AgentModel } from '../models/model.js';
 import { resolveModel } from '../models/resolve.js';
 import type { ResolvedAgentOptions } from '../agent/options.js';
 import { AgentRegistry } from '../agent/registry.js';
-import { normalizeRoots } from '../tools/workspace.js';
+import { normalizeRoots, WorkspaceError } from '../tools/workspace.js';
+import { ConfigError } from '../common/errors.js';
 import {
   bundleWithExtras,
   resolveWorkflowBundle,
@@ -86,7 +87,8 @@ export interface AgentWorker {
  * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
  * lines (and its activities' `Context.current().log`) go to `options.logger` at
  * `options.logLevel` (see `src/temporal/logging.ts`).
- * @throws {ConfigError} for a model id without its API key (see `resolveModel`).
+ * @throws {ConfigError} for a model id without its API key (see `resolveModel`), or a
+ *   workspace root that does not exist or is not a folder.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at
  *   `address`, `NAMESPACE_NOT_FOUND` when the server lacks the namespace.
  * @throws when the workflow code fails to bundle.
@@ -116,7 +118,7 @@ export async function startAgentWorker(
     hooks: options.hooks,
     model: extra.model ?? resolveModel(options),
     tools: options.tools,
-    workspaceRoots: await normalizeRoots(options.workspaceRoots),
+    workspaceRoots: await workspaceRootsOf(options.workspaceRoots),
     ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
     maxToolOutputBytes: options.maxToolOutputBytes,
     // Read once, here: tool processes never see the rest of this process's environment.
@@ -353,4 +355,20 @@ export function installQuietRuntime(level?: AgentLogLevel): RoutingLogger | unde
     return Runtime.instance().logger === logger ? logger : undefined;
   }
   return logger;
+}
+
+/**
+ * The real paths of the agent's `workspaceRoots`.
+ * @throws {ConfigError} naming `workspaceRoots` and the root at fault (the tools' own
+ *   `WorkspaceError` is for a tool call's path, not for the agent's options).
+ */
+async function workspaceRootsOf(roots: readonly string[]): Promise<string[]> {
+  try {
+    return await normalizeRoots(roots);
+  } catch (error) {
+    if (!(error instanceof WorkspaceError)) throw error;
+    throw new ConfigError(`Invalid agent options: workspaceRoots: ${error.message}`, {
+      cause: error,
+    });
+  }
 }

@@ -29,6 +29,21 @@ it('heartbeatIntervalMs above half of dispatchHeartbeatTimeoutMs: createAgent re
   );
 });
 
+it('a workspace root that does not exist: createAgent refuses it with a ConfigError naming workspaceRoots and the root', async () => {
+  const error = await createAgent({
+    model: scriptedModel(() => 'ok'),
+    workspaceRoots: ['/nonexistent/workspace-root'],
+    advanced: {
+      temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('adv-root') },
+    },
+  }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(ConfigError);
+  expect(error).toMatchObject({ code: 'CONFIG_INVALID' });
+  expect((error as Error).message).toMatch(
+    /^Invalid agent options: workspaceRoots: Workspace root '\/nonexistent\/workspace-root' cannot be resolved: ENOENT/,
+  );
+});
+
 it('heartbeatIntervalMs at exactly half of dispatchHeartbeatTimeoutMs: a hook that outlives the heartbeat timeout still succeeds', async () => {
   const agent = await createAgent({
     model: scriptedModel(() => 'ok'),
