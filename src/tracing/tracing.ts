@@ -210,9 +210,10 @@ async function build(config: ResolvedTracing, options: TracedOptions): Promise<B
  * exception keep only the exception's type (`exception.type`), never the message or stack.
  * The agent's own spans record only names and codes already; Temporal's interceptors record
  * a failure's message (a hook's abort reason, a tool's error quoting its input), which
- * encryption seals in history but a span would export as is.
+ * encryption seals in history but a span would export as is. Internal (exported for its
+ * unit test); the agent wraps its own exporter with it.
  */
-function contentFree(exporter: OtelSdk.SpanExporter): OtelSdk.SpanExporter {
+export function contentFree(exporter: OtelSdk.SpanExporter): OtelSdk.SpanExporter {
   const scrub = (span: OtelSdk.ReadableSpan): OtelSdk.ReadableSpan => {
     const exceptions = span.events.some((e) => e.name === 'exception');
     if (!span.status.message && !exceptions) return span;
