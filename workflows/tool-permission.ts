@@ -51,7 +51,7 @@ interface PermissionState extends StreamOutboxState {
 }
 
 /** How a permission request that no longer waits ended. */
-export interface DecidedPermission {
+interface DecidedPermission {
   /** The tool call, as a label (`Write NOTES.md`). */
   label: string;
   outcome: 'approved' | 'denied' | 'expired' | 'cancelled';
