@@ -120,6 +120,17 @@ try {
     await s.close();
     await save('sends-at-once', s);
   }
+  if (want('lean-sends')) {
+    // Recorded by the code whose sends end without awaiting an empty stream outbox and whose
+    // activities' first attempt is not wrapped in an async function (both patches), with the
+    // status attribute following the session (no upserts per turn).
+    const s = await agent.createSession({ sessionId: 'fixture-lean-sends' });
+    await s.send('hello');
+    await Promise.all([s.send('first'), s.send('second')]);
+    await s.send('reject').catch(() => undefined);
+    await s.close();
+    await save('lean-sends', s);
+  }
   if (want('timeout-fail-closed')) {
     const s = await agent.createSession({ sessionId: 'fixture-timeout', hookTimeoutMs: 100 });
     await s.send('stuck').catch(() => undefined);
@@ -199,7 +210,8 @@ try {
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('cancelled-from-outside', s);
   }
-  if (want('version-refused')) {
+  for (const fixture of ['version-refused', 'version-refused-lean'].filter(want)) {
+    // `version-refused-lean`: the same, recorded by the code whose first attempt is lean.
     // A v2 session whose tasks a v1 worker refuses until a v2 worker polls: the version in
     // the input and the activity inputs, refused attempts, and their retries, replayed.
     const definition = (version: string): AgentOptions => ({
@@ -215,7 +227,7 @@ try {
     const v2Client = await createAgentClient(definition('v2'));
     let v2: Awaited<ReturnType<typeof createAgentWorker>> | undefined;
     try {
-      const s = await v2Client.createSession({ sessionId: 'fixture-version-refused' });
+      const s = await v2Client.createSession({ sessionId: `fixture-${fixture}` });
       const sending = s.send('hello');
       const refused = async () =>
         (await client.workflow.getHandle(s.workflowId).fetchHistory()).events?.some(
@@ -225,7 +237,7 @@ try {
       v2 = await createAgentWorker(definition('v2'));
       await sending;
       await s.close();
-      await save('version-refused', s);
+      await save(fixture, s);
     } finally {
       await v2?.shutdown();
       await v1.shutdown();

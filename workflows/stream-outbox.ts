@@ -93,6 +93,11 @@ export async function publishQueuedNow(
   return true;
 }
 
+/** Whether the send `requestId` has events queued for its stream. */
+export function hasQueuedStreamEvents(state: StreamOutboxState, requestId: string): boolean {
+  return (state.streamOutbox?.get(requestId)?.length ?? 0) > 0;
+}
+
 /** The send `requestId` ended: publish what is still queued, and forget the rest. */
 export async function closeStreamOutbox(
   state: StreamOutboxState,
