@@ -19,6 +19,7 @@ import {
   type SendResult,
   type ToolCallRecord,
 } from '../src/common/protocol.js';
+import { promptProblem } from '../src/common/hook-rules.js';
 import { failureToSerialized, sessionClosedFailure, toFailure } from './failures.js';
 import { runPrompt } from './prompt-run.js';
 import { rememberSend, rollingOverFailure } from './rollover.js';
@@ -53,6 +54,10 @@ export function setSendHandler(state: SessionState): void {
       if (typeof request?.requestId !== 'string') {
         throw new TypeError('send: requestId must be a string');
       }
+      // From a client that did not check it: refused before it is accepted, nothing recorded
+      // (a prompt of another shape would fail every workflow task of the session).
+      const problem = promptProblem(request.prompt);
+      if (problem) throw new TypeError(`send: ${problem}`);
     },
   });
 }

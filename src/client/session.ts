@@ -24,6 +24,7 @@ import {
   serializeError,
   type SerializedError,
 } from '../common/errors.js';
+import { promptProblem } from '../common/hook-rules.js';
 import {
   Queries,
   Updates,
@@ -170,6 +171,9 @@ export class Session {
    *   a termination its message says `was terminated` and gives the reason).
    * @throws {SessionNotFoundError} when the session does not exist.
    * @throws {EngineError} when this handle's client was closed while the call was in flight.
+   * @throws {TypeError} when `prompt` is not a string or an array of text and image parts
+   *   (naming what is wrong), before anything is sent.
+   * @throws {ConfigError} when the prompt is over {@link MAX_PROMPT_BYTES} of JSON.
    */
   send(prompt: Prompt, options: SendOptions = {}): SendCall<SendResponse> {
     const requestId = options.requestId ?? randomUUID();
@@ -237,6 +241,8 @@ export class Session {
     requestId: string,
   ): Promise<{ response: SendResponse; result: SendResult }> {
     const { signal } = options;
+    const problem = promptProblem(prompt);
+    if (problem) throw new TypeError(`send(): ${problem}`);
     checkPromptSize(prompt);
     // §4.3: a signal already aborted fails at once with the caller's own reason; nothing runs.
     if (signal?.aborted) throw signal.reason;

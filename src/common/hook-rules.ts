@@ -44,6 +44,18 @@ export function validateHookOutput(event: HookEvent, index: number, value: unkno
     }
     const why = whyNotJson(output.modifiedInput, 'modifiedInput');
     if (why) fail(why);
+    // The one field of an event input a callback replaces with a known type (§5): a prompt
+    // rewrite of another type would otherwise be dropped and the original prompt go through.
+    const userPrompt = (output.modifiedInput as Record<string, unknown>).userPrompt;
+    if (
+      event === 'UserPromptSubmit' &&
+      userPrompt !== undefined &&
+      typeof userPrompt !== 'string'
+    ) {
+      fail(
+        `modifiedInput.userPrompt must be a string (the new prompt text), got ${describe(userPrompt)}`,
+      );
+    }
     result.modifiedInput = output.modifiedInput as JsonObject;
   }
   if ('modifiedOutput' in output && output.modifiedOutput !== undefined) {
@@ -107,6 +119,42 @@ export function mergeHookOutputs(outputs: readonly HookOutput[]): MergedHookResu
 /** The text a tool result's `model` gets from a `modifiedOutput` (§5): strings as is. */
 export function modelTextOf(value: JsonValue): string {
   return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/**
+ * What is wrong with `prompt` as a {@link Prompt} (a string, or an array of `{ type: 'text',
+ * text }` and `{ type: 'image', image, mediaType? }` parts), or `undefined` when nothing is.
+ * Checked by `send()` and by the workflow's `send` validator, so a malformed prompt is
+ * refused before anything is recorded.
+ */
+export function promptProblem(prompt: unknown): string | undefined {
+  if (typeof prompt === 'string') return undefined;
+  if (!Array.isArray(prompt)) {
+    return `prompt must be a string or an array of text and image parts, got ${inputValue(prompt)}`;
+  }
+  for (const [i, part] of prompt.entries()) {
+    const p = part as Record<string, unknown> | null;
+    const at = `prompt[${i}]`;
+    if (!isPlainObject(p))
+      return `${at} must be a { type: 'text' | 'image', ... } part, got ${inputValue(part)}`;
+    if (p.type === 'text') {
+      if (typeof p.text !== 'string') return `${at}.text must be a string, got ${inputValue(p.text)}`;
+    } else if (p.type === 'image') {
+      if (typeof p.image !== 'string')
+        return `${at}.image must be a string (base64 data or a URL), got ${inputValue(p.image)}`;
+      if (p.mediaType !== undefined && typeof p.mediaType !== 'string') {
+        return `${at}.mediaType must be a string, got ${inputValue(p.mediaType)}`;
+      }
+    } else {
+      return `${at}.type must be 'text' or 'image', got ${inputValue(p.type)}`;
+    }
+  }
+  return undefined;
+}
+
+/** `value` as a message about a caller's input names it (`describe`, without the callback hint). */
+function inputValue(value: unknown): string {
+  return value === undefined ? 'undefined' : describe(value);
 }
 
 /** The prompt's text parts joined by `\n`, and its images (§2, UserPromptSubmit). */
@@ -270,6 +318,7 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'string')
     return `'${value.length > 40 ? cutPrefix(value, 40) + '…' : value}'`;
+  if (isPlainObject(value)) return 'an object';
   if (typeof value === 'object') return `a ${value.constructor?.name ?? 'non-plain'} object`;
   return `${typeof value} ${String(value)}`;
 }
