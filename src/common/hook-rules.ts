@@ -138,7 +138,8 @@ export function promptProblem(prompt: unknown): string | undefined {
     if (!isPlainObject(p))
       return `${at} must be a { type: 'text' | 'image', ... } part, got ${inputValue(part)}`;
     if (p.type === 'text') {
-      if (typeof p.text !== 'string') return `${at}.text must be a string, got ${inputValue(p.text)}`;
+      if (typeof p.text !== 'string')
+        return `${at}.text must be a string, got ${inputValue(p.text)}`;
     } else if (p.type === 'image') {
       if (typeof p.image !== 'string')
         return `${at}.image must be a string (base64 data or a URL), got ${inputValue(p.image)}`;
