@@ -57,10 +57,7 @@ function workflowTimeline(json: JsonHistory): TimelineEntry[] | undefined {
   return defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload).timeline;
 }
 
-/**
- * Events the session dispatched as local activities (`hookDispatch: 'local'`): their markers
- * hold the outcome but not the event, so the history's timeline does not show them.
- */
+/** Events the session dispatched as local activities (`hookDispatch: 'local'`). */
 function localEvents(json: JsonHistory): Set<string> {
   const history = historyFromJSON(json);
   const payload =
@@ -69,6 +66,19 @@ function localEvents(json: JsonHistory): Set<string> {
     ? defaultPayloadConverter.fromPayload<{ localDispatch?: string[] }>(payload)
     : undefined;
   return new Set(input?.localDispatch ?? []);
+}
+
+/** The markers of local dispatches: local activities of type `dispatchHook`. */
+function localDispatchMarkers(json: JsonHistory): JsonEvent[] {
+  return json.events.filter((e) => {
+    const marker = e.markerRecordedEventAttributes as
+      { markerName?: string; details?: { data?: { payloads?: { data: string }[] } } } | undefined;
+    const data = marker?.details?.data?.payloads?.[0];
+    if (marker?.markerName !== 'core_local_activity' || !data) return false;
+    return (
+      (decodeJsonPayload(data) as { activity_type?: unknown }).activity_type === 'dispatchHook'
+    );
+  });
 }
 
 /** The first scheduling of each dispatch (one scheduled again after a version refusal is one). */
@@ -112,7 +122,7 @@ describe('timelineFromHistory on every committed fixture', () => {
   });
 
   it.each(fixtures)(
-    "%s: agrees with the workflow's own timeline (refused and local dispatches aside)",
+    "%s: agrees with the workflow's own timeline (refused dispatches aside)",
     (name) => {
       const json = readJson(name);
       const timeline = timelineFromHistory(historyFromJSON(json));
@@ -122,21 +132,27 @@ describe('timelineFromHistory on every committed fixture', () => {
       expect(timeline.status).not.toBe('RUNNING');
       expect(timeline.closedAt).toBeGreaterThanOrEqual(timeline.startedAt!);
       expect(timeline.eventCount).toBe(json.events.length);
-      expect(timeline.dispatches).toHaveLength(dispatchScheduledEvents(json).length);
+      expect(timeline.dispatches).toHaveLength(
+        dispatchScheduledEvents(json).length + localDispatchMarkers(json).length,
+      );
       expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
       // A run that continued as new hands the session on: SessionEnd comes in a later run.
       if (timeline.status === 'CONTINUED_AS_NEW') expect(timeline.sessionEndMarker).toBeUndefined();
       else expect(timeline.sessionEndMarker).toBeDefined();
 
+      // Local dispatches are rows as the others are, marked local.
       const local = localEvents(json);
-      const own = workflowTimeline(json)?.filter(
-        (entry) => entry.outcome !== 'refused' && !local.has(entry.event),
-      );
+      timeline.dispatches.forEach((dispatch) => {
+        expect(dispatch.local).toBe(local.has(dispatch.event) ? true : undefined);
+      });
+      const own = workflowTimeline(json)?.filter((entry) => entry.outcome !== 'refused');
       if (!own) return; // cancelled from outside: no result to compare with
       expect(timeline.dispatches).toHaveLength(own.length);
       timeline.dispatches.forEach((dispatch, i) => {
         const entry = own[i]!;
         expect(dispatch.event).toBe(entry.event);
+        expect(dispatch.toolName).toBe(entry.toolName);
+        expect(dispatch.version).toBe(entry.version);
         expect(dispatch.decision).toBe(entry.outcome);
         expect(dispatch.callbackCount).toBe(entry.callbackCount);
         expect(dispatch.reason).toBe(entry.reason);
