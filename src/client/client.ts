@@ -97,7 +97,9 @@ export interface AgentClient {
    * Start a session (or attach to the running one with the same `sessionId`) and wait until
    * SessionStart has run. A session that never opened (its SessionStart aborted, threw,
    * timed out or lost its worker) can be created again with the same `sessionId`:
-   * SessionStart then runs again, in a new run of the session's workflow.
+   * SessionStart then runs again, in a new run of the session's workflow. A first workflow
+   * task that failed (its worker died or refused it) is waited out as any Update of the
+   * session waits: for about 40 s, until a worker runs the task.
    * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
    * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
    *   is the abort's reason, or `SessionStart failed: ...` with the error underneath as
@@ -105,6 +107,8 @@ export interface AgentClient {
    *   died, `HOOK_TIMEOUT`, or what the callback threw).
    * @throws {SessionClosedError} when a session with this id was opened and is closed
    *   (closed, idle-timed out, cancelled or terminated).
+   * @throws {EngineError} `ENGINE_ERROR` when the session's workflow task kept failing all
+   *   that time: the message names its last recorded failure; the workflow still runs.
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
