@@ -505,6 +505,90 @@ describe('histories edited to show the other outcomes', () => {
   });
 });
 
+describe('local-dispatch.json edited: how a local dispatch ended, from its marker', () => {
+  /** The fixture with its first local dispatch's marker edited by `edit`. */
+  function withFirstLocalMarker(edit: (marker: Record<string, unknown>) => void): HistoryTimeline {
+    const json = readJson('local-dispatch.json');
+    const event = json.events.find(
+      (e) =>
+        (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName ===
+        'core_local_activity',
+    )!;
+    edit(event.markerRecordedEventAttributes as Record<string, unknown>);
+    return timelineFromHistory(historyFromJSON(json));
+  }
+
+  it('as recorded: a local row with the outcome, the session budget and version', () => {
+    const timeline = timelineOf('local-dispatch.json');
+    const local = timeline.dispatches.filter((d) => d.local);
+    expect(local.map((d) => `${d.event}:${d.decision}`)).toEqual([
+      'UserPromptSubmit:continue',
+      'UserPromptSubmit:continue',
+    ]);
+    expect(local[0]!.callbacks?.[0]).toMatchObject({
+      action: 'continue',
+      modifiedInput: { userPrompt: '[tenant:acme]\nhello' },
+      inputDiff: expect.anything() as unknown,
+    });
+    expect(local[0]!.budgetMs).toBeGreaterThan(0);
+    expect(local[0]!.scheduledEventId).toBe(local[0]!.closedEventId);
+  });
+
+  it('its summary names the event, the tool and the callback count', () => {
+    const json = readJson('local-dispatch.json');
+    const event = json.events.find(
+      (e) =>
+        (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName ===
+        'core_local_activity',
+    )!;
+    event.userMetadata = { summary: jsonPayload('PostToolUse Read, 3 callbacks') };
+    const [dispatch] = timelineFromHistory(historyFromJSON(json)).dispatches.filter((d) => d.local);
+    expect(dispatch).toMatchObject({ event: 'PostToolUse', toolName: 'Read', callbackCount: 1 });
+  });
+
+  it('refused by a worker of another version: no row (the activity that follows is the row)', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'refused',
+        cause: { message: 'runs v1', applicationFailureInfo: { type: 'WorkerVersionMismatch' } },
+      };
+    });
+    expect(timeline.dispatches.filter((d) => d.local)).toHaveLength(1);
+  });
+
+  it('timed out: worker_lost, naming the timeout', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'local activity timed out',
+        cause: {
+          message: 'timeout',
+          timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_START_TO_CLOSE' },
+        },
+      };
+    });
+    expect(timeline.dispatches.find((d) => d.local)).toMatchObject({
+      decision: 'worker_lost',
+      reason: 'the worker running the dispatch was lost (START_TO_CLOSE)',
+    });
+  });
+
+  it('failed: error, with the failure message as the reason', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'Activity task failed',
+        cause: { message: 'registry has no agent named x', applicationFailureInfo: {} },
+      };
+    });
+    expect(timeline.dispatches.find((d) => d.local)).toMatchObject({
+      decision: 'error',
+      reason: 'registry has no agent named x',
+    });
+  });
+});
+
 describe('upgraded-session.json: a session moved from v1 to v2 by session.upgrade()', () => {
   it('records the move (from, to, by whom, after how many prompts) and which version decided each dispatch', () => {
     const timeline = timelineOf('upgraded-session.json');
