@@ -117,7 +117,7 @@ export function renderTimeline(timeline: HistoryTimeline): string {
     }
     rows.push([
       String(dispatch.seq),
-      dispatch.event,
+      dispatch.local ? `${dispatch.event} (local)` : dispatch.event,
       dispatch.toolName ?? '',
       String(dispatch.callbackCount),
       dispatch.decision,
@@ -198,7 +198,8 @@ function dispatchDetail(dispatch: HistoryDispatch): string[] {
     dispatch.decidedBy !== undefined && dispatch.decision !== 'continue'
       ? ` by callback #${dispatch.decidedBy + 1}`
       : '';
-  const head = `  ${dispatch.seq} ${dispatch.event}${tool}${call}: ${dispatch.decision}${by}, ${formatDuration(dispatch.durationMs)}`;
+  const local = dispatch.local ? ' (local)' : '';
+  const head = `  ${dispatch.seq} ${dispatch.event}${local}${tool}${call}: ${dispatch.decision}${by}, ${formatDuration(dispatch.durationMs)}`;
   const plain = callbacks.every(
     (c) =>
       c.action === 'continue' && !c.reason && !c.modifiedInput && c.modifiedOutput === undefined,

@@ -13,6 +13,7 @@ import {
   type Connection,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
+  type WorkflowHandle,
 } from '@temporalio/client';
 import {
   ConfigError,
@@ -21,6 +22,7 @@ import {
   SessionClosedError,
   SessionNotFoundError,
   deserializeError,
+  messageOf,
 } from '../common/errors.js';
 import { HookEvent } from '../common/hook-events.js';
 import {
@@ -42,7 +44,8 @@ import {
 import type { AgentRegistry } from '../agent/registry.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
-import { Session, toSdkError } from './session.js';
+import { isTransientTaskFailure, retryingUpdate, Session, toSdkError } from './session.js';
+import { decodeHistoryPayloads } from '../history/decode.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { inSpan, SpanAttributes } from '../tracing/spans.js';
 import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
@@ -94,7 +97,9 @@ export interface AgentClient {
    * Start a session (or attach to the running one with the same `sessionId`) and wait until
    * SessionStart has run. A session that never opened (its SessionStart aborted, threw,
    * timed out or lost its worker) can be created again with the same `sessionId`:
-   * SessionStart then runs again, in a new run of the session's workflow.
+   * SessionStart then runs again, in a new run of the session's workflow. A first workflow
+   * task that failed (its worker died or refused it) is waited out as any Update of the
+   * session waits: for about 40 s, until a worker runs the task.
    * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
    * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
    *   is the abort's reason, or `SessionStart failed: ...` with the error underneath as
@@ -102,6 +107,8 @@ export interface AgentClient {
    *   died, `HOOK_TIMEOUT`, or what the callback threw).
    * @throws {SessionClosedError} when a session with this id was opened and is closed
    *   (closed, idle-timed out, cancelled or terminated).
+   * @throws {EngineError} `ENGINE_ERROR` when the session's workflow task kept failing all
+   *   that time: the message names its last recorded failure; the workflow still runs.
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
@@ -378,12 +385,28 @@ function createClientOn(
     // Attaching to a session that continued as new: `start` answers with the current run as
     // `firstExecutionRunId`, which updates cannot use. Follow the workflow id instead.
     const live = client.workflow.getHandle(workflowId);
+    // The same retries as every Update of a session: a first workflow task that failed
+    // transiently (its worker died, say) leaves the task in failed state until a worker
+    // runs it again, and the server refuses `ready` meanwhile.
+    const readyId = randomUUID();
     try {
-      await calls.run(connection, () => live.executeUpdate(Updates.ready, { args: [] }));
+      await retryingUpdate(
+        () => live.executeUpdate(Updates.ready, { args: [], updateId: readyId }),
+        {
+          name: Updates.ready.name,
+          sessionId,
+          handle: live,
+          calls,
+        },
+      );
     } catch (error) {
       if (error instanceof WorkflowUpdateFailedError) {
         registry?.removeSessionHooks(sessionId);
         throw startFailure(toSdkError(error, sessionId));
+      }
+      if (isTransientTaskFailure(error)) {
+        registry?.removeSessionHooks(sessionId);
+        throw await taskKeepsFailing(live, sessionId, payloads, error);
       }
       // The workflow may have completed with its start error before the update landed.
       const running = await live.describe().then(
@@ -480,6 +503,41 @@ const callsOfClient = new WeakMap<AgentClient, ClientCalls>();
  */
 export function clientCallsOf(client: AgentClient): ClientCalls | undefined {
   return callsOfClient.get(client);
+}
+
+/**
+ * The error of a session whose workflow task kept failing while createSession waited for it
+ * to open: names the task's last recorded failure (decoded with the agent's codecs) and that
+ * the workflow still runs (it opens once a worker runs its task; terminate it otherwise).
+ */
+async function taskKeepsFailing(
+  handle: WorkflowHandle,
+  sessionId: string,
+  payloads: AgentPayloads,
+  error: unknown,
+): Promise<EngineError> {
+  let failure = 'no failure recorded yet';
+  try {
+    const history = await decodeHistoryPayloads(
+      await handle.fetchHistory(),
+      payloads.dataConverter.payloadCodecs ?? [],
+    );
+    const failed = (history.events ?? [])
+      .map((e) => e.workflowTaskFailedEventAttributes)
+      .filter((a) => a)
+      .at(-1);
+    if (failed)
+      failure = `the last one failed with: ${failed.failure?.message ?? String(failed.cause)}`;
+  } catch (readError) {
+    failure = `its history could not be read: ${messageOf(readError)}`;
+  }
+  return new EngineError(
+    'ENGINE_ERROR',
+    `Session '${sessionId}' did not open: its workflow task kept failing while createSession ` +
+      `waited (about 40 s); ${failure}. Its workflow (${handle.workflowId}) still runs and opens ` +
+      `once a worker runs the task; terminate it if none will.`,
+    { cause: error },
+  );
 }
 
 /**

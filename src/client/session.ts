@@ -672,39 +672,13 @@ export class Session {
       }
     };
     try {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await (calls
-            ? calls.run(handle.client.connection, call, handle.workflowId)
-            : call());
-        } catch (error) {
-          if (this.#calls?.closed) {
-            throw new EngineError(
-              'ENGINE_ERROR',
-              `The client of session ${this.id} was closed while its ${definition.name} call was in flight`,
-              { cause: error },
-            );
-          }
-          // A workflow task that failed transiently (e.g. new events raced its commands)
-          // drops the update it carried; the same update id makes the retry safe. An update
-          // that reached a run as it continued as new goes to the new run.
-          // A send refused while the run archives itself before continuing as new: the new
-          // run takes it a moment later.
-          if (carriedError(error)?.code === 'SESSION_ROLLING_OVER' && attempt < 200) {
-            const instead = whileRollingOver();
-            if (instead !== undefined) return instead;
-            await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
-            continue;
-          }
-          // A workflow task in failed state stays so until a worker runs the next one: after
-          // a worker died holding it, up to the workflow task timeout (10 s by default). Retry
-          // for about 40 s; anything else transient, 5 times.
-          const transient = isTransientTaskFailure(error);
-          if (attempt >= (transient ? 45 : 5)) throw error;
-          if (!transient && !(await this.#rolledOver(error))) throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
-        }
-      }
+      return await retryingUpdate(call, {
+        name: definition.name,
+        sessionId: this.id,
+        handle,
+        ...(calls ? { calls } : {}),
+        whileRollingOver,
+      });
     } catch (error) {
       const converted = this.#toSdkError(error);
       if (converted instanceof EngineError && isCompletedError(error)) {
@@ -733,18 +707,78 @@ export class Session {
     );
   }
 
-  /** Whether `error` says the run completed while the session still runs (continued as new). */
-  async #rolledOver(error: unknown): Promise<boolean> {
-    if (!isCompletedError(error)) return false;
-    return this.#handle.describe().then(
-      (d) => d.status.name === 'RUNNING',
-      () => false,
-    );
-  }
-
   #toSdkError(error: unknown): Error {
     return toSdkError(error, this.id);
   }
+}
+
+/**
+ * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
+ * update id dedupes): a refusal while the run archives itself before continuing as new (up
+ * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
+ * failed state (about 40 s: it stays so until a worker runs the next task, up to the
+ * workflow task timeout after a worker died holding it), and a call that reached a run as
+ * it continued as new (5 times). Every Update of a {@link Session} and createSession's
+ * `ready` go through it.
+ *
+ * @param call issues the Update once (the same update id on every attempt)
+ * @throws the last attempt's error as Temporal's client gave it (callers convert it with
+ *   {@link toSdkError}); `ENGINE_ERROR` when the client of `calls` was closed meanwhile.
+ * @internal
+ */
+export async function retryingUpdate<T>(
+  call: () => Promise<T>,
+  options: {
+    /** The Update's name, for the error of a closed client. */
+    name: string;
+    sessionId: string;
+    handle: WorkflowHandle;
+    /** The client's calls: each attempt runs under them, keyed by the workflow id. */
+    calls?: ClientCalls;
+    whileRollingOver?: () => T | undefined;
+  },
+): Promise<T> {
+  const { name, sessionId, handle, calls, whileRollingOver = () => undefined } = options;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (calls ? calls.run(handle.client.connection, call, handle.workflowId) : call());
+    } catch (error) {
+      if (calls?.closed) {
+        throw new EngineError(
+          'ENGINE_ERROR',
+          `The client of session ${sessionId} was closed while its ${name} call was in flight`,
+          { cause: error },
+        );
+      }
+      // A workflow task that failed transiently (e.g. new events raced its commands)
+      // drops the update it carried; the same update id makes the retry safe. An update
+      // that reached a run as it continued as new goes to the new run.
+      // A send refused while the run archives itself before continuing as new: the new
+      // run takes it a moment later.
+      if (carriedError(error)?.code === 'SESSION_ROLLING_OVER' && attempt < 200) {
+        const instead = whileRollingOver();
+        if (instead !== undefined) return instead;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
+        continue;
+      }
+      // A workflow task in failed state stays so until a worker runs the next one: after
+      // a worker died holding it, up to the workflow task timeout (10 s by default). Retry
+      // for about 40 s; anything else transient, 5 times.
+      const transient = isTransientTaskFailure(error);
+      if (attempt >= (transient ? 45 : 5)) throw error;
+      if (!transient && !(await rolledOver(handle, error))) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
+    }
+  }
+}
+
+/** Whether `error` says the run completed while the session still runs (continued as new). */
+async function rolledOver(handle: WorkflowHandle, error: unknown): Promise<boolean> {
+  if (!isCompletedError(error)) return false;
+  return handle.describe().then(
+    (d) => d.status.name === 'RUNNING',
+    () => false,
+  );
 }
 
 /** Turn a Temporal client error into the SDK error it carries. */
@@ -783,7 +817,12 @@ function isNotFound(error: unknown): boolean {
   return e?.code === 5 || e?.name === 'WorkflowNotFoundError';
 }
 
-function isTransientTaskFailure(error: unknown): boolean {
+/**
+ * Whether `error` is the server's refusal of an Update while the workflow task is in failed
+ * state (or its drop of one a failed task carried): retried by {@link retryingUpdate}.
+ * @internal
+ */
+export function isTransientTaskFailure(error: unknown): boolean {
   const message =
     error instanceof Error
       ? `${error.message} ${String((error as { cause?: unknown }).cause ?? '')}`

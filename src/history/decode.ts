@@ -135,7 +135,7 @@ function isReference(payload: Payload): boolean {
  * A copy of `history` with every payload run through `codecs`' decode, as a worker or client
  * with that data converter would see it: in reverse order (the last codec of a data
  * converter's `payloadCodecs` decodes first). Covers every payload list (`input`, `result`,
- * `details`, ...), memo and header fields, and failures whose message and stack trace were
+ * `details`, ...), memo and header fields, events' user metadata (summary, details), and failures whose message and stack trace were
  * moved into `encodedAttributes` (`DefaultFailureConverter({ encodeCommonAttributes: true })`):
  * those get their `message` and `stackTrace` back. Search attributes are left alone (codecs
  * never see them). With no codecs, the history is returned as it is.
@@ -184,6 +184,14 @@ async function decodeNode(node: unknown, decodeAll: DecodeAll): Promise<void> {
     } else if (key === 'encodedAttributes') {
       const [attributes] = await decodeAll([value as Payload]);
       restoreFailureAttributes(record, attributes);
+    } else if (key === 'userMetadata') {
+      // An event's summary and details (a local activity's marker names its dispatch there):
+      // single payloads, encoded by the worker's codecs as any other.
+      const metadata = value as { summary?: Payload | null; details?: Payload | null };
+      for (const field of ['summary', 'details'] as const) {
+        const payload = metadata[field];
+        if (payload) [metadata[field]] = await decodeAll([payload]);
+      }
     } else if ((key === 'memo' || key === 'header') && isFieldMap(value)) {
       const names = Object.keys(value.fields);
       const decoded = await decodeAll(names.map((name) => value.fields[name]!));

@@ -1,7 +1,9 @@
 /**
  * A session's hook timeline rebuilt from its Temporal history alone: one entry per
  * `dispatchHook` activity (scheduled with a {@link DispatchHookInput}, completed with a
- * {@link HookDispatchOutcome}, or failed, timed out or cancelled), the SessionEnd marker
+ * {@link HookDispatchOutcome}, or failed, timed out or cancelled) and per local dispatch
+ * (`hookDispatch: 'local'`: a local activity's marker, its summary naming the event and the
+ * tool, its result the outcome), the SessionEnd marker
  * (the memo upsert recorded right before SessionEnd is scheduled) and how the workflow
  * ended. Pure: it reads the history it is given and nothing else, so it works on open and
  * closed sessions, on histories fetched from a server and on exported files alike.
@@ -13,9 +15,9 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { hookErrorRecord, type HookErrorRecord } from '../common/errors.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
-import { mergeHookOutputs } from '../common/hook-rules.js';
+import { describePrompt, mergeHookOutputs } from '../common/hook-rules.js';
 import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
-import type { HookOutput } from '../common/types.js';
+import type { HookOutput, Prompt } from '../common/types.js';
 import {
   ActivityNames,
   Updates,
@@ -112,6 +114,13 @@ export interface HistoryDispatch {
   decision: HistoryDecision;
   /** The session's version, which only a worker of that version runs (absent before versions). */
   version?: string;
+  /**
+   * Run as a local activity (`hookDispatch: 'local'`): its history is one marker, recorded
+   * once it ended. The marker records no input: `dispatchId` is empty (unless a callback
+   * outlived it), the budget is the session's hook budget, a tool event's call is the one in
+   * progress, and edits are diffed against what the history shows the callbacks were given.
+   */
+  local?: true;
   /** How many times a worker of another version refused it before it ran (or was refused for good). */
   refusals?: number;
   /** 0-based position of the callback that decided (skip/abort) or failed. */
@@ -136,9 +145,9 @@ export interface HistoryDispatch {
   budgetMs: number;
   /** The dispatch's id (also the id a lingering callback is waited on by). */
   dispatchId: string;
-  /** Event id of `ActivityTaskScheduled`. */
+  /** Event id of `ActivityTaskScheduled` (of `MarkerRecorded` for a local dispatch). */
   scheduledEventId: number;
-  /** Event id of the event that closed the activity, when closed. */
+  /** Event id of the event that closed the activity, when closed (the marker, if local). */
   closedEventId?: number;
   /** Whether the workflow asked to cancel the activity (abort, close, cancellation). */
   cancelRequested: boolean;
@@ -261,6 +270,7 @@ type Failure = {
   cause?: Failure | null;
   timeoutFailureInfo?: { timeoutType?: number | string | null } | null;
   applicationFailureInfo?: { type?: string | null } | null;
+  canceledFailureInfo?: { details?: PayloadList } | null;
 } | null;
 
 /**
@@ -319,10 +329,13 @@ export function timelineFromHistory(
     events,
     promptsByAcceptedId: new Map(),
     promptCalls: new Map(),
+    input,
+    promptInputs: new Map(),
+    ...(timeline.version !== undefined ? { version: timeline.version } : {}),
   };
   for (const event of events) {
     if (event.markerRecordedEventAttributes) {
-      markerRecorded(build, event.markerRecordedEventAttributes);
+      markerRecorded(build, event, event.markerRecordedEventAttributes);
     } else if (event.timerStartedEventAttributes) {
       timerStarted(build, event, event.timerStartedEventAttributes);
     } else if (event.timerFiredEventAttributes) {
@@ -339,7 +352,11 @@ export function timelineFromHistory(
       const updateId = completed.meta?.updateId;
       if (updateId && build.updateNames.get(updateId) === Updates.upgrade.name) {
         const answer = decode<UpgradeAnswer>(build, completed.outcome?.success);
-        if (answer?.upgrade) (timeline.upgrades ??= []).push(answer.upgrade);
+        if (answer?.upgrade) {
+          (timeline.upgrades ??= []).push(answer.upgrade);
+          if (typeof answer.upgrade.toVersion === 'string')
+            build.version = answer.upgrade.toVersion;
+        }
       }
     } else if (event.activityTaskScheduledEventAttributes) {
       activityScheduled(build, event, event.activityTaskScheduledEventAttributes);
@@ -475,6 +492,12 @@ interface TimelineBuild {
   updateNames: Map<string, string>;
   /** The history's events. */
   events: readonly HistoryEvent[];
+  /** The workflow's input (hook budgets, for local dispatches). */
+  input: Partial<SessionWorkflowInput> | undefined;
+  /** What UserPromptSubmit's callbacks were given, by prompt (for local dispatches). */
+  promptInputs: Map<HistoryPrompt, JsonObject>;
+  /** The version the session runs at this point of the history (moves by upgrades). */
+  version?: string;
 }
 
 type MarkerAttributes = NonNullable<HistoryEvent['markerRecordedEventAttributes']>;
@@ -483,12 +506,154 @@ type UpdateAcceptedAttributes = NonNullable<
   HistoryEvent['workflowExecutionUpdateAcceptedEventAttributes']
 >;
 
-/** A local activity's marker: `describeToolCall` says what the call in progress is. */
-function markerRecorded(build: TimelineBuild, marker: MarkerAttributes): void {
+/**
+ * A local activity's marker: `describeToolCall` says what the call in progress is; a
+ * `dispatchHook` one is a local dispatch.
+ */
+function markerRecorded(build: TimelineBuild, event: HistoryEvent, marker: MarkerAttributes): void {
   if (marker.markerName !== 'core_local_activity') return;
-  const data = decode<{ activity_type?: unknown }>(build, marker.details?.data);
-  if (data?.activity_type !== ActivityNames.describeToolCall) return;
-  build.tools.described(decode<unknown>(build, marker.details?.result));
+  const data = decode<LocalActivityMarkerData>(build, marker.details?.data);
+  if (data?.activity_type === ActivityNames.describeToolCall) {
+    build.tools.described(decode<unknown>(build, marker.details?.result));
+  } else if (data?.activity_type === ActivityNames.dispatchHook) {
+    localDispatch(build, event, marker, data);
+  }
+}
+
+/** What the SDK's core records of a local activity in its marker's `data`. */
+interface LocalActivityMarkerData {
+  activity_type?: unknown;
+  /** When it was first scheduled: `{ seconds, nanos }`. */
+  original_schedule_time?: { seconds?: unknown; nanos?: unknown } | null;
+  /** When it ended: `{ seconds, nanos }`. */
+  complete_time?: { seconds?: unknown; nanos?: unknown } | null;
+}
+
+/** `PreToolUse Read, 2 callbacks` (the dispatch's summary): event, tool, callback count. */
+const DISPATCH_SUMMARY = /^(\S+?)(?: (.+?))?, (\d+) callbacks?$/;
+
+/**
+ * A local dispatch (`hookDispatch: 'local'`): one row as a `dispatchHook` activity gets, from
+ * its marker. The marker's summary names the event, the tool and the callback count (a
+ * marker without one, recorded before summaries, is the session's only local event's); its
+ * result is the outcome; its failure (cancelled, timed out, failed) closes it as the
+ * activity's would. A local attempt refused by a worker of another version is no row: the
+ * dispatch goes through the task queue next, and that activity is the row.
+ */
+function localDispatch(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  marker: MarkerAttributes,
+  data: LocalActivityMarkerData,
+): void {
+  const failure = marker.failure as Failure | undefined;
+  if (failureTypeOf(failure) === VERSION_REFUSAL_TYPE) return;
+  const summary = decodePayload<unknown>(event.userMetadata?.summary, build.converter);
+  const named = typeof summary === 'string' ? DISPATCH_SUMMARY.exec(summary) : null;
+  // Markers recorded before dispatches had summaries name no event: the session's only
+  // local event, when it has one.
+  const localEvents = build.input?.localDispatch ?? [];
+  const hookEvent = named?.[1] ?? (localEvents.length === 1 ? localEvents[0]! : 'unknown');
+  const toolName = named?.[2];
+  const eventId = numberOf(event.eventId);
+  const closedAt = timeOf(event);
+  const scheduledAt = protoTime(data.original_schedule_time) ?? closedAt ?? 0;
+  const budget =
+    hookEvent === 'SessionEnd' ? build.input?.sessionEndHookTimeoutMs : build.input?.hookTimeoutMs;
+  const dispatch: HistoryDispatch = {
+    seq: build.timeline.dispatches.length,
+    event: hookEvent,
+    callbackCount: named
+      ? Number(named[3])
+      : numberOr((build.input?.hookCounts as Record<string, unknown> | undefined)?.[hookEvent], 0),
+    decision: 'running',
+    local: true,
+    scheduledAt,
+    budgetMs: numberOr(budget, 0),
+    dispatchId: '',
+    scheduledEventId: eventId,
+    closedEventId: eventId,
+    cancelRequested: false,
+  };
+  if (build.version !== undefined) dispatch.version = build.version;
+  let payload: JsonObject | undefined;
+  if (toolName !== undefined) {
+    dispatch.toolName = toolName;
+    const call = build.tools.localDispatchCall(hookEvent, toolName);
+    if (call) {
+      dispatch.toolUseId = call.toolUseId;
+      payload = {
+        toolName,
+        toolUseId: call.toolUseId,
+        ...(call.toolInput !== undefined ? { toolInput: call.toolInput } : {}),
+        ...(call.toolOutput !== undefined ? { toolOutput: call.toolOutput } : {}),
+      };
+    }
+  } else if (hookEvent === 'UserPromptSubmit' && build.openPrompt) {
+    payload = build.promptInputs.get(build.openPrompt);
+  }
+  build.timeline.dispatches.push(dispatch);
+  build.openPrompt?.dispatches.push(dispatch.seq);
+  build.tools.dispatchScheduled(dispatch, payload?.toolInput);
+  if (failure) {
+    if (failure.canceledFailureInfo || failure.cause?.canceledFailureInfo) {
+      dispatch.decision = 'cancelled';
+      watchCleanup(
+        build,
+        dispatch,
+        decodeFirstPayload(failure.canceledFailureInfo?.details, build.converter),
+      );
+    } else if (hasTimeout(failure)) {
+      dispatch.decision = 'worker_lost';
+      dispatch.reason = `the worker running the dispatch was lost (${timeoutTypeOf(failure)})`;
+    } else {
+      dispatch.decision = 'error';
+      dispatch.reason = failureMessage(innermost(failure)) ?? 'the dispatch failed';
+    }
+  } else {
+    const outcome = decode<HookDispatchOutcome>(build, marker.details?.result);
+    applyOutcome(dispatch, outcome, payload);
+    if (outcome?.status === 'timeout') {
+      watchCleanup(build, dispatch, outcome);
+      if (typeof outcome.dispatchId === 'string') dispatch.dispatchId = outcome.dispatchId;
+    }
+  }
+  build.tools.dispatchClosed(dispatch, mergedInputOf(dispatch));
+  if (dispatch.durationMs === undefined) {
+    const endedAt = protoTime(data.complete_time) ?? closedAt;
+    if (endedAt !== undefined) dispatch.durationMs = Math.max(0, endedAt - scheduledAt);
+  }
+}
+
+/** A `{ seconds, nanos }` time (a local activity marker's) in ms since epoch. */
+function protoTime(
+  time: { seconds?: unknown; nanos?: unknown } | null | undefined,
+): number | undefined {
+  if (!time || time.seconds === undefined || time.seconds === null) return undefined;
+  return numberOf(time.seconds) * 1000 + Math.floor(numberOf(time.nanos) / 1_000_000);
+}
+
+/** The application failure type in a failure's chain, if any. */
+function failureTypeOf(failure: Failure | undefined): string | undefined {
+  for (let f = failure ?? null, depth = 0; f && depth < 8; f = f.cause ?? null, depth++) {
+    const type = f.applicationFailureInfo?.type;
+    if (typeof type === 'string') return type;
+  }
+  return undefined;
+}
+
+function hasTimeout(failure: Failure): boolean {
+  for (let f = failure, depth = 0; f && depth < 8; f = f.cause ?? null, depth++) {
+    if (f.timeoutFailureInfo) return true;
+  }
+  return false;
+}
+
+/** The deepest failure of a chain (a local activity's marker wraps the activity's own). */
+function innermost(failure: Failure): Failure {
+  let f = failure;
+  for (let depth = 0; f?.cause && depth < 8; depth++) f = f.cause;
+  return f;
 }
 
 /** A timer: while a call waits for a person, its approval deadline. */
@@ -525,6 +690,9 @@ function updateAccepted(
       toolCalls: [],
     };
     build.timeline.prompts.push(prompt);
+    if (typeof send?.prompt === 'string' || Array.isArray(send?.prompt)) {
+      build.promptInputs.set(prompt, { ...describePrompt(send.prompt as Prompt) });
+    }
     build.promptsByAcceptedId.set(numberOf(event.eventId), prompt);
     build.openPrompt = prompt;
     return;

@@ -187,6 +187,31 @@ export class ToolCallTracker {
   }
 
   /**
+   * The call a local dispatch of a tool event belongs to (its marker names the tool, not the
+   * call): PreToolUse starts the next call of that tool the model asked for; the other tool
+   * events belong to the call in progress when it is of that tool, else the next such call.
+   * With what its callbacks were given: the input as it stands, the tool's output.
+   */
+  localDispatchCall(
+    event: string,
+    toolName: string,
+  ): { toolUseId: string; toolInput?: JsonObject; toolOutput?: JsonValue } | undefined {
+    const current = this.#current;
+    let state: CallState | undefined;
+    if (event !== 'PreToolUse' && current?.call.toolName === toolName) state = current;
+    else {
+      const from = current ? this.#queue.indexOf(current) + 1 : 0;
+      state = this.#queue.slice(from).find((s) => s.call.toolName === toolName);
+    }
+    if (!state) return undefined;
+    return {
+      toolUseId: state.call.toolUseId,
+      ...(state.input !== undefined ? { toolInput: state.input } : {}),
+      ...(state.output !== undefined ? { toolOutput: state.output } : {}),
+    };
+  }
+
+  /**
    * A tool event's dispatch closed. PreToolUse and PermissionRequest edits (`modifiedInput`,
    * merged as the workflow merges them) become the call's input.
    */
@@ -333,6 +358,7 @@ export class ToolCallTracker {
         if (ran && typeof ran.model === 'string') {
           result.sizeBytes = new TextEncoder().encode(ran.model).length;
         }
+        if (ran && ran.model !== undefined) state.output = ran.model as JsonValue;
         if (typeof ran?.outputRef === 'string') {
           result.truncated = true;
           result.outputRef = ran.outputRef;
@@ -427,6 +453,8 @@ interface CallState {
   permissionHookEnded?: boolean;
   lastDispatch?: TrackedDispatch;
   ask?: HistoryAsk;
+  /** The tool's output to the model, once it ran (what PostToolUse's callbacks get). */
+  output?: JsonValue;
 }
 
 export type { CallState as ToolCallState, ExecuteOutcome as ToolExecuteOutcome };

@@ -57,10 +57,7 @@ function workflowTimeline(json: JsonHistory): TimelineEntry[] | undefined {
   return defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload).timeline;
 }
 
-/**
- * Events the session dispatched as local activities (`hookDispatch: 'local'`): their markers
- * hold the outcome but not the event, so the history's timeline does not show them.
- */
+/** Events the session dispatched as local activities (`hookDispatch: 'local'`). */
 function localEvents(json: JsonHistory): Set<string> {
   const history = historyFromJSON(json);
   const payload =
@@ -69,6 +66,19 @@ function localEvents(json: JsonHistory): Set<string> {
     ? defaultPayloadConverter.fromPayload<{ localDispatch?: string[] }>(payload)
     : undefined;
   return new Set(input?.localDispatch ?? []);
+}
+
+/** The markers of local dispatches: local activities of type `dispatchHook`. */
+function localDispatchMarkers(json: JsonHistory): JsonEvent[] {
+  return json.events.filter((e) => {
+    const marker = e.markerRecordedEventAttributes as
+      { markerName?: string; details?: { data?: { payloads?: { data: string }[] } } } | undefined;
+    const data = marker?.details?.data?.payloads?.[0];
+    if (marker?.markerName !== 'core_local_activity' || !data) return false;
+    return (
+      (decodeJsonPayload(data) as { activity_type?: unknown }).activity_type === 'dispatchHook'
+    );
+  });
 }
 
 /** The first scheduling of each dispatch (one scheduled again after a version refusal is one). */
@@ -112,7 +122,7 @@ describe('timelineFromHistory on every committed fixture', () => {
   });
 
   it.each(fixtures)(
-    "%s: agrees with the workflow's own timeline (refused and local dispatches aside)",
+    "%s: agrees with the workflow's own timeline (refused dispatches aside)",
     (name) => {
       const json = readJson(name);
       const timeline = timelineFromHistory(historyFromJSON(json));
@@ -122,21 +132,27 @@ describe('timelineFromHistory on every committed fixture', () => {
       expect(timeline.status).not.toBe('RUNNING');
       expect(timeline.closedAt).toBeGreaterThanOrEqual(timeline.startedAt!);
       expect(timeline.eventCount).toBe(json.events.length);
-      expect(timeline.dispatches).toHaveLength(dispatchScheduledEvents(json).length);
+      expect(timeline.dispatches).toHaveLength(
+        dispatchScheduledEvents(json).length + localDispatchMarkers(json).length,
+      );
       expect(timeline.dispatches.map((d) => d.seq)).toEqual(timeline.dispatches.map((_, i) => i));
       // A run that continued as new hands the session on: SessionEnd comes in a later run.
       if (timeline.status === 'CONTINUED_AS_NEW') expect(timeline.sessionEndMarker).toBeUndefined();
       else expect(timeline.sessionEndMarker).toBeDefined();
 
+      // Local dispatches are rows as the others are, marked local.
       const local = localEvents(json);
-      const own = workflowTimeline(json)?.filter(
-        (entry) => entry.outcome !== 'refused' && !local.has(entry.event),
-      );
+      timeline.dispatches.forEach((dispatch) => {
+        expect(dispatch.local).toBe(local.has(dispatch.event) ? true : undefined);
+      });
+      const own = workflowTimeline(json)?.filter((entry) => entry.outcome !== 'refused');
       if (!own) return; // cancelled from outside: no result to compare with
       expect(timeline.dispatches).toHaveLength(own.length);
       timeline.dispatches.forEach((dispatch, i) => {
         const entry = own[i]!;
         expect(dispatch.event).toBe(entry.event);
+        expect(dispatch.toolName).toBe(entry.toolName);
+        expect(dispatch.version).toBe(entry.version);
         expect(dispatch.decision).toBe(entry.outcome);
         expect(dispatch.callbackCount).toBe(entry.callbackCount);
         expect(dispatch.reason).toBe(entry.reason);
@@ -486,6 +502,90 @@ describe('histories edited to show the other outcomes', () => {
     expect(() => timelineFromHistory(historyFromJSON(json))).toThrow(
       /first event is not WorkflowExecutionStarted/,
     );
+  });
+});
+
+describe('local-dispatch.json edited: how a local dispatch ended, from its marker', () => {
+  /** The fixture with its first local dispatch's marker edited by `edit`. */
+  function withFirstLocalMarker(edit: (marker: Record<string, unknown>) => void): HistoryTimeline {
+    const json = readJson('local-dispatch.json');
+    const event = json.events.find(
+      (e) =>
+        (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName ===
+        'core_local_activity',
+    )!;
+    edit(event.markerRecordedEventAttributes as Record<string, unknown>);
+    return timelineFromHistory(historyFromJSON(json));
+  }
+
+  it('as recorded: a local row with the outcome, the session budget and version', () => {
+    const timeline = timelineOf('local-dispatch.json');
+    const local = timeline.dispatches.filter((d) => d.local);
+    expect(local.map((d) => `${d.event}:${d.decision}`)).toEqual([
+      'UserPromptSubmit:continue',
+      'UserPromptSubmit:continue',
+    ]);
+    expect(local[0]!.callbacks?.[0]).toMatchObject({
+      action: 'continue',
+      modifiedInput: { userPrompt: '[tenant:acme]\nhello' },
+      inputDiff: expect.anything() as unknown,
+    });
+    expect(local[0]!.budgetMs).toBeGreaterThan(0);
+    expect(local[0]!.scheduledEventId).toBe(local[0]!.closedEventId);
+  });
+
+  it('its summary names the event, the tool and the callback count', () => {
+    const json = readJson('local-dispatch.json');
+    const event = json.events.find(
+      (e) =>
+        (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName ===
+        'core_local_activity',
+    )!;
+    event.userMetadata = { summary: jsonPayload('PostToolUse Read, 3 callbacks') };
+    const [dispatch] = timelineFromHistory(historyFromJSON(json)).dispatches.filter((d) => d.local);
+    expect(dispatch).toMatchObject({ event: 'PostToolUse', toolName: 'Read', callbackCount: 1 });
+  });
+
+  it('refused by a worker of another version: no row (the activity that follows is the row)', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'refused',
+        cause: { message: 'runs v1', applicationFailureInfo: { type: 'WorkerVersionMismatch' } },
+      };
+    });
+    expect(timeline.dispatches.filter((d) => d.local)).toHaveLength(1);
+  });
+
+  it('timed out: worker_lost, naming the timeout', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'local activity timed out',
+        cause: {
+          message: 'timeout',
+          timeoutFailureInfo: { timeoutType: 'TIMEOUT_TYPE_START_TO_CLOSE' },
+        },
+      };
+    });
+    expect(timeline.dispatches.find((d) => d.local)).toMatchObject({
+      decision: 'worker_lost',
+      reason: 'the worker running the dispatch was lost (START_TO_CLOSE)',
+    });
+  });
+
+  it('failed: error, with the failure message as the reason', () => {
+    const timeline = withFirstLocalMarker((marker) => {
+      delete (marker.details as Record<string, unknown>).result;
+      marker.failure = {
+        message: 'Activity task failed',
+        cause: { message: 'registry has no agent named x', applicationFailureInfo: {} },
+      };
+    });
+    expect(timeline.dispatches.find((d) => d.local)).toMatchObject({
+      decision: 'error',
+      reason: 'registry has no agent named x',
+    });
   });
 });
 
