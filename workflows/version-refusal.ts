@@ -31,6 +31,17 @@ import { toFailure } from './failures.js';
  */
 const PATCH_LEAN_FIRST_ATTEMPT = 'refusal-retries-lean';
 
+/**
+ * A task refused because a worker claims the session's version with another definition (a
+ * fingerprint mismatch) is retried for at most {@link FINGERPRINT_BUDGET_MS}, not the task's
+ * whole budget: that is a deploy giving two definitions one version, which retrying rarely
+ * mends (a worker of the right definition, if any, takes the task within seconds), and a
+ * hook's 10 minutes of retries left the caller waiting and the history hundreds of retries
+ * longer. Guarded: such a history retried longer.
+ */
+const PATCH_FINGERPRINT_BUDGET = 'fingerprint-refusal-budget';
+const FINGERPRINT_BUDGET_MS = 30_000;
+
 /** First wait before a refused task is scheduled again, ms; it doubles up to {@link MAX_WAIT_MS}. */
 const FIRST_WAIT_MS = 50;
 const MAX_WAIT_MS = 2_000;
@@ -86,8 +97,12 @@ export function withRefusalRetries<T>(
     const refusal = versionRefusalOf(error);
     if (!refusal) throw error;
     const waited = Date.now() - started;
-    if (waited >= budgetMs) throw refusedEverywhere(input, what, refusal, waited);
-    await sleep(Math.max(1, Math.min(FIRST_WAIT_MS * 2 ** tries, MAX_WAIT_MS, budgetMs - waited)));
+    const budget =
+      refusal.code === 'VERSION_FINGERPRINT_MISMATCH' && patched(PATCH_FINGERPRINT_BUDGET)
+        ? Math.min(budgetMs, FINGERPRINT_BUDGET_MS)
+        : budgetMs;
+    if (waited >= budget) throw refusedEverywhere(input, what, refusal, waited);
+    await sleep(Math.max(1, Math.min(FIRST_WAIT_MS * 2 ** tries, MAX_WAIT_MS, budget - waited)));
   }
 
   /** Try from `first` on (eagerly only the very first time) until a try is not refused. */
@@ -121,7 +136,7 @@ function refusedEverywhere(
     message +=
       ` That worker claims version '${refusal.sessionVersion}' with another definition ` +
       `(fingerprint ${refusal.workerFingerprint ?? 'unknown'}); what differs (session vs worker): ` +
-      `${differences.join('; ') || 'not known'}.`;
+      `${differences.join('; ') || 'not known'}. Give the changed definition a new \`version\`.`;
   }
   return toFailure({
     name: what.event ? 'HookError' : 'EngineError',

@@ -193,6 +193,42 @@ describe('one name, two versions', () => {
   }, 120_000);
 });
 
+describe('a fingerprint mismatch with the default hook budget', () => {
+  it('fails the send after about 30 s of refusals, not the hook budget of 10 minutes', async () => {
+    const name = `identity-${randomUUID().slice(0, 8)}`;
+    const worker = await startAgentProcess({
+      policy: 'lax',
+      name,
+      version: 'v1',
+      workerOnly: true,
+    });
+    const other = await createAgentClient({
+      name,
+      version: 'v1',
+      model: scriptedModel(() => 'unused'),
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'abort', reason: 'y' })] },
+      },
+    });
+    try {
+      const session = await other.createSession();
+      const error = (await session.send('hello').then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as HookError;
+      expect(error.code).toBe('VERSION_FINGERPRINT_MISMATCH');
+      const waited = Number(/within (\d+) ms/.exec(error.message)?.[1]);
+      expect(waited).toBeGreaterThanOrEqual(30_000);
+      expect(waited).toBeLessThan(40_000);
+      expect(error.message).toContain('Give the changed definition a new `version`.');
+      await session.close();
+    } finally {
+      await other.close();
+    }
+    expect(await worker.stop()).toEqual({});
+  }, 120_000);
+});
+
 describe('two definitions of one process claiming one version', () => {
   it('refuses the second at worker start, naming what differs', async () => {
     const name = `identity-${randomUUID().slice(0, 8)}`;
