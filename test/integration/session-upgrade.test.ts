@@ -1,8 +1,11 @@
 /**
- * `session.upgrade()` and version routing, in one process on the shared server: a move with
- * versioning off (unversioned workers: the refusal finds the target version's worker), the
- * refusals of a move nobody can serve or a version that is not a build id, and a client whose
- * fingerprint names no version of its Worker Deployment (another toolchain's fingerprint).
+ * `session.upgrade()` and version routing, on the shared server: a move with versioning off
+ * (unversioned workers: the refusal finds the target version's worker), the refusals of a
+ * move nobody can serve, a mistyped version or a version that is not a build id, a moved
+ * session listed under its new version (search attribute, memo, gate), a client killed
+ * between begin and finish (a child process: the session's hold ends after `holdMs`, the move
+ * abandoned, or finished by the session when re-pinned), and a client whose fingerprint names
+ * no version of its Worker Deployment (another toolchain's fingerprint).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
