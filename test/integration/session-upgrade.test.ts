@@ -57,6 +57,15 @@ async function worker(options: AgentOptions): Promise<AgentWorker> {
   return w;
 }
 
+/**
+ * Stop `w` before the session closes: with versioning off, SessionEnd's 3 s budget may be spent
+ * on refusals by a worker of the other version on the same queue (matching picks either).
+ */
+async function stop(w: AgentWorker): Promise<void> {
+  started.splice(started.indexOf(w), 1);
+  await w.shutdown();
+}
+
 async function client(options: AgentOptions): Promise<AgentClient> {
   const c = await createAgentClient(options);
   started.push(c);
@@ -182,11 +191,12 @@ describe('session.upgrade() with versioning off', () => {
   it('a move whose client died before finishing holds the turn only holdMs: another client then sends and closes, and the move is recorded as abandoned', async () => {
     const name = `upgrade-dead-${randomUUID().slice(0, 8)}`;
     await worker(definition('v1', name, 'off'));
-    await worker(definition('v2', name, 'off'));
+    const v2 = await worker(definition('v2', name, 'off'));
     const session = await (await client(definition('v1', name, 'off'))).createSession();
     expect((await session.send('hello')).text()).toBe('answered by v1');
     const holdMs = 3_000;
     await beginAndDie(session.workflowId, 'v2', holdMs);
+    await stop(v2);
 
     const otherClient = await client(definition('v1', name, 'off'));
     const other = await otherClient.session(session.id);
@@ -219,7 +229,7 @@ describe('session.upgrade() with versioning off', () => {
   it('refuses a mistyped version within seconds, naming it and the versions that poll, and the session still works', async () => {
     const name = `upgrade-typo-${randomUUID().slice(0, 8)}`;
     await worker(definition('v1', name, 'off'));
-    await worker(definition('v2', name, 'off'));
+    const v2 = await worker(definition('v2', name, 'off'));
     const session = await (await client(definition('v1', name, 'off'))).createSession();
     const asked = Date.now();
     const error = await session.upgrade('v3').catch((e: unknown) => e);
@@ -233,42 +243,7 @@ describe('session.upgrade() with versioning off', () => {
     );
     expect((await session.send('hello')).text()).toBe('answered by v1');
     expect((await session.describe()).upgrades).toBeUndefined();
-    await session.close();
-  }, 120_000);
-
-  it('files a moved session under its new version: search attribute, memo and gate', async () => {
-    const name = `upgrade-list-${randomUUID().slice(0, 8)}`;
-    await worker(definition('v1', name, 'off'));
-    await worker(definition('v2', name, 'off'));
-    const agentClient = await client(definition('v1', name, 'off'));
-    const session = await agentClient.createSession();
-    expect((await session.send('hello')).text()).toBe('answered by v1');
-    await session.upgrade('v2');
-    const raw = agentClient.temporal;
-    const listed = async (query: string) => {
-      const ids: string[] = [];
-      for await (const execution of raw.workflow.list({ query })) ids.push(execution.workflowId);
-      return ids;
-    };
-    const agentIs = `DurableAgentName = '${name}'`;
-    await waitFor(
-      async () =>
-        (await listed(`${agentIs} AND DurableAgentVersion = 'v2'`)).includes(session.workflowId),
-      20_000,
-      'the session listed under DurableAgentVersion v2',
-    );
-    expect(await listed(`${agentIs} AND DurableAgentVersion = 'v1'`)).not.toContain(
-      session.workflowId,
-    );
-    expect((await raw.workflow.getHandle(session.workflowId).describe()).memo).toMatchObject({
-      version: 'v2',
-    });
-    const report = await gateDeploy({
-      agent: definition('v2', name, 'off'),
-      client: agentClient,
-      version: 'v2',
-    });
-    expect(report.sessions.map((s) => s.sessionId)).toEqual([session.id]);
+    await stop(v2);
     await session.close();
   }, 120_000);
 
@@ -344,6 +319,42 @@ describe('routing by Worker Deployments', () => {
     const moved = await session.upgrade('v2', { identity: 'second-try' });
     expect(moved.upgrade).toMatchObject({ fromVersion: 'v1', toVersion: 'v2', by: 'second-try' });
     expect((await session.send('hello')).text()).toBe('answered by v2');
+    await session.close();
+  }, 120_000);
+
+  it('files a moved session under its new version: search attribute, memo and gate', async () => {
+    const name = `upgrade-list-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    await worker(definition('v2', name, 'deployments'));
+    const agentClient = await client(definition('v1', name, 'deployments'));
+    const session = await agentClient.createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    await session.upgrade('v2');
+    const raw = agentClient.temporal;
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of raw.workflow.list({ query })) ids.push(execution.workflowId);
+      return ids;
+    };
+    const agentIs = `DurableAgentName = '${name}'`;
+    await waitFor(
+      async () =>
+        (await listed(`${agentIs} AND DurableAgentVersion = 'v2'`)).includes(session.workflowId),
+      20_000,
+      'the session listed under DurableAgentVersion v2',
+    );
+    expect(await listed(`${agentIs} AND DurableAgentVersion = 'v1'`)).not.toContain(
+      session.workflowId,
+    );
+    expect((await raw.workflow.getHandle(session.workflowId).describe()).memo).toMatchObject({
+      version: 'v2',
+    });
+    const report = await gateDeploy({
+      agent: definition('v2', name, 'deployments'),
+      client: agentClient,
+      version: 'v2',
+    });
+    expect(report.sessions.map((s) => s.sessionId)).toEqual([session.id]);
     await session.close();
   }, 120_000);
 
