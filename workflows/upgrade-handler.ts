@@ -236,7 +236,8 @@ async function bound(state: SessionState, hold: Held, holdMs: number): Promise<v
     holdMs,
     { summary: `upgrade hold: version ${hold.toVersion}` },
   );
-  if (answered) return;
+  // A finish or cancel handled in the same workflow task as the timer decides.
+  if (answered || state.upgrading !== hold || hold.finishing !== undefined) return;
   if (workflowInfo().currentDeploymentVersion?.buildId === hold.toVersion) {
     // Re-pinned: this task runs on a worker of the target version. Finishing is the only way
     // on (a worker of the old version no longer gets the session's tasks).

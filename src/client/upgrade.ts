@@ -184,26 +184,43 @@ export async function upgradeSession(
     await update({ phase: 'cancel', toVersion: target, by });
     return { version: target };
   }
-  if (pinned && !repinned) {
-    try {
-      await client.workflowService.updateWorkflowExecutionOptions({
-        namespace: client.options.namespace,
-        workflowExecution: { workflowId: handle.workflowId },
-        workflowExecutionOptions: {
-          versioningOverride: {
-            pinned: {
-              behavior: PINNED.PINNED_OVERRIDE_BEHAVIOR_PINNED,
-              version: { deploymentName: pinned.deploymentName, buildId: target },
-            },
+  const pin = (buildId: string) =>
+    client.workflowService.updateWorkflowExecutionOptions({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId: handle.workflowId },
+      workflowExecutionOptions: {
+        versioningOverride: {
+          pinned: {
+            behavior: PINNED.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+            version: { deploymentName: pinned!.deploymentName, buildId },
           },
         },
-        updateMask: { paths: ['versioning_override'] },
-        identity: by,
-      });
+      },
+      updateMask: { paths: ['versioning_override'] },
+      identity: by,
+    });
+  if (pinned && !repinned) {
+    try {
+      await pin(target);
     } catch (error) {
       await update({ phase: 'cancel', toVersion: target, by }).catch(() => undefined);
       throw error;
     }
   }
-  return update({ phase: 'finish', toVersion: target, by });
+  try {
+    return await update({ phase: 'finish', toVersion: target, by });
+  } catch (error) {
+    // Too late: the session gave the turn back (holdMs) before the re-pin reached it, and
+    // stayed on its version. Pin it back there, or no worker would run its tasks.
+    if (pinned && !repinned && isAbandoned(error)) await pin(pinned.buildId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Whether `error` is the workflow's refusal of a finish whose move it abandoned. */
+function isAbandoned(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    if (/upgrade: the move to '.*' was abandoned/.test(e.message)) return true;
+  }
+  return false;
 }
