@@ -244,6 +244,42 @@ try {
       await v2Client.close();
     }
   }
+  if (want('upgrade-abandoned-then-moved')) {
+    // A move begun and never finished (its hold's timer fires: abandoned, recorded in the
+    // memo), then a move finished (its timer cancelled; the version search attribute and memo
+    // upserted), each side of a prompt: the bounded hold and the upserts, replayed.
+    const definition = (version: string): AgentOptions => ({
+      name: 'record-upgrades',
+      version,
+      model: scriptedModel(() => `answered by ${version}`),
+      advanced: {
+        hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
+        temporal: { address: server.address, taskQueue: 'record-histories-upgrades' },
+      },
+    });
+    const v1 = await createAgentWorker(definition('v1'));
+    const v2 = await createAgentWorker(definition('v2'));
+    const v1Client = await createAgentClient(definition('v1'));
+    try {
+      const s = await v1Client.createSession({ sessionId: 'fixture-upgrade-abandoned' });
+      await s.send('one');
+      await client.workflow.getHandle(s.workflowId).executeUpdate('upgrade', {
+        args: [{ phase: 'begin', toVersion: 'v2', by: 'dead-client', holdMs: 500 }],
+      });
+      while (!(await s.describe()).abandonedUpgrades) await new Promise((r) => setTimeout(r, 50));
+      await s.send('two');
+      await s.upgrade('v2', { identity: 'operator' });
+      await s.send('three');
+      // SessionEnd on v2 only: a v1 worker would refuse it within its short budget.
+      await v1.shutdown();
+      await s.close();
+      await save('upgrade-abandoned-then-moved', s);
+    } finally {
+      await v2.shutdown();
+      await v1.shutdown().catch(() => undefined);
+      await v1Client.close();
+    }
+  }
 } finally {
   await client.connection.close();
   await agent.shutdown();

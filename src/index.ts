@@ -111,6 +111,7 @@ export type {
   ToolCallRecord,
   UpgradeAnswer,
   VersionUpgrade,
+  AbandonedUpgrade,
 } from './common/protocol.js';
 export type { AgentModel, ModelStepRequest } from './models/model.js';
 export {

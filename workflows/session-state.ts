@@ -156,6 +156,7 @@ export function describeSession(state: SessionState): SessionDescription {
     ...(state.input.version !== undefined ? { version: state.input.version } : {}),
     ...(state.input.fingerprint !== undefined ? { fingerprint: state.input.fingerprint } : {}),
     ...(state.input.upgrades ? { upgrades: state.input.upgrades } : {}),
+    ...(state.input.abandonedUpgrades ? { abandonedUpgrades: state.input.abandonedUpgrades } : {}),
   };
 }
 

@@ -15,15 +15,34 @@
  *   turn back;
  * - `cancel` gives the turn back without moving (the re-pin failed).
  *
- * Histories recorded before this Update existed never ran it, so replaying them takes no
- * new path (no `patched()` needed).
+ * The hold does not outlive its client: when neither `finish` nor `cancel` came within the
+ * begin's `holdMs` (default `DEFAULTS.upgradeHoldMs`, a timer in the history), the session
+ * finishes the move itself if Temporal re-pinned it already (this workflow task runs on a
+ * worker of the target version: the re-pin is the move's point of no return), else gives the
+ * turn back and records the move as abandoned (`describe().abandonedUpgrades`, the memo's
+ * `upgradeAbandoned`). A finished move also updates the session's `DurableAgentVersion`
+ * search attribute and its memo's `version`, so lists and `durable-agent gate` file it under
+ * the version it runs now.
+ *
+ * Both are guarded by `patched()`: a history recorded before them (a begin with no timer, a
+ * finish with no upserts) replays on the old path.
  *
  * @module
  */
-import { condition, setCurrentDetails } from '@temporalio/workflow';
+import {
+  condition,
+  log,
+  patched,
+  setCurrentDetails,
+  upsertMemo,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { DEFAULTS } from '../src/common/defaults.js';
 import { VERSION_RULE } from '../src/common/identity.js';
 import {
   Updates,
+  type AbandonedUpgrade,
   type UpgradeAnswer,
   type UpgradeRequest,
   type VersionUpgrade,
@@ -31,12 +50,23 @@ import {
 import { describeDefinitionActivity } from './activity-options.js';
 import { cleanupPendingFailure } from './dispatch.js';
 import { sessionClosedFailure, toFailure } from './failures.js';
+import { AGENT_VERSION_KEY } from '../src/common/search-attributes.js';
 import { isClosing, type SessionState } from './session-state.js';
 import { sessionSetHandler } from './update-count.js';
 import { withRefusalRetries } from './version-refusal.js';
 
 /** How long `finish` waits for a worker of the target version to say what it runs, ms. */
 const DESCRIBE_BUDGET_MS = 60_000;
+
+/** A begin's hold of the turn is bounded by a timer (`holdMs`). */
+const PATCH_UPGRADE_HOLD_BOUNDED = 'upgrade-hold-bounded';
+/** A finished move updates the version search attribute and memo. */
+const PATCH_UPGRADE_UPSERTS_VERSION = 'upgrade-upserts-version';
+
+/** Longest hold a begin may ask for, ms (a day). */
+const MAX_HOLD_MS = 86_400_000;
+
+type Held = NonNullable<SessionState['upgrading']>;
 
 /** Register the `upgrade` Update (and its validator). */
 export function setUpgradeHandler(state: SessionState): void {
@@ -57,7 +87,31 @@ export function setUpgradeHandler(state: SessionState): void {
       if (request.phase === 'begin' && isClosing(state)) {
         throw sessionClosedFailure(state.input.sessionId);
       }
-      if (request.phase === 'finish' && state.upgrading?.toVersion !== request.toVersion) {
+      if (
+        request.holdMs !== undefined &&
+        (request.phase !== 'begin' ||
+          !Number.isInteger(request.holdMs) ||
+          request.holdMs <= 0 ||
+          request.holdMs > MAX_HOLD_MS)
+      ) {
+        throw new TypeError(
+          `upgrade: holdMs must be a positive integer of ms up to ${MAX_HOLD_MS}, on begin only, got ${String(request.holdMs)}`,
+        );
+      }
+      if (
+        request.phase === 'finish' &&
+        state.upgrading?.toVersion !== request.toVersion &&
+        // Finished by the session itself (its client was late): the finish answers that move.
+        lastMoveTo(state, request.toVersion) === undefined
+      ) {
+        const abandoned = state.input.abandonedUpgrades?.at(-1);
+        if (abandoned && abandoned.toVersion === request.toVersion) {
+          throw new TypeError(
+            `upgrade: the move to '${request.toVersion}' begun by '${abandoned.by}' was abandoned: ` +
+              `no finish or cancel within ${abandoned.heldMs} ms, and the session stayed on ` +
+              `'${abandoned.version}'; call upgrade() again`,
+          );
+        }
         throw new TypeError(`upgrade: no move to '${request.toVersion}' was begun`);
       }
     },
@@ -76,11 +130,21 @@ async function upgrade(state: SessionState, request: UpgradeRequest): Promise<Up
     }
     return { version: state.input.version! };
   }
+  const held = state.upgrading;
+  if (held?.toVersion !== request.toVersion) {
+    // The session finished this move itself, its client's finish came late (validator).
+    return { version: state.input.version!, upgrade: lastMoveTo(state, request.toVersion)! };
+  }
   // Two callers finishing one move (two upgrade() at once, or a retry of a slow one) share
   // the first one's outcome: the move is recorded once and the turn given back once.
-  const held = state.upgrading!;
   held.finishing ??= finish(state, request, held.ticket);
   return held.finishing;
+}
+
+/** The last recorded move, if the session runs `toVersion` because of it. */
+function lastMoveTo(state: SessionState, toVersion: string) {
+  const move = state.input.upgrades?.at(-1);
+  return move?.toVersion === toVersion && state.input.version === toVersion ? move : undefined;
 }
 
 async function begin(state: SessionState, request: UpgradeRequest): Promise<UpgradeAnswer> {
@@ -93,9 +157,13 @@ async function begin(state: SessionState, request: UpgradeRequest): Promise<Upgr
   try {
     if (isClosing(state) || state.startError) throw sessionClosedFailure(state.input.sessionId);
     if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
-    state.upgrading = { toVersion: request.toVersion, by: request.by, ticket };
+    const hold: Held = { toVersion: request.toVersion, by: request.by, ticket };
+    state.upgrading = hold;
     held = true;
     setCurrentDetails(`moving to version ${request.toVersion}`);
+    if (patched(PATCH_UPGRADE_HOLD_BOUNDED)) {
+      void bound(state, hold, request.holdMs ?? DEFAULTS.upgradeHoldMs);
+    }
     return { version: state.input.version! };
   } finally {
     if (!held) state.serving++;
@@ -143,10 +211,63 @@ async function finish(
       manifest: to.manifest,
       upgrades: [...(input.upgrades ?? []), move],
     };
+    if (patched(PATCH_UPGRADE_UPSERTS_VERSION)) {
+      // Lists (`DurableAgentVersion='v2'`), `durable-agent gate` and the session page read
+      // these: they name the version the session runs now.
+      upsertMemo({ version: to.version });
+      if (state.searchAttributes) {
+        upsertSearchAttributes([{ key: AGENT_VERSION_KEY, value: to.version }]);
+      }
+    }
     return { version: to.version, upgrade: move };
   } finally {
     release(state, ticket);
   }
+}
+
+/**
+ * The bound of a begin's hold: once `holdMs` passed with neither finish nor cancel, finish the
+ * move if Temporal re-pinned the session already, else give the turn back and record the move
+ * as abandoned.
+ */
+async function bound(state: SessionState, hold: Held, holdMs: number): Promise<void> {
+  const answered = await condition(
+    () => state.upgrading !== hold || hold.finishing !== undefined,
+    holdMs,
+    { summary: `upgrade hold: version ${hold.toVersion}` },
+  );
+  // A finish or cancel handled in the same workflow task as the timer decides.
+  if (answered || state.upgrading !== hold || hold.finishing !== undefined) return;
+  if (workflowInfo().currentDeploymentVersion?.buildId === hold.toVersion) {
+    // Re-pinned: this task runs on a worker of the target version. Finishing is the only way
+    // on (a worker of the old version no longer gets the session's tasks).
+    log.warn('upgrade: no finish came for a re-pinned move; the session finishes it', {
+      toVersion: hold.toVersion,
+      by: hold.by,
+      holdMs,
+    });
+    hold.finishing = finish(
+      state,
+      { phase: 'finish', toVersion: hold.toVersion, by: hold.by },
+      hold.ticket,
+    );
+    await hold.finishing.catch(() => undefined);
+    return;
+  }
+  const abandoned: AbandonedUpgrade = {
+    version: state.input.version!,
+    toVersion: hold.toVersion,
+    by: hold.by,
+    at: Date.now(),
+    heldMs: holdMs,
+  };
+  log.warn('upgrade: no finish or cancel came; the move is abandoned', { ...abandoned });
+  state.input = {
+    ...state.input,
+    abandonedUpgrades: [...(state.input.abandonedUpgrades ?? []), abandoned],
+  };
+  upsertMemo({ upgradeAbandoned: abandoned });
+  release(state, hold.ticket);
 }
 
 /** Give back the turn the move of `ticket` holds: once, whoever asks again. */

@@ -92,6 +92,12 @@ export function renderTimeline(timeline: HistoryTimeline): string {
         `${move.by}, after ${move.afterPrompts} prompt(s)`,
     );
   }
+  for (const move of timeline.abandonedUpgrades ?? []) {
+    out.push(
+      `move to version ${move.toVersion} by ${move.by} abandoned ${formatTime(move.at)}: no ` +
+        `finish or cancel within ${move.heldMs} ms, stayed on ${move.version}`,
+    );
+  }
   out.push('');
 
   const marker = timeline.sessionEndMarker;

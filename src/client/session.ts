@@ -403,22 +403,38 @@ export class Session {
    * dispatches before it carry the old version, later ones the new.
    * @param toVersion the version to move to. @default the Worker Deployment's current version
    *   (required with `advanced.temporal.versioning: 'off'`)
+   * The turn is held no longer than `options.holdMs` for this client: if it dies between
+   * taking the turn and finishing, the session finishes the move itself when Temporal
+   * re-pinned it already, else gives the turn back and records the move in
+   * `describe().abandonedUpgrades`.
    * @param options.identity who asks, recorded with the move. @default the client's Temporal identity
+   * @param options.holdMs how long the session holds its turn for this client's finish, ms
+   *   (a positive integer). @default 30000 (`DEFAULTS.upgradeHoldMs`)
    * @returns the version the session runs now, and the recorded move (absent when it ran
    *   `toVersion` already).
-   * @throws {ConfigError} for an invalid `toVersion`, no current version to default to, or no
-   *   worker of `toVersion` polling the session's task queue.
+   * @throws {ConfigError} for an invalid `toVersion` or `holdMs`, no current version to
+   *   default to, or no worker of `toVersion` polling the session's task queue (the error
+   *   names the versions there are; with versioning off, known from the pollers' identities).
    * @throws {SessionClosedError} when the session is closed.
    * @throws {HookError} `HOOK_CLEANUP_PENDING` while a cancelled callback has not settled.
    * @throws {EngineError} `WORKER_VERSION_MISMATCH` when no worker of `toVersion` answered within 60 s.
    */
-  async upgrade(toVersion?: string, options: { identity?: string } = {}): Promise<UpgradeAnswer> {
+  async upgrade(
+    toVersion?: string,
+    options: { identity?: string; holdMs?: number } = {},
+  ): Promise<UpgradeAnswer> {
     const by = options.identity ?? this.#handle.client.options.identity ?? 'unknown';
     try {
-      return await upgradeSession(this.#handle, this.id, toVersion, by, (request) =>
-        this.#update(Updates.upgrade, [request], {
-          updateId: `upgrade-${request.phase}-${request.toVersion}-${randomUUID()}`,
-        }),
+      return await upgradeSession(
+        this.#handle,
+        this.id,
+        toVersion,
+        by,
+        (request) =>
+          this.#update(Updates.upgrade, [request], {
+            updateId: `upgrade-${request.phase}-${request.toVersion}-${randomUUID()}`,
+          }),
+        options.holdMs,
       );
     } catch (error) {
       if (error instanceof ConfigError || error instanceof SessionClosedError) throw error;

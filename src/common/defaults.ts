@@ -8,6 +8,12 @@ export const DEFAULTS = {
   hookTimeoutMs: 600_000,
   /** Budget of SessionEnd's callbacks, ms (contract §4.5). */
   sessionEndHookTimeoutMs: 3_000,
+  /**
+   * How long a session holds its turn for a move to another version (`session.upgrade()`)
+   * between the client's `begin` and its `finish` or `cancel`, ms: a client that died in
+   * between holds the session no longer than this.
+   */
+  upgradeHoldMs: 30_000,
   /** Most model steps in one `send()`. */
   maxTurns: 50,
   /** Agent name in the worker-side registry (and the default task queue's last part). */

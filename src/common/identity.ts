@@ -27,6 +27,29 @@ export const AGENT_NAME_RULE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
  */
 export const VERSION_RULE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/;
 
+/**
+ * The Temporal identity of a worker of agent `agentName` version `version`: Temporal's usual
+ * `<pid>@<host>` (`base`) followed by ` <agentName>@<version>`. Task queue descriptions list
+ * pollers by identity, so a client can tell which versions poll a queue without Worker
+ * Deployments (`session.upgrade()` with versioning off).
+ */
+export function agentWorkerIdentity(base: string, agentName: string, version: string): string {
+  return `${base} ${agentName}@${version}`;
+}
+
+/**
+ * The version a poller of agent `agentName` runs, from its identity ({@link agentWorkerIdentity});
+ * `undefined` when the identity names none (a worker of another agent, or of an SDK release
+ * before identities named versions).
+ */
+export function versionOfWorkerIdentity(identity: string, agentName: string): string | undefined {
+  const tag = ` ${agentName}@`;
+  const at = identity.lastIndexOf(tag);
+  if (at < 0) return undefined;
+  const version = identity.slice(at + tag.length);
+  return VERSION_RULE.test(version) ? version : undefined;
+}
+
 /** The rule of {@link AGENT_NAME_RULE}, in words, for error messages. */
 export const AGENT_NAME_RULE_TEXT =
   "1 to 100 letters, digits, '-' or '_', starting with a letter or digit " +

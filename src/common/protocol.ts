@@ -169,6 +169,12 @@ export interface SessionWorkflowInput {
    * the first move.
    */
   upgrades?: VersionUpgrade[];
+  /**
+   * Moves begun and never finished: the client that began one gave neither `finish` nor
+   * `cancel` within the hold's bound, so the session gave its turn back and stayed where it
+   * was. Oldest first; absent until the first.
+   */
+  abandonedUpgrades?: AbandonedUpgrade[];
   /** How many callbacks each event has (events with none schedule nothing). */
   hookCounts: Partial<Record<HookEvent, number>>;
   hookTimeoutMs: number;
@@ -433,6 +439,8 @@ export interface SessionDescription {
   fingerprint?: string;
   /** Its moves to other versions, oldest first (absent until the first). */
   upgrades?: VersionUpgrade[];
+  /** Moves begun whose client never finished nor cancelled them, oldest first (absent until the first). */
+  abandonedUpgrades?: AbandonedUpgrade[];
 }
 
 /**
@@ -454,6 +462,25 @@ export interface VersionUpgrade {
 }
 
 /**
+ * A move begun (`upgrade` `begin`) whose client sent neither `finish` nor `cancel` within
+ * `holdMs` (it died, or lost the server): the session gave its turn back without moving.
+ * Recorded by the workflow in its input (carried across continue-as-new) and in its memo
+ * (`upgradeAbandoned`, a history event).
+ */
+export interface AbandonedUpgrade {
+  /** The version the session stayed on. */
+  version: string;
+  /** The version the move was to. */
+  toVersion: string;
+  /** Who began it. */
+  by: string;
+  /** When the session gave the turn back: workflow time, ms since the epoch. */
+  at: number;
+  /** How long the turn was held for the move, ms. */
+  heldMs: number;
+}
+
+/**
  * An `upgrade` Update's argument. `begin` waits for the turn in flight (and the prompts
  * queued before it) to end, then holds the session's turn so that nothing runs while Temporal
  * re-pins it; `finish` takes the target version's identity from a worker of that version and
@@ -463,6 +490,14 @@ export interface UpgradeRequest {
   phase: 'begin' | 'finish' | 'cancel';
   toVersion: string;
   by: string;
+  /**
+   * `begin` only: how long the session holds its turn for `finish` or `cancel`, ms (a positive
+   * integer). When neither came by then, the session finishes the move itself if Temporal
+   * re-pinned it to `toVersion` already (its workflow task runs on a worker of that version),
+   * else gives the turn back and records the move as abandoned ({@link AbandonedUpgrade}).
+   * @default DEFAULTS.upgradeHoldMs (30 000)
+   */
+  holdMs?: number;
 }
 
 /** An `upgrade` Update's answer: the version the session runs now, and the move `finish` recorded. */

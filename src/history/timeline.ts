@@ -26,6 +26,7 @@ import {
   type HookDispatchOutcome,
   type SessionWorkflowInput,
   type UpgradeAnswer,
+  type AbandonedUpgrade,
   type VersionUpgrade,
   type SessionWorkflowResult,
 } from '../common/protocol.js';
@@ -240,6 +241,12 @@ export interface HistoryTimeline {
    * before a move carry its `fromVersion`, later ones its `toVersion`. Absent when none.
    */
   upgrades?: VersionUpgrade[];
+  /**
+   * Moves begun whose client sent neither finish nor cancel in time (it died): the session
+   * gave its turn back and stayed on its version. From the memo upserts (`upgradeAbandoned`);
+   * absent when none.
+   */
+  abandonedUpgrades?: AbandonedUpgrade[];
   /** The SessionEnd marker, once recorded. */
   sessionEndMarker?: HistorySessionEndMarker;
   /** SessionEnd's reason, from the workflow's result (completed sessions). */
@@ -922,8 +929,18 @@ function watchCleanup(
   if (typeof handle.dispatchId === 'string') build.byDispatchId.set(handle.dispatchId, dispatch);
 }
 
-/** The first upsert of `sessionEndMarker` is the SessionEnd marker. */
+/**
+ * The first upsert of `sessionEndMarker` is the SessionEnd marker; each `upgradeAbandoned`,
+ * an abandoned move.
+ */
 function memoUpserted(build: TimelineBuild, event: HistoryEvent, modified: MemoAttributes): void {
+  const abandoned = decodePayload<AbandonedUpgrade>(
+    modified.upsertedMemo?.fields?.upgradeAbandoned,
+    build.converter,
+  );
+  if (abandoned && typeof abandoned.toVersion === 'string') {
+    (build.timeline.abandonedUpgrades ??= []).push(abandoned);
+  }
   const marker = decodePayload<{ reason?: unknown; at?: unknown }>(
     modified.upsertedMemo?.fields?.sessionEndMarker,
     build.converter,

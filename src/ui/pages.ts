@@ -212,6 +212,16 @@ interface SessionPageData {
 }
 
 /** One session: its turns → hook dispatches → callbacks → tools. */
+/** `, version v2, fingerprint …`: the version the session runs now (its last move's target). */
+function versionFacts(t: SessionPageData['timeline']): string {
+  const moved = t.upgrades?.at(-1);
+  const version = moved?.toVersion ?? t.version;
+  const fingerprint = moved?.toFingerprint ?? t.fingerprint;
+  return `${version ? `, version <span data-testid="version">${esc(version)}</span>` : ''}${
+    moved && t.version ? ` (started on ${esc(t.version)})` : ''
+  }${fingerprint ? `, fingerprint ${esc(fingerprint)}` : ''}`;
+}
+
 export function sessionPage(data: SessionPageData): string {
   const t = data.timeline;
   const id = t.sessionId ?? t.workflowId ?? '?';
@@ -225,9 +235,7 @@ export function sessionPage(data: SessionPageData): string {
     STATUS_TITLES[data.status],
     data.status,
   )}</h1>
-<p class="facts">agent ${esc(t.agentName ?? '?')}${t.version ? `, version ${esc(t.version)}` : ''}${
-    t.fingerprint ? `, fingerprint ${esc(t.fingerprint)}` : ''
-  } · Temporal status ${esc(t.status)} · started ${time(t.startedAt)}${
+<p class="facts">agent ${esc(t.agentName ?? '?')}${versionFacts(t)} · Temporal status ${esc(t.status)} · started ${time(t.startedAt)}${
     t.closedAt !== undefined ? ` · closed ${time(t.closedAt)}` : ''
   }${t.endReason ? ` · end reason ${esc(t.endReason)}` : ''}${
     t.closeReason ? ` · ${esc(t.closeReason)}` : ''

@@ -5,6 +5,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   NativeConnection,
   Runtime,
@@ -25,6 +26,7 @@ import {
   type WorkflowBundleSource,
 } from './workflow-code.js';
 import { ConversationCache } from './conversation-cache.js';
+import { agentWorkerIdentity } from '../common/identity.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../agent/options.js';
@@ -210,6 +212,8 @@ export async function startAgentWorker(
     main = await Worker.create({
       ...common,
       taskQueue,
+      // Names its version: a client tells which versions poll the queue (session.upgrade()).
+      identity: agentWorkerIdentity(`${process.pid}@${hostname()}`, options.name, options.version),
       // Worker Deployments: this worker is version `<name>.<version>`; its sessions are
       // pinned there, and Temporal routes their tasks to workers of that version only.
       ...(options.temporal.versioning === 'deployments'

@@ -1,9 +1,13 @@
 /**
- * `session.upgrade()` and version routing, in one process on the shared server: a move with
- * versioning off (unversioned workers: the refusal finds the target version's worker), the
- * refusals of a move nobody can serve or a version that is not a build id, and a client whose
- * fingerprint names no version of its Worker Deployment (another toolchain's fingerprint).
+ * `session.upgrade()` and version routing, on the shared server: a move with versioning off
+ * (unversioned workers: the refusal finds the target version's worker), the refusals of a
+ * move nobody can serve, a mistyped version or a version that is not a build id, a moved
+ * session listed under its new version (search attribute, memo, gate), a client killed
+ * between begin and finish (a child process: the session's hold ends after `holdMs`, the move
+ * abandoned, or finished by the session when re-pinned), and a client whose fingerprint names
+ * no version of its Worker Deployment (another toolchain's fingerprint).
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,8 +24,10 @@ import {
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { Updates } from '../../src/common/protocol.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
+import { gateDeploy } from '../../src/testing/gate.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
-import { gate, rawClient, waitFor } from '../helpers.js';
+import { gate, rawClient, temporalAddress, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const dir = tempDir('upgrade');
@@ -51,11 +57,86 @@ async function worker(options: AgentOptions): Promise<AgentWorker> {
   return w;
 }
 
+/**
+ * Stop `w` before the session closes: with versioning off, SessionEnd's 3 s budget may be spent
+ * on refusals by a worker of the other version on the same queue (matching picks either).
+ */
+async function stop(w: AgentWorker): Promise<void> {
+  started.splice(started.indexOf(w), 1);
+  await w.shutdown();
+}
+
 async function client(options: AgentOptions): Promise<AgentClient> {
   const c = await createAgentClient(options);
   started.push(c);
   return c;
 }
+
+const fixtures = join(import.meta.dirname, '..', 'fixtures');
+
+/**
+ * A client in a child process begins the move of `workflowId` to `toVersion` (and re-pins it,
+ * given `deploymentName`), then is SIGKILLed before it can finish.
+ */
+async function beginAndDie(
+  workflowId: string,
+  toVersion: string,
+  holdMs: number,
+  deploymentName?: string,
+): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(fixtures, 'upgrade-begin-process.ts'),
+      workflowId,
+      toVersion,
+      String(holdMs),
+      ...(deploymentName ? [deploymentName] : []),
+    ],
+    {
+      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress() },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const closed = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('close', (_code, signal) => resolve(signal)),
+  );
+  try {
+    await waitFor(
+      () => stdout.includes('begun') || child.exitCode !== null,
+      60_000,
+      'the child process to begin the move',
+    );
+  } finally {
+    child.kill('SIGKILL');
+  }
+  expect(stdout, stderr).toContain('begun');
+  expect(await closed).toBe('SIGKILL');
+}
+
+/** `promise`'s outcome, or a failure naming `what` once `ms` passed. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not done within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Slack on top of a hold's bound for the workflow task that ends it, on a loaded machine. */
+const SLACK_MS = 15_000;
 
 describe('session.upgrade() with versioning off', () => {
   it('moves a session to the version named, found among unversioned workers, and records it', async () => {
@@ -104,6 +185,65 @@ describe('session.upgrade() with versioning off', () => {
     // The next send gets its turn (a second give-back would have skipped it for good).
     expect((await session.send('hello')).text()).toBe('answered by v2');
     expect((await session.describe()).upgrades).toHaveLength(1);
+    await session.close();
+  }, 120_000);
+
+  it('a move whose client died before finishing holds the turn only holdMs: another client then sends and closes, and the move is recorded as abandoned', async () => {
+    const name = `upgrade-dead-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    const v2 = await worker(definition('v2', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    const holdMs = 3_000;
+    await beginAndDie(session.workflowId, 'v2', holdMs);
+    await stop(v2);
+
+    const otherClient = await client(definition('v1', name, 'off'));
+    const other = await otherClient.session(session.id);
+    const sent = await within(other.send('after'), holdMs + SLACK_MS, 'the send after the move');
+    expect(sent.text()).toBe('answered by v1');
+    const description = await other.describe();
+    expect(description).toMatchObject({
+      version: 'v1',
+      status: 'open',
+      abandonedUpgrades: [{ version: 'v1', toVersion: 'v2', by: 'dying-client', heldMs: holdMs }],
+    });
+    expect(description.upgrades).toBeUndefined();
+    const history = await otherClient.temporal.workflow
+      .getHandle(session.workflowId)
+      .fetchHistory();
+    expect(timelineFromHistory(history).abandonedUpgrades).toEqual(description.abandonedUpgrades);
+    // A late finish of that client is refused, naming what happened.
+    const late = await otherClient.temporal.workflow
+      .getHandle(session.workflowId)
+      .executeUpdate(Updates.upgrade, {
+        args: [{ phase: 'finish', toVersion: 'v2', by: 'dying-client' }],
+      })
+      .catch((e: unknown) => e);
+    expect((late as Error).cause).toMatchObject({
+      message: expect.stringMatching(/the move to 'v2' begun by 'dying-client' was abandoned/),
+    });
+    await within(other.close(), SLACK_MS, 'the close after the move');
+  }, 120_000);
+
+  it('refuses a mistyped version within seconds, naming it and the versions that poll, and the session still works', async () => {
+    const name = `upgrade-typo-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'off'));
+    const v2 = await worker(definition('v2', name, 'off'));
+    const session = await (await client(definition('v1', name, 'off'))).createSession();
+    const asked = Date.now();
+    const error = await session.upgrade('v3').catch((e: unknown) => e);
+    expect(Date.now() - asked).toBeLessThan(5_000);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `no worker of agent '${name}' version 'v3' polls task queue 'durable-agent.${name}'; ` +
+          `the versions that poll it: ('v1', 'v2'|'v2', 'v1')`,
+      ),
+    );
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    expect((await session.describe()).upgrades).toBeUndefined();
+    await stop(v2);
     await session.close();
   }, 120_000);
 
@@ -182,6 +322,63 @@ describe('routing by Worker Deployments', () => {
     await session.close();
   }, 120_000);
 
+  it('files a moved session under its new version: search attribute, memo and gate', async () => {
+    const name = `upgrade-list-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    await worker(definition('v2', name, 'deployments'));
+    const agentClient = await client(definition('v1', name, 'deployments'));
+    const session = await agentClient.createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    await session.upgrade('v2');
+    const raw = agentClient.temporal;
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of raw.workflow.list({ query })) ids.push(execution.workflowId);
+      return ids;
+    };
+    const agentIs = `DurableAgentName = '${name}'`;
+    await waitFor(
+      async () =>
+        (await listed(`${agentIs} AND DurableAgentVersion = 'v2'`)).includes(session.workflowId),
+      20_000,
+      'the session listed under DurableAgentVersion v2',
+    );
+    expect(await listed(`${agentIs} AND DurableAgentVersion = 'v1'`)).not.toContain(
+      session.workflowId,
+    );
+    expect((await raw.workflow.getHandle(session.workflowId).describe()).memo).toMatchObject({
+      version: 'v2',
+    });
+    const report = await gateDeploy({
+      agent: definition('v2', name, 'deployments'),
+      client: agentClient,
+      version: 'v2',
+    });
+    expect(report.sessions.map((s) => s.sessionId)).toEqual([session.id]);
+    await session.close();
+  }, 120_000);
+
+  it('a re-pinned move whose client died before finishing is finished by the session once holdMs passed', async () => {
+    const name = `upgrade-repin-dead-${randomUUID().slice(0, 8)}`;
+    await worker(definition('v1', name, 'deployments'));
+    await worker(definition('v2', name, 'deployments'));
+    const session = await (await client(definition('v1', name, 'deployments'))).createSession();
+    expect((await session.send('hello')).text()).toBe('answered by v1');
+    const holdMs = 3_000;
+    await beginAndDie(session.workflowId, 'v2', holdMs, name);
+
+    const other = await (await client(definition('v1', name, 'deployments'))).session(session.id);
+    const sent = await within(other.send('after'), holdMs + SLACK_MS, 'the send after the move');
+    expect(sent.text()).toBe('answered by v2');
+    const description = await other.describe();
+    expect(description).toMatchObject({
+      version: 'v2',
+      upgrades: [{ fromVersion: 'v1', toVersion: 'v2', by: 'dying-client', afterPrompts: 1 }],
+    });
+    expect(description.abandonedUpgrades).toBeUndefined();
+    await within(other.close(), SLACK_MS, 'the close after the move');
+  }, 120_000);
+
   it('refuses a move to a version no worker polls, and the session stays on its own', async () => {
     const name = `upgrade-none-${randomUUID().slice(0, 8)}`;
     await worker(definition('v1', name, 'deployments'));
@@ -190,7 +387,8 @@ describe('routing by Worker Deployments', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as Error).message).toMatch(
       new RegExp(
-        `no worker of agent '${name}' version 'v9' polls task queue 'durable-agent.${name}'`,
+        `no worker of agent '${name}' version 'v9' polls task queue 'durable-agent.${name}'; ` +
+          `start workers of that version first \\(the versions Worker Deployment '${name}' has: 'v1'\\)`,
       ),
     );
     expect((await session.send('hello')).text()).toBe('answered by v1');

@@ -589,6 +589,27 @@ describe('local-dispatch.json edited: how a local dispatch ended, from its marke
   });
 });
 
+describe('upgrade-abandoned-then-moved.json: a move whose client never finished, then a move', () => {
+  it('records the abandoned move (the memo upsert) and the finished one, and inspect shows both', () => {
+    const timeline = timelineOf('upgrade-abandoned-then-moved.json');
+    expect(timeline.abandonedUpgrades).toEqual([
+      { version: 'v1', toVersion: 'v2', by: 'dead-client', at: expect.any(Number), heldMs: 500 },
+    ]);
+    expect(timeline.upgrades).toMatchObject([
+      { fromVersion: 'v1', toVersion: 'v2', by: 'operator', afterPrompts: 2 },
+    ]);
+    // The fixture's agent has UserPromptSubmit callbacks only.
+    expect(timeline.dispatches.map((d) => `${d.event} ${d.version}`)).toEqual([
+      'UserPromptSubmit v1',
+      'UserPromptSubmit v1',
+      'UserPromptSubmit v2',
+    ]);
+    expect(renderTimeline(timeline)).toMatch(
+      /^move to version v2 by dead-client abandoned .*: no finish or cancel within 500 ms, stayed on v1$/m,
+    );
+  });
+});
+
 describe('upgraded-session.json: a session moved from v1 to v2 by session.upgrade()', () => {
   it('records the move (from, to, by whom, after how many prompts) and which version decided each dispatch', () => {
     const timeline = timelineOf('upgraded-session.json');

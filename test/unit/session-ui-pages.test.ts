@@ -163,3 +163,20 @@ describe('describeDecidedRequest', () => {
     );
   });
 });
+
+describe('the session page names the version the session runs', () => {
+  it('after a move, the version moved to (and the one it started on)', () => {
+    const timeline = timelineFromHistory(
+      historyFromJSON(
+        JSON.parse(
+          readFileSync(
+            new URL('../fixtures/histories/upgraded-session.json', import.meta.url),
+            'utf8',
+          ),
+        ),
+      ),
+    );
+    const html = sessionPage({ timeline, status: 'idle', pending: [] });
+    expect(html).toContain('version <span data-testid="version">v2</span> (started on v1)');
+  });
+});
