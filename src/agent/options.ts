@@ -450,7 +450,9 @@ export interface AdvancedOptions {
    * activities publish text deltas and hook, tool and permission events, and where readers
    * get them. `false` turns publishing off (a send's stream then has only its final event).
    * Workers and clients of an agent must use the same transport to meet: the default serves
-   * only a client and a worker in one process; `redisStreams({ url })` serves many.
+   * only a client and a worker in one process; `redisStreams({ url })` serves many. A client
+   * on an in-memory transport with no worker of its agent in its process throws a
+   * `ConfigError` when its streams are read (they would stay empty).
    *
    * @default `{ transport: ` the process's shared `memoryStreams()` `}`
    * @throws {ConfigError} at `createAgent` when `transport` is not a `StreamTransport`.

@@ -45,6 +45,7 @@ import { ClientCalls } from './client-calls.js';
 import { Session, toSdkError } from './session.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { inSpan, SpanAttributes } from '../tracing/spans.js';
+import { sharedStreams } from '../stream/memory.js';
 import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
 import { isMissingSearchAttribute, sessionSearchAttributes } from './search-attributes.js';
 import {
@@ -148,6 +149,8 @@ function createClientOn(
   tracing?: AgentTracing,
 ): AgentClient {
   const calls = new ClientCalls();
+  // An in-memory transport reaches a worker of this process only: reading it without one throws.
+  const streams = options.stream && sharedStreams(options.stream, options.name);
   const client = new Client({
     connection,
     namespace: options.temporal.namespace,
@@ -403,7 +406,7 @@ function createClientOn(
       payloads.payloadStore,
       calls,
       () => registry?.removeSessionHooks(sessionId),
-      options.stream,
+      streams,
       tracing?.run,
     );
   }
@@ -441,7 +444,7 @@ function createClientOn(
         payloads.payloadStore,
         calls,
         undefined,
-        options.stream,
+        streams,
         tracing?.run,
       );
     }
