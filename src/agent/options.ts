@@ -495,7 +495,9 @@ export interface AgentOptions {
   /**
    * A model id such as `'gpt-4o'` (OpenAI), `'claude-sonnet-4-5'` (Anthropic), or any id
    * with `baseUrl` (an OpenAI-compatible server); or a model object such as
-   * `scriptedModel([...])`.
+   * `scriptedModel([...])`. An id without `baseUrl` that does not start with `claude` is
+   * taken as an OpenAI model, whatever it is (not checked against a list: a failed step
+   * of an id unlike OpenAI's says it was taken as one, and where it was sent).
    */
   model: string | AgentModel;
   /**
