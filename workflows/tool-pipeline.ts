@@ -89,13 +89,14 @@ export async function runToolCall(
   return result.status === 'success' ? postToolUse(run, result) : postToolUseFailure(run, result);
 }
 
-/** How the call ended: its result for the model and its record. */
+/** How the call ended: its result for the model and its record (`reason`: why it did not run). */
 function end(
   run: CallRun,
   result: ToolResult,
   status: ToolCallRecord['status'],
   interrupt = false,
   hookError?: HookErrorRecord,
+  reason?: string,
 ): ToolCallOutcome {
   const { toolUseId, toolName } = run.call;
   return {
@@ -108,6 +109,7 @@ function end(
       ...(result.display ? { display: result.display } : {}),
       ...(result.outputRef ? { outputRef: result.outputRef } : {}),
       ...(hookError ? { hookError } : {}),
+      ...(reason !== undefined ? { reason } : {}),
     },
     interrupt,
   };
@@ -158,8 +160,10 @@ async function preToolUse(run: CallRun): Promise<ToolCallOutcome | undefined> {
     );
     if (merged) {
       const decision = applyPreToolUse(toolName, run.input, merged);
-      if (decision.kind !== 'run')
-        return end(run, decision.result, decision.kind === 'skip' ? 'skipped' : 'aborted');
+      if (decision.kind !== 'run') {
+        const status = decision.kind === 'skip' ? 'skipped' : 'aborted';
+        return end(run, decision.result, status, false, undefined, decision.reason);
+      }
       run.input = decision.toolInput;
     }
   } catch (error) {
@@ -208,8 +212,10 @@ async function permissionRequest(run: CallRun): Promise<ToolCallOutcome | undefi
     if (merged) {
       const decision = applyPermissionRequest(toolName, run.input, merged);
       run.input = decision.toolInput;
-      if (decision.kind === 'deny')
-        return end(run, deniedResult(toolName, decision.message), 'denied', decision.interrupt);
+      if (decision.kind === 'deny') {
+        const { message, interrupt } = decision;
+        return end(run, deniedResult(toolName, message), 'denied', interrupt, undefined, message);
+      }
       // Edited input: the policy must judge the paths the call will really touch.
       if (merged.modifiedInput) run.description = await describeCall(run);
     }
@@ -249,7 +255,8 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
   }
   if (decision.behavior === 'deny') {
     const message = decision.message ?? `Permission to run ${toolName} was denied`;
-    return end(run, deniedResult(toolName, message), 'denied', decision.interrupt === true);
+    const interrupt = decision.interrupt === true;
+    return end(run, deniedResult(toolName, message), 'denied', interrupt, undefined, message);
   }
   if (decision.updatedInput) run.input = decision.updatedInput;
   return undefined;

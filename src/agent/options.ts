@@ -450,7 +450,9 @@ export interface AdvancedOptions {
    * activities publish text deltas and hook, tool and permission events, and where readers
    * get them. `false` turns publishing off (a send's stream then has only its final event).
    * Workers and clients of an agent must use the same transport to meet: the default serves
-   * only a client and a worker in one process; `redisStreams({ url })` serves many.
+   * only a client and a worker in one process; `redisStreams({ url })` serves many. A client
+   * on an in-memory transport with no worker of its agent in its process throws a
+   * `ConfigError` when its streams are read (they would stay empty).
    *
    * @default `{ transport: ` the process's shared `memoryStreams()` `}`
    * @throws {ConfigError} at `createAgent` when `transport` is not a `StreamTransport`.
@@ -493,7 +495,9 @@ export interface AgentOptions {
   /**
    * A model id such as `'gpt-4o'` (OpenAI), `'claude-sonnet-4-5'` (Anthropic), or any id
    * with `baseUrl` (an OpenAI-compatible server); or a model object such as
-   * `scriptedModel([...])`.
+   * `scriptedModel([...])`. An id without `baseUrl` that does not start with `claude` is
+   * taken as an OpenAI model, whatever it is (not checked against a list: a failed step
+   * of an id unlike OpenAI's says it was taken as one, and where it was sent).
    */
   model: string | AgentModel;
   /**

@@ -16,6 +16,7 @@ import type { HookCallback, HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import type { PermissionHandler } from '../common/permission.js';
 import type { ToolDefinition } from '../tools/tool.js';
+import { publishInProcess } from '../stream/memory.js';
 import type { StreamTransport } from '../stream/transport.js';
 
 /** What a worker knows of one agent definition. */
@@ -64,7 +65,12 @@ export class AgentRegistry {
     let versions = this.#agents.get(agent.name);
     if (!versions) this.#agents.set(agent.name, (versions = new Map()));
     versions.set(agent.version, agent);
-    return release;
+    // Clients of this process reading an in-memory stream check that a worker publishes it.
+    const unpublish = agent.stream ? publishInProcess(agent.stream, agent.name) : () => undefined;
+    return () => {
+      release();
+      unpublish();
+    };
   }
 
   /**

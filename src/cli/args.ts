@@ -594,7 +594,8 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     "session's task queue or none answers within --timeout, nothing is sent and approve exits 1\n" +
     'naming the queue. --wait sends it anyway and waits up to --timeout for a worker to apply\n' +
     "it; exit 0 once applied. --identity NAME: who approves, recorded in the session's history\n" +
-    '(inspect shows it; default <user>@<host>).',
+    '(inspect shows it; default <user>@<host>). A request answered already: the same answer\n' +
+    'again exits 0 saying by whom and when it was applied; another answer exits 1.',
   deny:
     'Denies a pending permission request; the model gets --message as the tool error.\n' +
     '--interrupt also stops the running prompt. With no worker, as approve: nothing is sent\n' +

@@ -24,7 +24,7 @@ import {
 import { connectTemporalClient, type ConnectionHints } from '../temporal/connection.js';
 import { resolveLogLevel } from '../temporal/logging.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
-import type { PendingPermission } from '../common/permission.js';
+import type { PendingPermission, PermissionAnswer } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
 import { isNoPollerError } from '../client/query.js';
@@ -48,7 +48,7 @@ import {
   type ParsedArgs,
 } from './args.js';
 import { timelineFromHistory } from '../history/timeline.js';
-import { describeDecidedRequest } from '../history/decided.js';
+import { answeredAlike, describeDecidedRequest } from '../history/decided.js';
 import { describeNondeterminism } from '../history/nondeterminism.js';
 import { formatTable, formatTime, renderTimeline, truncate } from './render.js';
 import { describePollers, formatDuration, pollersOf, type QueuePollers } from './workers.js';
@@ -460,6 +460,14 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
     );
   }
   const verb = args.command === 'approve' ? 'approval' : 'denial';
+  const answer: PermissionAnswer =
+    args.command === 'approve'
+      ? { behavior: 'allow', ...(updatedInput ? { updatedInput } : {}) }
+      : {
+          behavior: 'deny',
+          ...(args.message !== undefined ? { message: args.message } : {}),
+          ...(args.interrupt ? { interrupt: true } : {}),
+        };
   const handle = client.workflow.getHandle(found.workflowId);
   const session = new Session(found.sessionId, handle);
   // The queue the session's activities (the tool, the model) go to: the workflow's own
@@ -485,18 +493,19 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
       }
       throw sessionError(error, args, found.sessionId);
     }
-    // Decided already (the same answer again would be deduplicated, silently): say how.
+    // Decided already: the same answer again is done (as the API's deduplicated Update
+    // is), any other answer refused; either way the history says how it was decided.
     if (!waiting.some((r) => r.requestId === requestId)) {
-      throw await notPending(client, found, requestId, args, 'nothing was sent');
+      const decided = await notPending(client, found, requestId, args, answer);
+      if (!decided.alike) throw new CliError(`${decided.why}; nothing was sent`);
+      io.out(`${decided.why}: the same answer, applied once; nothing was sent`);
+      return 0;
     }
   }
   const sending =
-    args.command === 'approve'
-      ? session.approve(requestId, updatedInput ? { updatedInput } : {})
-      : session.deny(requestId, {
-          ...(args.message !== undefined ? { message: args.message } : {}),
-          ...(args.interrupt ? { interrupt: true } : {}),
-        });
+    answer.behavior === 'allow'
+      ? session.approve(requestId, answer.updatedInput ? { updatedInput: answer.updatedInput } : {})
+      : session.deny(requestId, answer);
   let note: NodeJS.Timeout | undefined;
   if (args.wait) {
     note = setTimeout(() => {
@@ -522,7 +531,10 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
       );
     }
     if (error instanceof AgentSdkError && error.code === 'PERMISSION_REQUEST_NOT_FOUND') {
-      throw await notPending(client, found, requestId, args, `the ${verb} was refused`);
+      const decided = await notPending(client, found, requestId, args, answer);
+      if (!decided.alike) throw new CliError(`${decided.why}; the ${verb} was refused`);
+      io.out(`${decided.why}: the same answer, applied once`);
+      return 0;
     }
     throw sessionError(error, args, found.sessionId);
   } finally {
@@ -545,28 +557,33 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
 }
 
 /**
- * The error for a request that does not wait (any more): how it was decided, from the
- * session's history (approved or denied by whom and when, expired, cancelled).
+ * A request that does not wait (any more): how it was decided, from the session's history
+ * (approved or denied by whom and when, expired, cancelled), and whether it was decided with
+ * `answer` itself (`alike`: the same answer given again, which is applied once).
  */
 async function notPending(
   client: Client,
   found: FoundSession,
   requestId: string,
   args: CommandArgs,
-  outcome: string,
-): Promise<CliError> {
-  let why: string;
+  answer: PermissionAnswer,
+): Promise<{ why: string; alike: boolean }> {
   try {
     const recorded = await client.workflow.getHandle(found.workflowId).fetchHistory();
     const history = await decodedHistory(recorded, args, found.sessionId);
     const timeline = timelineFromHistory(history, {
       storedPayloadEventIds: storedPayloadEventIds(recorded),
     });
-    why = describeDecidedRequest(timeline, { requestId });
+    return {
+      why: describeDecidedRequest(timeline, { requestId }),
+      alike: answeredAlike(timeline, { requestId }, answer),
+    };
   } catch {
-    why = `no permission request '${requestId}' waits in session '${found.sessionId}'`;
+    return {
+      why: `no permission request '${requestId}' waits in session '${found.sessionId}'`,
+      alike: false,
+    };
   }
-  return new CliError(`${why}; ${outcome}`);
 }
 
 /**

@@ -48,6 +48,7 @@ import { isTransientTaskFailure, retryingUpdate, Session, toSdkError } from './s
 import { decodeHistoryPayloads } from '../history/decode.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { inSpan, SpanAttributes } from '../tracing/spans.js';
+import { sharedStreams } from '../stream/memory.js';
 import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
 import { isMissingSearchAttribute, sessionSearchAttributes } from './search-attributes.js';
 import {
@@ -155,6 +156,8 @@ function createClientOn(
   tracing?: AgentTracing,
 ): AgentClient {
   const calls = new ClientCalls();
+  // An in-memory transport reaches a worker of this process only: reading it without one throws.
+  const streams = options.stream && sharedStreams(options.stream, options.name);
   const client = new Client({
     connection,
     namespace: options.temporal.namespace,
@@ -426,7 +429,7 @@ function createClientOn(
       payloads.payloadStore,
       calls,
       () => registry?.removeSessionHooks(sessionId),
-      options.stream,
+      streams,
       tracing?.run,
     );
   }
@@ -464,7 +467,7 @@ function createClientOn(
         payloads.payloadStore,
         calls,
         undefined,
-        options.stream,
+        streams,
         tracing?.run,
       );
     }

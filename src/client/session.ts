@@ -163,7 +163,9 @@ export class Session {
    *   rejects at once with its reason, and nothing runs. The same object streams the send
    *   live: `textStream()` (the model's text as it comes) and `stream()` (every event:
    *   text deltas, hook dispatches, tool starts and ends, permission checks, then `finish`
-   *   or `error`), through `advanced.stream`'s transport; see {@link SendStream}.
+   *   or `error`), through `advanced.stream`'s transport; see {@link SendStream} (reading
+   *   it throws a `ConfigError` when the transport is the in-memory default and no worker
+   *   of the agent runs in this process).
    * @throws {HookError} when a hook rejects or fails the prompt (`HOOK_ABORTED`,
    *   `HOOK_TIMEOUT`, `HOOK_CLEANUP_PENDING`, ...) or the error a callback threw; the
    *   session stays usable.
@@ -220,7 +222,10 @@ export class Session {
    * (`advanced.stream`); a send whose sender died before it published the final event
    * streams until the signal aborts.
    *
-   * @throws {ConfigError} when streaming is off (`advanced.stream: false`).
+   * @throws {ConfigError} when streaming is off (`advanced.stream: false`); when iterated,
+   *   when the transport is the in-memory one (the default) and no worker of the agent runs
+   *   in this process (its stream would stay empty: use `redisStreams` of
+   *   `durable-agent-sdk/stream`).
    */
   stream(requestId: string, options: ResumeOptions = {}): AsyncIterable<StreamedEvent> {
     const streams = this.#streams;

@@ -327,6 +327,15 @@ export interface ToolCallRecord {
    * `advanced.toolHookErrors: 'reject'` the `send()` rejects with the hook's error instead.
    */
   hookError?: HookErrorRecord;
+  /**
+   * Why the call did not run, for `skipped`, `aborted` (blocked) and `denied` calls: what
+   * the model was told, which is the hook's `reason` (a PreToolUse `skip` or `abort`, a
+   * PermissionRequest `skip` or `abort`), the denial's `message` (a person's `deny`, the
+   * permission function's or the preset's), or, when none was given, the default sentence
+   * (`Tool Bash was blocked by a PreToolUse hook`, `Permission to run Bash was denied`).
+   * Absent for other statuses.
+   */
+  reason?: string;
 }
 
 /** The `send` update's answer. */

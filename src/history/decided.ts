@@ -6,7 +6,9 @@
  *
  * @module
  */
+import type { PermissionAnswer } from '../common/permission.js';
 import { toolLabel } from '../common/summaries.js';
+import { diffValues } from './diff.js';
 import type { HistoryTimeline } from './timeline.js';
 
 /** Which request: its id, and the tool call it was asked for when known (the page knows it). */
@@ -23,11 +25,7 @@ interface RequestRef {
  * of it, that no such request waits (decided, expired or never asked).
  */
 export function describeDecidedRequest(timeline: HistoryTimeline, ref: RequestRef): string {
-  const call =
-    timeline.toolCalls.find((c) => c.permission?.ask?.requestId === ref.requestId) ??
-    (ref.toolUseId !== undefined
-      ? timeline.toolCalls.find((c) => c.toolUseId === ref.toolUseId && c.permission?.ask)
-      : undefined);
+  const call = askedCall(timeline, ref);
   const session = timeline.sessionId ?? timeline.workflowId ?? 'the session';
   const ask = call?.permission?.ask;
   if (!call || !ask || ask.outcome === 'waiting') {
@@ -49,6 +47,43 @@ export function describeDecidedRequest(timeline: HistoryTimeline, ref: RequestRe
     case 'cancelled':
       return `${what} was cancelled${at} (the prompt was aborted or the session closed) before an answer`;
   }
+}
+
+/**
+ * Whether a person already answered `ref` with `answer`, the same answer as the history
+ * records: `allow` with the same `updatedInput` (deeply equal, key order ignored; none both
+ * times), or `deny` with the same `message` and `interrupt` (absent and `false` are the
+ * same). Such an answer given again is applied once (the session's Update is deduplicated),
+ * so the CLI reports it as done rather than refused. `false` for a request expired,
+ * cancelled, still waiting, unknown, or answered differently.
+ */
+export function answeredAlike(
+  timeline: HistoryTimeline,
+  ref: RequestRef,
+  answer: PermissionAnswer,
+): boolean {
+  const ask = askedCall(timeline, ref)?.permission?.ask;
+  if (!ask) return false;
+  if (answer.behavior === 'allow') {
+    return (
+      ask.outcome === 'approved' && diffValues(ask.updatedInput, answer.updatedInput) === undefined
+    );
+  }
+  return (
+    ask.outcome === 'denied' &&
+    ask.message === answer.message &&
+    (ask.interrupt === true) === (answer.interrupt === true)
+  );
+}
+
+/** The tool call whose permission stage asked `ref`. */
+function askedCall(timeline: HistoryTimeline, ref: RequestRef) {
+  return (
+    timeline.toolCalls.find((c) => c.permission?.ask?.requestId === ref.requestId) ??
+    (ref.toolUseId !== undefined
+      ? timeline.toolCalls.find((c) => c.toolUseId === ref.toolUseId && c.permission?.ask)
+      : undefined)
+  );
 }
 
 /** ISO 8601 UTC to the second. */

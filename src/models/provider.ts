@@ -107,7 +107,10 @@ const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
  * `step()` rejects with:
  * - a {@link ProviderError} (a `ModelError`, code `MODEL_ERROR`) for a provider or
  *   network failure, `retryable` as classified there, `provider` and `model` set, and
- *   `statusCode` when the provider answered with an HTTP error;
+ *   `statusCode` when the provider answered with an HTTP error; for an id sent to OpenAI
+ *   only by default (no `provider`, no `baseUrl`, not `claude*`) that does not look like
+ *   one of OpenAI's (`gpt-`, `o1`..., `chatgpt-`, `ft:`), the message ends saying it was
+ *   taken as an OpenAI model and the URL it was sent to;
  * - the abort reason of `request.signal` itself when it aborts (inside the `modelStep`
  *   activity, Temporal's `CancelledFailure`, so the activity ends as cancelled); an
  *   abort reason that is not an `Error` becomes a `DOMException` named `AbortError`.
@@ -139,6 +142,7 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
   const provider = providerOf(modelId, options);
   const label = `${provider} ${modelId}`;
   const source = { provider, model: modelId };
+  const guessed = guessedOpenAI(modelId, options);
 
   function languageModel(): LanguageModel {
     if (provider === 'anthropic') {
@@ -223,13 +227,19 @@ export function providerModel(options: ProviderModelOptions): AgentModel {
         if (callerSignal.aborted) throwIfAborted(callerSignal);
         if (error instanceof ProviderError) throw error;
         if (timeoutSignal.aborted) {
-          throw new ProviderError(`${label}: no answer within ${timeoutMs}ms (timeoutMs)`, {
-            retryable: true,
-            ...source,
-            cause: error,
-          });
+          throw new ProviderError(
+            `${label}: no answer within ${timeoutMs}ms (timeoutMs)${guessed ?? ''}`,
+            { retryable: true, ...source, cause: error },
+          );
         }
-        throw classifyError(label, source, error);
+        const failure = classifyError(label, source, error);
+        if (guessed === undefined) throw failure;
+        throw new ProviderError(`${failure.message}${guessed}`, {
+          retryable: failure.retryable,
+          ...(failure.statusCode !== undefined ? { statusCode: failure.statusCode } : {}),
+          ...source,
+          cause: error,
+        });
       }
     },
   };
@@ -266,6 +276,31 @@ const RETRYABLE_NETWORK_CODES = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
 ]);
+
+/** How OpenAI's own model ids begin (`gpt-4o`, `o3-mini`, `chatgpt-4o-latest`, `ft:...`). */
+const OPENAI_ID = /^(gpt-|o\d|chatgpt-|ft:|text-|davinci|babbage|codex-|computer-use|omni-)/i;
+
+/**
+ * For a model id sent to OpenAI only because nothing said otherwise (no `provider`, no
+ * `baseUrl`, not `claude*`) and that does not look like one of OpenAI's ids: the sentence
+ * a failed step's message ends with, saying the id was taken as an OpenAI model, where it
+ * went, and how to send it elsewhere. Undefined otherwise.
+ */
+function guessedOpenAI(
+  modelId: string,
+  options: { baseUrl?: string | undefined; provider?: ModelProvider | undefined },
+): string | undefined {
+  if (options.provider !== undefined || options.baseUrl !== undefined) return undefined;
+  if (providerOf(modelId) !== 'openai' || OPENAI_ID.test(modelId)) return undefined;
+  // Where the AI SDK sends it: OPENAI_BASE_URL when set, else OpenAI's public API.
+  const base = (process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1').replace(/\/+$/, '');
+  return (
+    ` (model id '${modelId}' was taken as an OpenAI model and sent to ${base}/chat/completions: ` +
+    "an id without `baseUrl` that does not start with 'claude' goes to OpenAI; for a model " +
+    'served elsewhere pass `baseUrl` (an OpenAI-compatible server, e.g. ' +
+    'http://127.0.0.1:11434/v1), or give a model object)'
+  );
+}
 
 /**
  * Which API a model id goes to: `options.provider`; else `openai-compatible` with a

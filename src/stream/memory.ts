@@ -153,7 +153,7 @@ export function memoryStreams(options: MemoryStreamsOptions = {}): StreamTranspo
     }
   }
 
-  return {
+  const transport: StreamTransport = {
     name: 'memory',
     append,
     flush: () => Promise.resolve(),
@@ -161,6 +161,68 @@ export function memoryStreams(options: MemoryStreamsOptions = {}): StreamTranspo
     close: async () => {
       streams.clear();
       totalBytes = 0;
+    },
+  };
+  inProcessOnly.add(transport);
+  return transport;
+}
+
+/** The transports {@link memoryStreams} made: they reach readers of this process only. */
+const inProcessOnly = new WeakSet<StreamTransport>();
+/** Per such transport, the agents whose workers in this process publish to it, counted. */
+const publishers = new WeakMap<StreamTransport, Map<string, number>>();
+
+/**
+ * A worker of agent `agentName` in this process publishes its sends' streams to
+ * `transport` (until the returned function is called: the worker stopped). What
+ * {@link sharedStreams} checks for an in-memory transport.
+ */
+export function publishInProcess(transport: StreamTransport, agentName: string): () => void {
+  let agents = publishers.get(transport);
+  if (!agents) publishers.set(transport, (agents = new Map()));
+  agents.set(agentName, (agents.get(agentName) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (agents.get(agentName) ?? 1) - 1;
+    if (left > 0) agents.set(agentName, left);
+    else agents.delete(agentName);
+  };
+}
+
+/**
+ * The client side of `transport` for agent `agentName`: `transport` itself when it reaches
+ * other processes (Redis, a transport of the application's own); for an in-memory one
+ * ({@link memoryStreams}, the default), the same transport whose reads first check that a
+ * worker of `agentName` in this process publishes to it. Without one (a client in a process
+ * of its own, its workers elsewhere) the worker publishes to its own process's memory and a
+ * read here would wait on an empty stream: it throws instead.
+ *
+ * @throws {ConfigError} from `read()` (so from iterating `textStream()`, `stream()`,
+ *   `session.stream()`), naming `advanced.stream` and `redisStreams` of
+ *   `durable-agent-sdk/stream`, when no worker of `agentName` in this process publishes to
+ *   the in-memory `transport`.
+ */
+export function sharedStreams(transport: StreamTransport, agentName: string): StreamTransport {
+  if (!inProcessOnly.has(transport)) return transport;
+  return {
+    name: transport.name,
+    append: (key, event) => transport.append(key, event),
+    flush: (timeoutMs) => transport.flush(timeoutMs),
+    read(key, options) {
+      if (!publishers.get(transport)?.get(agentName)) {
+        throw new ConfigError(
+          `stream of send '${key.requestId}' (session '${key.sessionId}'): no worker of agent ` +
+            `'${agentName}' runs in this process, and this client's stream transport is the ` +
+            'in-memory one (advanced.stream, default memoryStreams()), which reaches only workers ' +
+            "of this process: the agent's worker publishes the stream in its own process's " +
+            'memory, so nothing would arrive here. Give the client and its workers one shared ' +
+            "transport: advanced.stream: { transport: redisStreams({ url }) } from 'durable-agent-sdk/stream' " +
+            '(the send itself runs either way: await it for the response)',
+        );
+      }
+      return transport.read(key, options);
     },
   };
 }

@@ -26,6 +26,11 @@ export interface ResumeOptions extends StreamOptions {
  * The streaming side of `send()`'s answer. Each method starts a reader of its own from the
  * stream's start (within the transport's retention), so they can be called more than once
  * and after the send has finished.
+ *
+ * Iterating either throws a `ConfigError` (naming `advanced.stream` and `redisStreams`
+ * of `durable-agent-sdk/stream`) when the client's transport is the in-memory one (the
+ * default) and no worker of the agent runs in this process: that worker publishes to its
+ * own process's memory, so the stream would stay empty. The send itself runs either way.
  */
 export interface SendStream {
   /** The send's request id: the stream's key, with the session id (for `session.stream()`). */

@@ -158,6 +158,56 @@ describe("the seed page's tool snippets", () => {
     await session.close();
   });
 
+  it("toolCalls[i].reason says why a call was skipped, blocked or denied: the hook's reason, the denial's message, else the default", async () => {
+    permissionImpl = (request) =>
+      request.input.word === 'deny'
+        ? { behavior: 'deny', message: 'no echoes of that' }
+        : request.input.word === 'deny-plain'
+          ? 'deny'
+          : 'allow';
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.PreToolUse]: [
+          async (input) => {
+            const word = input.toolInput?.word;
+            if (word === 'skip') return { action: 'skip', reason: 'not needed' };
+            if (word === 'block') return { action: 'abort', reason: 'not today' };
+            if (word === 'block-plain') return { action: 'abort' };
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    const response = await session.send(
+      script('reasons', [
+        toolCalls(
+          ['Echo', { word: 'skip' }],
+          ['Echo', { word: 'block' }],
+          ['Echo', { word: 'block-plain' }],
+          ['Echo', { word: 'deny' }],
+          ['Echo', { word: 'deny-plain' }],
+          ['Echo', { word: 'go' }],
+        ),
+        'done',
+      ]),
+    );
+    expect(response.toolCalls.map((c) => [c.status, c.reason])).toEqual([
+      ['skipped', 'not needed'],
+      ['aborted', 'not today'],
+      ['aborted', 'Tool Echo was blocked by a PreToolUse hook'],
+      ['denied', 'no echoes of that'],
+      ['denied', 'Permission to run Echo was denied'],
+      ['success', undefined],
+    ]);
+    expect(response.toolCalls[1]?.display?.summary).toBe('Blocked Echo');
+    // The reason is what the model was told.
+    const seen = await toolResultsSeen(session);
+    expect(seen.slice(0, 5).map((r) => r.model)).toEqual(
+      response.toolCalls.slice(0, 5).map((c) => c.reason),
+    );
+    await session.close();
+  });
+
   it('redacts SECRET_KEY from Read output for the model and leaves display untouched', async () => {
     writeFileSync(join(workspace, '.env'), 'SECRET_KEY=hunter2\nPORT=8080\n');
     const session = await agent.createSession({
@@ -282,6 +332,7 @@ describe('permission', () => {
     await session.deny(requestId, { message: 'not today' });
     const response = await pending;
     expect(response.toolCalls[0]?.status).toBe('denied');
+    expect(response.toolCalls[0]?.reason).toBe('not today');
     expect(existsSync(join(workspace, 'denied.txt'))).toBe(false);
     expect((await toolResultsSeen(session))[0]?.model).toBe('not today');
     await expect(session.approve(requestId)).rejects.toMatchObject({
@@ -340,11 +391,11 @@ describe('permission', () => {
       ]),
     );
     expect(response.status).toBe('interrupted');
-    expect(response.toolCalls.map((c) => c.status)).toEqual([
-      'denied',
-      'success',
-      'denied',
-      'cancelled',
+    expect(response.toolCalls.map((c) => [c.status, c.reason])).toEqual([
+      ['denied', 'skipped by policy'],
+      ['success', undefined],
+      ['denied', 'stop everything'],
+      ['cancelled', undefined],
     ]);
     const seen = await toolResultsSeen(session);
     expect(seen.map((r) => r.model)).toEqual([

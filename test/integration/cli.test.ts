@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -86,6 +87,13 @@ function expectOneLineError(run: CliRun, code: number, pattern: RegExp): void {
   expect(lines[0]).toMatch(/^durable-agent: /);
   expect(lines[0]).toMatch(pattern);
   expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
+}
+
+/** Who the CLI says answered when no --identity is given: `<user>@<host>`, as this process sees them. */
+const cliDefaultIdentity = `${userInfo().username}@${hostname()}`;
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** Table rows of a CLI output, split into cells. */
@@ -418,20 +426,37 @@ describe('pending, approve, deny', () => {
     expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('approved from the CLI');
     expect(await pendingViaCli(session)).toEqual([]);
 
-    // The decided request is gone: deciding it again, either way, says how it was decided.
+    // The decided request is gone: another answer, either way, is refused and says how it
+    // was decided, by the CLI's default identity (no --identity was given).
+    const decided =
+      `request ${request!.requestId} \\(Write approved\\.txt\\) was already approved by ` +
+      `${escapeRegExp(cliDefaultIdentity)} at \\S+Z`;
     for (const again of [
       ['deny', session.id, request!.requestId],
       ['approve', session.id, request!.requestId],
+      ['approve', session.id, request!.requestId, '--input', '{"file_path":"other.txt"}'],
     ]) {
       expectOneLineError(
         await cli(again),
         1,
-        new RegExp(
-          `^durable-agent: request ${request!.requestId} \\(Write approved\\.txt\\) was already ` +
-            'approved by \\S+ at \\S+Z; nothing was sent$',
-        ),
+        new RegExp(`^durable-agent: ${decided}; nothing was sent$`),
       );
     }
+    // The same answer again (the same edited input, its keys in another order) is done, as
+    // the API's retried approve() is: exit 0, saying by whom and when; the tool ran once.
+    const same = await cli([
+      'approve',
+      session.id,
+      request!.requestId,
+      '--input',
+      JSON.stringify({ content: 'approved from the CLI', file_path: 'approved.txt' }),
+    ]);
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stderr).toBe('');
+    expect(same.stdout).toMatch(
+      new RegExp(`^${decided}: the same answer, applied once; nothing was sent\\n$`),
+    );
+    expect(readFileSync(join(workspace, 'approved.txt'), 'utf8')).toBe('approved from the CLI');
     // And inspect shows the tool's dispatch, open session and all.
     const inspect = await cli(['inspect', session.id]);
     expect(inspect.stdout).toMatch(/\n2 +PreToolUse +Write +1 +continue/);
@@ -456,6 +481,33 @@ describe('pending, approve, deny', () => {
     expect(result.status).toBe('interrupted');
     expect(result.toolCalls.map((c) => c.status)).toEqual(['denied']);
     expect(() => readFileSync(join(workspace, 'denied.txt'))).toThrow();
+
+    // The same denial again is done (exit 0, by whom and when); another one is refused.
+    const decided =
+      `request ${request!.requestId} \\(Write denied\\.txt\\) was already denied by ` +
+      `${escapeRegExp(cliDefaultIdentity)} at \\S+Z: "not today"`;
+    const same = await cli([
+      'deny',
+      session.id,
+      request!.requestId,
+      '--message',
+      'not today',
+      '--interrupt',
+    ]);
+    expect(same.code, same.stderr).toBe(0);
+    expect(same.stdout).toMatch(
+      new RegExp(`^${decided}: the same answer, applied once; nothing was sent\\n$`),
+    );
+    for (const other of [
+      ['--message', 'not today'],
+      ['--message', 'not now', '--interrupt'],
+    ]) {
+      expectOneLineError(
+        await cli(['deny', session.id, request!.requestId, ...other]),
+        1,
+        new RegExp(`^durable-agent: ${decided}; nothing was sent$`),
+      );
+    }
     await session.close();
   });
 });

@@ -335,6 +335,39 @@ describe('providerModel routing and configuration', () => {
     );
   });
 
+  it("a failed step of an id taken as an OpenAI model by default says so, naming the URL tried and baseUrl; OpenAI's own ids do not", async () => {
+    const server = await startFakeOpenAI([]);
+    const baseUrl = server.baseUrl;
+    await server.close();
+    // Where the AI SDK sends an OpenAI model without `baseUrl`: a closed port here.
+    vi.stubEnv('OPENAI_BASE_URL', baseUrl);
+    const unknown = await rejection(
+      providerModel({ model: 'llama-frobnicate', apiKey: 'k' }).step(
+        request([{ role: 'user', content: 'hi' }]),
+      ),
+    );
+    expect(unknown).toBeInstanceOf(ProviderError);
+    expect(unknown).toMatchObject({
+      retryable: true,
+      provider: 'openai',
+      model: 'llama-frobnicate',
+    });
+    expect((unknown as Error).message).toMatch(/^openai llama-frobnicate: cannot reach /);
+    expect((unknown as Error).message).toContain(
+      ` (model id 'llama-frobnicate' was taken as an OpenAI model and sent to ${baseUrl}/chat/completions: ` +
+        "an id without `baseUrl` that does not start with 'claude' goes to OpenAI; for a model " +
+        'served elsewhere pass `baseUrl`',
+    );
+    for (const id of ['gpt-4o-mini', 'o3-mini']) {
+      const known = await rejection(
+        providerModel({ model: id, apiKey: 'k' }).step(request([{ role: 'user', content: 'hi' }])),
+      );
+      expect(known).toBeInstanceOf(ProviderError);
+      expect((known as Error).message).toMatch(new RegExp(`^openai ${id}: cannot reach `));
+      expect((known as Error).message).not.toContain('was taken as an OpenAI model');
+    }
+  });
+
   it('fails a step without a key with a non-retryable ProviderError naming the variable', async () => {
     vi.stubEnv('ANTHROPIC_API_KEY', '');
     vi.stubEnv('OPENAI_API_KEY', '');
