@@ -105,7 +105,8 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
   let client: AgentClient | undefined;
   try {
     worker = await startAgentWorker(resolved, endpoint.address, { model });
-    client = await connectClient(endpoint.address, resolved, worker.registry);
+    // The worker's routing, so the two never disagree (and the server is asked once).
+    client = await connectClient(endpoint.address, resolved, worker.registry, worker.versioning);
   } catch (error) {
     await worker?.shutdown();
     await endpoint.server?.stop();
