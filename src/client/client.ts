@@ -96,7 +96,10 @@ export interface AgentClient {
    * SessionStart has run. A session that never opened (its SessionStart aborted, threw,
    * timed out or lost its worker) can be created again with the same `sessionId`:
    * SessionStart then runs again, in a new run of the session's workflow.
-   * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
+   * @throws {ConfigError} for bad options, or session hooks without an in-process worker; with
+   *   Worker Deployments, when no worker of this version polls the task queue within 15 s;
+   *   unversioned and client-only, when every worker listed on the task queue is versioned
+   *   (see `advanced.temporal.versioning`).
    * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
    *   is the abort's reason, or `SessionStart failed: ...` with the error underneath as
    *   `cause` (e.g. a `HookError` `HOOK_WORKER_LOST` when the worker running the callback
