@@ -26,7 +26,7 @@ const PERMISSION_DENIED = 7;
 const UNIMPLEMENTED = 12;
 
 /** `advanced.temporal.versioning` as given. */
-export type VersioningOption = 'auto' | 'deployments' | 'off';
+type VersioningOption = 'auto' | 'deployments' | 'off';
 
 /** The routing in force once resolved against the server. */
 export type VersioningMode = 'deployments' | 'off';
@@ -40,11 +40,11 @@ interface DeploymentService {
 }
 
 /** What the server said about Worker Deployments. */
-export type DeploymentsSupport =
+type DeploymentsSupport =
   { supported: true } | { supported: false; why: 'disabled' | 'unimplemented'; detail: string };
 
 /** The dynamic config a server needs for Worker Deployments, as the messages name it. */
-export const DEPLOYMENTS_SERVER_SETTINGS =
+const DEPLOYMENTS_SERVER_SETTINGS =
   'a Temporal server with Worker Deployments (1.32 has them on by default) and dynamic config ' +
   '`system.enableDeploymentVersions=true` for the namespace';
 
@@ -53,7 +53,7 @@ export const DEPLOYMENTS_SERVER_SETTINGS =
  * @throws the RPC's error when it answers anything else (unreachable, not authorized, ...):
  *   guessing could make a worker and a client of one agent route differently.
  */
-export async function probeWorkerDeployments(
+async function probeWorkerDeployments(
   service: DeploymentService,
   namespace: string,
   deploymentName: string,
