@@ -91,7 +91,8 @@ export interface Agent {
  *
  * @throws {ConfigError} for bad options (e.g. `hookTimeoutMs: 0`), or a model id whose
  *   provider needs an API key that neither `apiKey` nor its environment variable gives
- *   (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), before anything starts.
+ *   (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`), before anything starts; for
+ *   `advanced.temporal.versioning: 'deployments'` on a server without Worker Deployments.
  * @throws {EngineError} when the embedded server cannot be provisioned or started.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at the
  *   configured address, `NAMESPACE_NOT_FOUND` when its server has no such namespace.
@@ -105,7 +106,8 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
   let client: AgentClient | undefined;
   try {
     worker = await startAgentWorker(resolved, endpoint.address, { model });
-    client = await connectClient(endpoint.address, resolved, worker.registry);
+    // The worker's routing, so the two never disagree (and the server is asked once).
+    client = await connectClient(endpoint.address, resolved, worker.registry, worker.versioning);
   } catch (error) {
     await worker?.shutdown();
     await endpoint.server?.stop();
@@ -213,7 +215,8 @@ function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: Agent
  * Run only the worker half of an agent definition: one of a fleet on the same task queue.
  * Needs `advanced.temporal.address` or `TEMPORAL_ADDRESS`, and the model's API key (as
  * `createAgent` does).
- * @throws {ConfigError} for bad options, no Temporal address, or a missing API key.
+ * @throws {ConfigError} for bad options, no Temporal address, a missing API key, or
+ *   `advanced.temporal.versioning: 'deployments'` on a server without Worker Deployments.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
  */
 export async function createAgentWorker(options: AgentOptions): Promise<AgentWorker> {
@@ -228,7 +231,10 @@ export async function createAgentWorker(options: AgentOptions): Promise<AgentWor
  * Run only the client half: start and drive sessions without running hooks (they run on
  * the workers). The definition must match the workers' (same hooks per event, same name).
  * It never runs the model, so a model id needs no API key here.
- * @throws {ConfigError} for bad options or no Temporal address.
+ * It resolves `advanced.temporal.versioning` against the server as its workers do (`'auto'`:
+ * pinned sessions where the server has Worker Deployments).
+ * @throws {ConfigError} for bad options, no Temporal address, or
+ *   `advanced.temporal.versioning: 'deployments'` on a server without Worker Deployments.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`.
  */
 export async function createAgentClient(options: AgentOptions): Promise<AgentClient> {

@@ -284,25 +284,37 @@ export interface TemporalOptions {
   workflowTaskTimeoutMs?: number;
   /**
    * How a session's tasks find workers of its version.
+   * - `'auto'` (the default): `'deployments'` where the server has Worker Deployments,
+   *   otherwise `'off'`. The worker and the client each ask the server once when they start
+   *   (DescribeWorkerDeployment of the agent's name: one RPC), so on one server they agree;
+   *   `createAgent`'s client takes its worker's answer. One log line says what it came to and
+   *   why: INFO, or WARN when the server has Worker Deployments disabled
+   *   (`system.enableDeploymentVersions=false`). The time-skipping test server
+   *   (`createHookTestEnv`'s default) has none: there it is `'off'`.
    * - `'deployments'`: Temporal's Worker Deployments. The worker polls as deployment version
    *   `<name>.<version>` (deployment name = agent name, build id = version), its sessions
    *   PINNED; `createSession` pins each new session to the client's own definition's
    *   version (a versioning override at start), so every workflow task, hook dispatch, model
    *   step and tool call of the session is routed by Temporal to workers of that version only,
    *   and a session moves only by `session.upgrade()`. Needs a server with Worker
-   *   Deployments, `system.enableDeploymentVersions` and `frontend.workerVersioningWorkflowAPIs`
-   *   on (the provisioned dev server's defaults; set explicitly by the embedded server and
-   *   `deploy/dynamicconfig/`), and workers and clients of one agent name to agree on it.
+   *   Deployments and `system.enableDeploymentVersions` on (the defaults of the provisioned
+   *   dev server, 1.32; set explicitly by the embedded server and `deploy/dynamicconfig/`).
    * - `'off'`: unversioned workers; any worker of the task queue may take a task, and one of
    *   another version refuses it (`WORKER_VERSION_MISMATCH`), so the session retries it until
    *   a worker of its version takes it.
    *
-   * Either way the worker checks every task's version before it runs it.
-   * @default 'off': works on every server (the time-skipping test server has no Worker
-   *   Deployments) and with clients that never pin; turn it on for fleets with rolling deploys.
-   * @throws {ConfigError} at `createAgent` for anything else.
+   * Either way the worker checks every task's version before it runs it. Workers and clients
+   * of one agent must come to the same mode: a client that pins while the workers poll
+   * unversioned gets a `ConfigError` from `createSession` after 15 s (no worker of the
+   * version registered); a client-only agent that does not pin while every worker of its task
+   * queue polls as a Worker Deployment version gets one at once (the session would wait
+   * forever).
+   * @default 'auto'
+   * @throws {ConfigError} at `createAgent` for anything else; at worker or client start for
+   *   `'deployments'` on a server without Worker Deployments (naming the server settings), and
+   *   for `'auto'` or `'deployments'` when the server's answer is neither yes nor no.
    */
-  versioning?: 'deployments' | 'off';
+  versioning?: 'auto' | 'deployments' | 'off';
   /**
    * The workflow bundle the worker runs, in place of the one shipped in the package.
    *
@@ -700,7 +712,8 @@ export interface ResolvedAgentOptions {
       plugins: TemporalPlugin[];
       interceptors: TemporalInterceptorOptions;
       runtime: RuntimeInstall;
-      versioning: 'deployments' | 'off';
+      /** As given; the worker and the client resolve `'auto'` against the server. */
+      versioning: 'auto' | 'deployments' | 'off';
     };
 }
 
@@ -1219,8 +1232,8 @@ const agentSchema = z.strictObject({
           ),
           versioning: checked(
             'advanced.temporal.versioning',
-            (v) => v === 'deployments' || v === 'off',
-            "must be 'deployments' or 'off'",
+            (v) => v === 'auto' || v === 'deployments' || v === 'off',
+            "must be 'auto', 'deployments' or 'off'",
           ),
         })
         .optional(),
@@ -1368,7 +1381,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       plugins: [...(temporal.plugins ?? [])],
       interceptors: { ...temporal.interceptors },
       runtime: resolveRuntimeInstall(temporal.runtime),
-      versioning: temporal.versioning ?? 'off',
+      versioning: temporal.versioning ?? 'auto',
     },
   };
 }

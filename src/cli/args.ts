@@ -49,7 +49,7 @@ const COMMANDS = {
     positionals: ['sessionId', 'requestId'],
     options: ['message', 'interrupt', 'wait', 'timeout', 'identity'],
   },
-  dev: { positionals: ['module.ts|js'], options: ['ui', 'db'] },
+  dev: { positionals: ['module.ts|js'], options: ['ui', 'db', 'versioning'] },
   golden: { positionals: ['module.ts|js', 'recordings'], options: ['json'] },
   gate: {
     positionals: ['module.ts|js'],
@@ -129,6 +129,7 @@ const OPTIONS = {
   version: { type: 'string' },
   since: { type: 'string' },
   event: { type: 'string', multiple: true },
+  versioning: { type: 'string' },
 } as const;
 
 const CONNECTION_OPTIONS = [
@@ -225,7 +226,15 @@ export type ParsedArgs =
       sinceMs?: number;
       /** `--event`, each time given (gate): only these events are replayed. */
       events: string[];
+      /**
+       * `--versioning` (dev): the worker's `advanced.temporal.versioning`, in place of the
+       * module's. @default the module's (else `'auto'`)
+       */
+      versioning?: 'auto' | 'deployments' | 'off';
     };
+
+/** The values of `--versioning` (`advanced.temporal.versioning`). */
+const VERSIONING_MODES: readonly string[] = ['auto', 'deployments', 'off'];
 
 /** The default frontend address when neither `--address` nor `TEMPORAL_ADDRESS` is given. */
 const DEFAULT_ADDRESS = '127.0.0.1:7233';
@@ -358,6 +367,12 @@ export function parseCommandLine(
   if (values.identity !== undefined && values.identity.trim() === '') {
     throw new CliError('--identity must not be empty', { usage: true });
   }
+  if (values.versioning !== undefined && !VERSIONING_MODES.includes(values.versioning)) {
+    throw new CliError(
+      `--versioning must be one of ${VERSIONING_MODES.join(', ')}, got '${values.versioning}'`,
+      { usage: true },
+    );
+  }
   const connection = SERVERLESS_COMMANDS.includes(name)
     ? resolveTemporalConnection(
         { ...(values.namespace ? { namespace: values.namespace } : {}), envConfig: false },
@@ -394,6 +409,9 @@ export function parseCommandLine(
     ...(values.message !== undefined ? { message: values.message } : {}),
     ...(values.db !== undefined ? { db: values.db } : {}),
     ...(values.identity !== undefined ? { identity: values.identity.trim() } : {}),
+    ...(values.versioning !== undefined
+      ? { versioning: values.versioning as 'auto' | 'deployments' | 'off' }
+      : {}),
   };
 }
 
@@ -487,7 +505,7 @@ const USAGES: Record<CommandName, string> = {
   approve:
     'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait] [--identity NAME]',
   deny: 'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait] [--identity NAME]',
-  dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE]',
+  dev: 'durable-agent dev <module.ts|js> [--ui] [--db FILE] [--versioning auto|deployments|off]',
   golden: 'durable-agent golden <module.ts|js> <recording.json | history.json | folder> [--json]',
   gate: 'durable-agent gate <module.ts|js> [--version V] [--since 24h] [--limit N] [--event E]... [--json]',
   'codec-server': 'durable-agent codec-server [--port N] [--host H] [--cors-origin URL]...',
@@ -602,7 +620,10 @@ const DESCRIPTIONS: Record<CommandName, string> = {
     'unless --wait. --identity NAME as for approve.',
   dev:
     'Starts the embedded Temporal dev server (--ui adds the Web UI, --db FILE keeps its state)\n' +
-    "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.",
+    "and a worker for the agent module's default export (its AgentOptions), until Ctrl-C.\n" +
+    "--versioning auto|deployments|off sets the worker's advanced.temporal.versioning (default:\n" +
+    "the module's, else auto: Worker Deployments, which the embedded server has); clients of\n" +
+    'the agent must come to the same one.',
   golden:
     "Runs the agent module's current hooks on every dispatch of the golden session recordings\n" +
     '(a file, or every .json in a folder; record them with env.recordGolden) and prints each\n' +

@@ -706,6 +706,7 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
         ...options.advanced,
         temporal: {
           ...options.advanced?.temporal,
+          ...(args.versioning !== undefined ? { versioning: args.versioning } : {}),
           address: server.address,
           namespace: args.namespace,
           // The dev server is plain: the module's and the environment's TLS are not for it.
@@ -723,6 +724,11 @@ async function dev(args: CommandArgs, io: CliOutput): Promise<number> {
   io.out(`Temporal dev server: ${server.address} (namespace ${args.namespace})`);
   if (server.uiUrl) io.out(`Web UI: ${server.uiUrl}`);
   io.out(`Worker: ${args.args[0]} on task queue '${worker.taskQueue}'`);
+  io.out(
+    worker.versioning === 'deployments'
+      ? `Routing: Worker Deployment version '${worker.agentName}.${worker.version}' (sessions pinned)`
+      : `Routing: unversioned (versioning off)`,
+  );
   io.out(`Try: durable-agent sessions --address ${server.address}`);
   io.out('Press Ctrl-C to stop.');
 

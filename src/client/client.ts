@@ -47,6 +47,7 @@ import { ClientCalls } from './client-calls.js';
 import { isTransientTaskFailure, retryingUpdate, Session, toSdkError } from './session.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
 import { connectTemporalClient } from '../temporal/connection.js';
+import { resolveVersioning, type VersioningMode } from '../temporal/versioning.js';
 import { inSpan, SpanAttributes } from '../tracing/spans.js';
 import { sharedStreams } from '../stream/memory.js';
 import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
@@ -101,7 +102,10 @@ export interface AgentClient {
    * SessionStart then runs again, in a new run of the session's workflow. A first workflow
    * task that failed (its worker died or refused it) is waited out as any Update of the
    * session waits: for about 40 s, until a worker runs the task.
-   * @throws {ConfigError} for bad options, or session hooks without an in-process worker.
+   * @throws {ConfigError} for bad options, or session hooks without an in-process worker; with
+   *   Worker Deployments, when no worker of this version polls the task queue within 15 s;
+   *   unversioned and client-only, when every worker listed on the task queue is versioned
+   *   (see `advanced.temporal.versioning`).
    * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
    *   is the abort's reason, or `SessionStart failed: ...` with the error underneath as
    *   `cause` (e.g. a `HookError` `HOOK_WORKER_LOST` when the worker running the callback
@@ -139,6 +143,14 @@ export interface AgentClient {
 /** How long a session's start waits for a just-started worker of its version to register, ms. */
 const PIN_WAIT_MS = 15_000;
 
+/** Whether a listed worker polls as a Worker Deployment version (not unversioned). */
+function versionedPoller(poller: proto.temporal.api.taskqueue.v1.IPollerInfo): boolean {
+  return (
+    poller.deploymentOptions?.workerVersioningMode ===
+    proto.temporal.api.enums.v1.WorkerVersioningMode.WORKER_VERSIONING_MODE_VERSIONED
+  );
+}
+
 /** Whether `error` is Temporal's refusal to pin a workflow to a version its task queue lacks. */
 function versionNotPresent(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
@@ -152,8 +164,9 @@ function createClientOn(
   connection: Connection,
   options: ResolvedAgentOptions,
   payloads: AgentPayloads,
-  registry?: AgentRegistry,
-  tracing?: AgentTracing,
+  registry: AgentRegistry | undefined,
+  tracing: AgentTracing | undefined,
+  versioning: VersioningMode,
 ): AgentClient {
   const calls = new ClientCalls();
   // An in-memory transport reaches a worker of this process only: reading it without one throws.
@@ -169,7 +182,7 @@ function createClientOn(
     },
   });
 
-  const deployments = options.temporal.versioning === 'deployments';
+  const deployments = versioning === 'deployments';
   let served: Promise<void> | undefined;
   /**
    * With Worker Deployments, a client without a worker of its own version in this process
@@ -211,27 +224,80 @@ function createClientOn(
     return served;
   }
 
+  /** The workers Temporal lists on the session task queue (workflow tasks). */
+  async function workflowPollers(): Promise<proto.temporal.api.taskqueue.v1.IPollerInfo[]> {
+    const { pollers } = await client.workflowService.describeTaskQueue({
+      namespace: options.temporal.namespace,
+      taskQueue: { name: options.temporal.taskQueue },
+      taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    });
+    return pollers ?? [];
+  }
+
+  let unpinnedChecked = false;
+  /**
+   * A client-only agent that does not pin, on a task queue every listed worker of which polls
+   * as a Worker Deployment version: Temporal would give the session's tasks to unversioned
+   * workers only, so it would wait forever. Refused at once instead. Asked until some worker
+   * is listed (one DescribeTaskQueue a session until then), then never again.
+   * @throws {ConfigError} naming the deployment versions and the setting.
+   */
+  async function unpinnedServed(): Promise<void> {
+    if (deployments || registry || unpinnedChecked) return;
+    const pollers = await workflowPollers().catch(() => undefined);
+    if (!pollers || pollers.length === 0) return;
+    if (pollers.some((p) => !versionedPoller(p))) {
+      unpinnedChecked = true;
+      return;
+    }
+    const versions = [
+      ...new Set(
+        pollers.map(
+          (p) => `${p.deploymentOptions?.deploymentName}.${p.deploymentOptions?.buildId}`,
+        ),
+      ),
+    ];
+    throw new ConfigError(
+      `Every worker of task queue '${options.temporal.taskQueue}' polls as a Worker Deployment ` +
+        `version (${versions.map((v) => `'${v}'`).join(', ')}), but this client of agent ` +
+        `'${options.name}' does not pin its sessions (advanced.temporal.versioning ` +
+        `'${options.temporal.versioning}' came to 'off'): Temporal would give a session it ` +
+        `starts to unversioned workers only, and it would wait forever. Give workers and ` +
+        `clients the same advanced.temporal.versioning (the default 'auto' agrees on one server).`,
+    );
+  }
+
   /**
    * Temporal refuses to pin a new workflow to a version none of whose workers it has seen on
    * the task queue (FAILED_PRECONDITION). A worker that just started (this process's own, or a
-   * fleet's in a deploy) registers within moments: retry for {@link PIN_WAIT_MS}, then say
-   * what is missing.
+   * fleet's in a deploy) registers within moments (about 1.1 s after it started, measured on
+   * the shared 1.32 dev server): retry every 200 ms at most (a cheap refusal) for
+   * {@link PIN_WAIT_MS}, then say what is missing.
    * @throws {ConfigError} when no worker of this version polls the task queue by then.
    */
   async function startPinned<T>(attempt: () => Promise<T>): Promise<T> {
     const deadline = Date.now() + PIN_WAIT_MS;
-    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+    for (let wait = 50; ; wait = Math.min(wait * 2, 200)) {
       try {
         return await attempt();
       } catch (error) {
         if (!deployments || !versionNotPresent(error)) throw error;
         if (Date.now() + wait > deadline) {
+          const unversioned = (await workflowPollers().catch(() => [])).filter(
+            (p) => !versionedPoller(p),
+          ).length;
           throw new ConfigError(
             `No worker of agent '${options.name}' version '${options.version}' polls task queue ` +
-              `'${options.temporal.taskQueue}' (Temporal refuses to pin a session to a version ` +
-              `it has seen no worker of, advanced.temporal.versioning: 'deployments'): start a ` +
-              `worker of this version first; a client built by another toolchain than its ` +
-              `workers can compute another fingerprint: give the definition an explicit \`version\`.`,
+              `'${options.temporal.taskQueue}' as a Worker Deployment version (Temporal refuses ` +
+              `to pin a session to a version it has seen no worker of; this client routes by ` +
+              `Worker Deployments, advanced.temporal.versioning '${options.temporal.versioning}')` +
+              (unversioned > 0
+                ? `: ${unversioned} worker(s) of the task queue poll unversioned (their ` +
+                  `advanced.temporal.versioning came to 'off'); give workers and clients the ` +
+                  `same versioning`
+                : `: start a worker of this version first`) +
+              `; a client built by another toolchain than its workers can compute another ` +
+              `fingerprint: give the definition an explicit \`version\`.`,
             { cause: error },
           );
         }
@@ -278,6 +344,7 @@ function createClientOn(
   async function startSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
     if (deployments) await versionServed();
+    else await unpinnedServed();
     const sessionId = sessionOptions.sessionId ?? randomUUID();
     if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
       if (!registry) {
@@ -380,7 +447,7 @@ function createClientOn(
       }
     } catch (error) {
       registry?.removeSessionHooks(sessionId);
-      if (error instanceof SessionClosedError) throw error;
+      if (error instanceof SessionClosedError || error instanceof ConfigError) throw error;
       if (error instanceof WorkflowExecutionAlreadyStartedError)
         throw new SessionClosedError(sessionId);
       throw toSdkError(error, sessionId);
@@ -560,14 +627,19 @@ function startFailure(error: Error): Error {
 
 /**
  * Connect a client to `address` and check that its namespace exists.
+ * @param versioning the routing in force, when known (`createAgent` passes its worker's);
+ *   else `advanced.temporal.versioning` resolved against the server here.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing usable answers at
  *   `address` (at once for a refused port or an unknown host, else after the connect
  *   deadline), `NAMESPACE_NOT_FOUND` when the server lacks `options.temporal.namespace`.
+ * @throws {ConfigError} for `advanced.temporal.versioning: 'deployments'` on a server
+ *   without Worker Deployments.
  */
 export async function connectClient(
   address: string,
   options: ResolvedAgentOptions,
   registry?: AgentRegistry,
+  versioning?: VersioningMode,
 ): Promise<AgentClient> {
   const payloads = await agentPayloadsOf(options);
   // Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins.
@@ -582,7 +654,25 @@ export async function connectClient(
     await tracing?.release();
     throw error;
   }
-  return createClientOn(connection, options, payloads, registry, tracing);
+  let routing: VersioningMode;
+  try {
+    routing =
+      versioning ??
+      (await resolveVersioning(options.temporal.versioning, connection.workflowService, {
+        side: 'client',
+        agentName: options.name,
+        version: options.version,
+        address,
+        namespace: options.temporal.namespace,
+        logger: options.logger,
+        logLevel: options.logLevel,
+      }));
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    await tracing?.release();
+    throw error;
+  }
+  return createClientOn(connection, options, payloads, registry, tracing, routing);
 }
 
 /**

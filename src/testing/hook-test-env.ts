@@ -277,7 +277,12 @@ async function startWorkerAndClient(
       return { worker, killSwitch };
     });
     // The worker's registry makes per-session hooks (`createSession({ hooks })`) work.
-    const client = await connectClient(server.address, resolved, workers.registry);
+    const client = await connectClient(
+      server.address,
+      resolved,
+      workers.registry,
+      workers.versioning,
+    );
     return { workers, client };
   } catch (error) {
     await workers?.shutdown().catch(() => undefined);

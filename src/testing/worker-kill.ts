@@ -95,6 +95,11 @@ export class RestartableWorker {
     return new RestartableWorker(await start(undefined), start);
   }
 
+  /** The routing the workers came to (`advanced.temporal.versioning` resolved). */
+  get versioning(): 'deployments' | 'off' {
+    return this.#current.worker.versioning;
+  }
+
   /** The callbacks' registry, the same for every worker. */
   get registry(): AgentRegistry {
     return this.#current.worker.registry;

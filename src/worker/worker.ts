@@ -45,6 +45,7 @@ import {
 } from '../temporal/connection.js';
 import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/logging.js';
 import { acquireTracing } from '../tracing/tracing.js';
+import { resolveVersioning, type VersioningMode } from '../temporal/versioning.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
 export interface AgentWorker {
@@ -60,10 +61,11 @@ export interface AgentWorker {
   /** The fingerprint of the definition it runs (16 hex digits). */
   readonly fingerprint: string;
   /**
-   * `advanced.temporal.versioning`: `'deployments'` when it polls as Worker Deployment
-   * version `<agentName>.<version>`, `'off'` when unversioned.
+   * The routing in force (`advanced.temporal.versioning`, `'auto'` resolved against the
+   * server): `'deployments'` when it polls as Worker Deployment version
+   * `<agentName>.<version>`, `'off'` when unversioned.
    */
-  readonly versioning: 'deployments' | 'off';
+  readonly versioning: VersioningMode;
   /**
    * This process's own task queue: a callback that outlived its dispatch is waited on here,
    * so the session is released when it settles or when this process dies.
@@ -89,8 +91,9 @@ export interface AgentWorker {
  * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
  * lines (and its activities' `Context.current().log`) go to `options.logger` at
  * `options.logLevel` (see `src/temporal/logging.ts`).
- * @throws {ConfigError} for a model id without its API key (see `resolveModel`), or a
- *   workspace root that does not exist or is not a folder.
+ * @throws {ConfigError} for a model id without its API key (see `resolveModel`), a
+ *   workspace root that does not exist or is not a folder, or
+ *   `advanced.temporal.versioning: 'deployments'` on a server without Worker Deployments.
  * @throws {TemporalConnectionError} `TEMPORAL_UNREACHABLE` when nothing answers at
  *   `address`, `NAMESPACE_NOT_FOUND` when the server lacks the namespace.
  * @throws when the workflow code fails to bundle.
@@ -162,12 +165,23 @@ export async function startAgentWorker(
     logger: options.logger,
     level: options.logLevel,
   });
-  let connection: NativeConnection;
+  let connection: NativeConnection | undefined;
   let payloads: AgentPayloads;
+  let versioning: VersioningMode;
   try {
     payloads = await agentPayloadsOf(options);
     connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
+    versioning = await resolveVersioning(options.temporal.versioning, connection.workflowService, {
+      side: 'worker',
+      agentName: options.name,
+      version: options.version,
+      address,
+      namespace,
+      logger: options.logger,
+      logLevel: options.logLevel,
+    });
   } catch (error) {
+    await connection?.close().catch(() => undefined);
     removeSink?.();
     releaseVersion();
     await tracing?.release();
@@ -216,7 +230,7 @@ export async function startAgentWorker(
       identity: agentWorkerIdentity(`${process.pid}@${hostname()}`, options.name, options.version),
       // Worker Deployments: this worker is version `<name>.<version>`; its sessions are
       // pinned there, and Temporal routes their tasks to workers of that version only.
-      ...(options.temporal.versioning === 'deployments'
+      ...(versioning === 'deployments'
         ? {
             workerDeploymentOptions: {
               version: { deploymentName: options.name, buildId: options.version },
@@ -258,7 +272,7 @@ export async function startAgentWorker(
     agentName: options.name,
     version: options.version,
     fingerprint: options.fingerprint,
-    versioning: options.temporal.versioning,
+    versioning,
     cleanupQueue,
     registry,
     workflowBundle,

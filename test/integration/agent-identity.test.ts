@@ -117,11 +117,14 @@ describe('one name, two versions', () => {
 
   it("refuses a v2 session's prompt on the v1 worker, never runs v1's callback, and names both versions", async () => {
     const name = `identity-${randomUUID().slice(0, 8)}`;
+    // Unversioned on both sides (with Worker Deployments, Temporal would not even start a
+    // session pinned to a version no worker polls as): the refusal alone must hold.
     const worker = await startAgentProcess({
       policy: 'lax',
       name,
       version: 'v1',
       workerOnly: true,
+      versioning: 'off',
     });
     expect(worker.ready.version).toBe('v1');
     client = await createAgentClient({
@@ -131,6 +134,7 @@ describe('one name, two versions', () => {
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
         hookTimeoutMs: 1_500,
+        temporal: { versioning: 'off' },
       },
     });
     const session = await client.createSession();

@@ -107,3 +107,33 @@ describe('durable-agent option values', () => {
     expect(command(['sessions', '--limit', '3']).limit).toBe(3);
   });
 });
+
+describe('durable-agent dev --versioning', () => {
+  it('takes auto, deployments and off, and leaves it unset when not given', () => {
+    for (const mode of ['auto', 'deployments', 'off'] as const) {
+      expect(command(['dev', 'agent.ts', '--versioning', mode]).versioning).toBe(mode);
+    }
+    expect(command(['dev', 'agent.ts']).versioning).toBeUndefined();
+  });
+
+  it('refuses another value with a usage error naming it and the values it takes', () => {
+    const error = (() => {
+      try {
+        command(['dev', 'agent.ts', '--versioning', 'pinned']);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(CliError);
+    expect((error as CliError).exitCode).toBe(2);
+    expect((error as CliError).message).toBe(
+      "--versioning must be one of auto, deployments, off, got 'pinned'",
+    );
+  });
+
+  it('is refused by commands that start no worker', () => {
+    expect(() => command(['sessions', '--versioning', 'off'])).toThrow(
+      /sessions does not take --versioning/,
+    );
+  });
+});

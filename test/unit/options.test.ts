@@ -217,12 +217,17 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
-  it("refuses a versioning mode it does not know, and defaults versioning to 'off'", () => {
+  it("refuses a versioning mode it does not know, and defaults versioning to 'auto'", () => {
     expectConfigError(
       thrownBy(() => resolveAgentOptions(temporal({ versioning: 'pinned' }))),
-      "advanced.temporal.versioning must be 'deployments' or 'off', got 'pinned'",
+      "advanced.temporal.versioning must be 'auto', 'deployments' or 'off', got 'pinned'",
     );
-    expect(resolveAgentOptions(temporal({})).temporal.versioning).toBe('off');
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ versioning: true }))),
+      "advanced.temporal.versioning must be 'auto', 'deployments' or 'off', got boolean",
+    );
+    expect(resolveAgentOptions(temporal({})).temporal.versioning).toBe('auto');
+    expect(resolveAgentOptions(temporal({ versioning: 'off' })).temporal.versioning).toBe('off');
     expect(resolveAgentOptions(temporal({ versioning: 'deployments' })).temporal.versioning).toBe(
       'deployments',
     );
