@@ -14,6 +14,10 @@ export function benchAgentOptions(
     advanced: {
       hooks,
       temporal: {
+        // BENCH_VERSIONING=off|deployments|auto: the routing the benchmark's agents use.
+        ...(process.env.BENCH_VERSIONING
+          ? { versioning: process.env.BENCH_VERSIONING as TemporalOptions['versioning'] }
+          : {}),
         ...temporal,
         address,
         taskQueue,

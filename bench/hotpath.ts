@@ -96,7 +96,31 @@ const hookActivities = createHookActivities({
   cleanupQueue: 'unused',
   heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
 });
+// Ours: one agent (client and worker in this process), hooks given per session.
+const agent = await createAgent(
+  benchAgentOptions(server.address, `bench-ours-${randomUUID()}`, {}),
+);
+/** Ours with the status search attribute following every turn (`turnStatus`), for throughput. */
+const turnsAgent = want('throughput')
+  ? await createAgent(
+      benchAgentOptions(server.address, `bench-turns-${randomUUID()}`, {}, undefined, {
+        turnStatus: true,
+      }),
+    )
+  : undefined;
+
+/**
+ * The baseline routes as ours does: where our agent runs on Worker Deployments (the default
+ * `'auto'` on this server), the hand-written worker is a deployment version too and its
+ * workflows are pinned to it (Temporal then dispatches no activity eagerly, for either side);
+ * with `BENCH_VERSIONING=off` both are unversioned.
+ */
+const handDeployment =
+  agent.worker.versioning === 'deployments'
+    ? { deploymentName: `bench-hand-${randomUUID().slice(0, 8)}`, buildId: 'v1' }
+    : undefined;
 const handQueue = `bench-hand-${randomUUID()}`;
+console.log(`routing: ${agent.worker.versioning}, ours and the baseline`);
 const nativeConnection = await NativeConnection.connect({ address: server.address });
 const handWorker = await Worker.create({
   connection: nativeConnection,
@@ -120,23 +144,19 @@ const handWorker = await Worker.create({
   },
   maxHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
   defaultHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+  ...(handDeployment
+    ? {
+        workerDeploymentOptions: {
+          version: handDeployment,
+          useWorkerVersioning: true,
+          defaultVersioningBehavior: 'PINNED',
+        } as const,
+      }
+    : {}),
 });
 const handRunning = handWorker.run();
 const clientConnection = await Connection.connect({ address: server.address });
 const client = new Client({ connection: clientConnection });
-
-// Ours: one agent (client and worker in this process), hooks given per session.
-const agent = await createAgent(
-  benchAgentOptions(server.address, `bench-ours-${randomUUID()}`, {}),
-);
-/** Ours with the status search attribute following every turn (`turnStatus`), for throughput. */
-const turnsAgent = want('throughput')
-  ? await createAgent(
-      benchAgentOptions(server.address, `bench-turns-${randomUUID()}`, {}, undefined, {
-        turnStatus: true,
-      }),
-    )
-  : undefined;
 
 /** Something that sends: a session of ours or a baseline workflow, rotated every ROTATE sends. */
 /** A sender and the workflow id of its current run's session (for its history). */
@@ -174,12 +194,24 @@ async function handSender(hookSet: HookSet): Promise<Sender> {
     UserPromptSubmit: HOOKS[hookSet][HookEvent.UserPromptSubmit]?.length ?? 0,
     TaskCompleted: HOOKS[hookSet][HookEvent.TaskCompleted]?.length ?? 0,
   };
-  const open = () =>
+  const start = () =>
     client.workflow.start('handWrittenSession', {
       taskQueue: handQueue,
       workflowId: `hand-${randomUUID()}`,
       args: [{ agentName: hookSet, hookCounts: counts }],
+      ...(handDeployment ? { versioningOverride: { pinnedTo: handDeployment } } : {}),
     });
+  // A worker version is known to the server about a second after its worker starts.
+  const open = async (): Promise<WorkflowHandle> => {
+    for (let tries = 0; ; tries++) {
+      try {
+        return await start();
+      } catch (error) {
+        if (!handDeployment || tries >= 100) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  };
   let handle: WorkflowHandle = await open();
   let sent = 0;
   return {
