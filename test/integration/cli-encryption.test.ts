@@ -4,7 +4,6 @@
  * read it (also after a rotation, the old key kept); with the key missing, or a wrong key
  * under the right id, they fail with one line naming the key id, never garbage.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +25,7 @@ import {
 } from '../encryption-helpers.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
+import { runCli, type CliRun } from '../cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = tempDir('cli-encryption');
@@ -33,34 +33,8 @@ const scratch = tempDir('cli-encryption');
 const SECRET = `planted-${randomUUID()}`;
 const REASON = `refused prompt: please refuse ${SECRET}`;
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], keys: string | undefined): Promise<CliRun> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    TEMPORAL_ADDRESS: temporalAddress(),
-    DURABLE_AGENT_ENCRYPTION_KEYS: keys,
-  };
-  if (keys === undefined) delete env.DURABLE_AGENT_ENCRYPTION_KEYS;
-  delete env.DEBUG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], keys: string | undefined) =>
+  runCli(args, { env: { DURABLE_AGENT_ENCRYPTION_KEYS: keys } });
 
 /** One line on stderr naming the key id, nothing on stdout, no stack, no plaintext. */
 function expectKeyError(run: CliRun, code: number, keyId: string): void {

@@ -4,7 +4,6 @@
  * deciding permission requests (with and without a worker), `session-<id>` for an id, `dev`,
  * and one-line errors with the right exit codes.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
@@ -27,56 +26,15 @@ import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/protocol.j
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
+import { runCli, type CliRun } from '../cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const fixture = (name: string) => join(repoRoot, 'test', 'fixtures', 'histories', name);
 const workspace = tempDir('cli-ws');
 const scratch = tempDir('cli');
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
 /** Run the CLI from source as a child process; never blocks this process's worker. */
-function cli(
-  args: string[],
-  options: {
-    env?: Record<string, string | undefined>;
-    onStdout?: (text: string) => void;
-    onStderr?: (text: string) => void;
-  } = {},
-): Promise<CliRun> & { child: ReturnType<typeof spawn> } {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    TEMPORAL_ADDRESS: temporalAddress(),
-    ...options.env,
-  };
-  delete env.DEBUG;
-  const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    options.onStdout?.(stdout);
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-    options.onStderr?.(stderr);
-  });
-  const done = new Promise<CliRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
-  });
-  return Object.assign(done, { child });
-}
+const cli = runCli;
 
 /** The error contract: exactly one line on stderr, `durable-agent: ...`, nothing on stdout. */
 function expectOneLineError(run: CliRun, code: number, pattern: RegExp): void {

@@ -59,6 +59,8 @@ function options(taskQueue: string, client?: WorkflowClientInterceptor) {
       temporal: {
         address: temporalAddress(),
         taskQueue,
+        // The failing worker is a plain, unversioned Temporal worker: so is the agent.
+        versioning: 'off' as const,
         ...(client ? { interceptors: { client: { workflow: [client] } } } : {}),
       },
     },

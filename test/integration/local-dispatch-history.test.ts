@@ -6,11 +6,9 @@
  * session page shows them; an encrypted session's local dispatch opens with the key and fails
  * with one line naming the key id without it.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type AgentOptions } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
@@ -25,8 +23,8 @@ import {
 } from '../encryption-helpers.js';
 import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
+import { runCli } from '../cli-process.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const workspace = tempDir('local-dispatch-history');
 writeFileSync(join(workspace, 'notes.txt'), 'notes\n');
 /** Planted in a hook's reason: shown only when the history decrypts. */
@@ -102,34 +100,8 @@ async function historyOf(sessionId: string) {
   }
 }
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], keys?: string): Promise<CliRun> {
-  const env: Record<string, string | undefined> = {
-    ...process.env,
-    TEMPORAL_ADDRESS: temporalAddress(),
-    DURABLE_AGENT_ENCRYPTION_KEYS: keys,
-  };
-  if (keys === undefined) delete env.DURABLE_AGENT_ENCRYPTION_KEYS;
-  delete env.DEBUG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], keys?: string) =>
+  runCli(args, { env: { DURABLE_AGENT_ENCRYPTION_KEYS: keys } });
 
 /** A row without what differs between two runs (ids, event ids, times) or marks it local. */
 function comparable(dispatch: HistoryDispatch) {

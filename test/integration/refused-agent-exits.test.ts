@@ -32,5 +32,5 @@ it('exits on its own after createAgent is refused, with the quiet runtime asked 
   clearTimeout(killer);
   expect(signal, `still running after 30 s; stderr: ${stderr}`).toBeNull();
   expect(code, stderr).toBe(0);
-  expect(stdout.trim()).toBe('WorkspaceError');
+  expect(stdout.trim()).toBe('ConfigError');
 }, 60_000);

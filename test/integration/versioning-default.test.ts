@@ -6,7 +6,6 @@
  * would start sessions no worker takes, and `durable-agent dev --versioning` as a real child
  * process of the CLI.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +24,7 @@ import { createHookTestEnv, scriptedModel } from '../../src/testing/index.js';
 import { startDevServer } from '../../src/server/dev-server.js';
 import { rawClient, temporalAddress, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
+import { runCli, type CliRun } from '../cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = tempDir('versioning-default');
@@ -203,37 +203,9 @@ describe('a dev server with Worker Deployments disabled (system.enableDeployment
   }, 90_000);
 });
 
-interface CliRun {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI from source as a child process. */
-function cli(
-  args: string[],
-  onStdout?: (text: string) => void,
-): Promise<CliRun> & { child: ReturnType<typeof spawn> } {
-  const env: Record<string, string | undefined> = { ...process.env };
-  delete env.DEBUG;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: repoRoot,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString();
-    onStdout?.(stdout);
-  });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<CliRun>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-  return Object.assign(done, { child });
-}
+/** The CLI from source as a child process, with this process's server address (or none). */
+const cli = (args: string[], onStdout?: (text: string) => void) =>
+  runCli(args, { env: { TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS }, onStdout });
 
 describe('durable-agent dev --versioning', () => {
   const modulePath = join(scratch, 'versioning-agent.mts');

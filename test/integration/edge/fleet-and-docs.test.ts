@@ -134,7 +134,9 @@ describe('two workers on one task queue', () => {
             },
           ],
         },
-        temporal: { address: temporalAddress(), taskQueue },
+        // Unversioned on both sides: the refusal by the worker itself (routing by Worker
+        // Deployments would not start a session of a version no worker polls as).
+        temporal: { address: temporalAddress(), taskQueue, versioning: 'off' },
       },
     });
     const cont = async () => ({ action: 'continue' as const });
@@ -145,7 +147,7 @@ describe('two workers on one task queue', () => {
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [cont, cont] },
         hookTimeoutMs: 3_000,
-        temporal: { address: temporalAddress(), taskQueue },
+        temporal: { address: temporalAddress(), taskQueue, versioning: 'off' },
       },
     });
     try {
@@ -282,7 +284,8 @@ describe('a worker without the agent definition the session names', () => {
     const taskQueue = uniqueTaskQueue('adv-name');
     const worker = await createAgent({
       model: scriptedModel(() => 'x'),
-      advanced: { temporal: { address: temporalAddress(), taskQueue } },
+      // Unversioned on both sides: the worker's own answer to a name it does not run.
+      advanced: { temporal: { address: temporalAddress(), taskQueue, versioning: 'off' } },
     });
     agents.push(worker);
     const client = await createAgentClient({
@@ -290,7 +293,7 @@ describe('a worker without the agent definition the session names', () => {
       model: scriptedModel(() => 'x'),
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
-        temporal: { address: temporalAddress(), taskQueue },
+        temporal: { address: temporalAddress(), taskQueue, versioning: 'off' },
       },
     });
     try {

@@ -1,0 +1,61 @@
+/** The `durable-agent` CLI from source as a child process, for the tests that drive it. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { temporalAddress } from './helpers.js';
+
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/** How one CLI run ended. */
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** From spawn to exit, ms. */
+  ms: number;
+}
+
+/**
+ * Run `durable-agent <args>` (src/cli/main.ts under tsx) against the test server
+ * (`TEMPORAL_ADDRESS`), never blocking this process's workers.
+ * @param options.env variables over this process's (a value `undefined` removes one);
+ *   `DEBUG` is always removed.
+ * @param options.onStdout / options.onStderr called with all the output so far, as it comes.
+ * @returns the run, and its child process (to signal it) as `child`.
+ */
+export function runCli(
+  args: string[],
+  options: {
+    env?: Record<string, string | undefined>;
+    onStdout?: (text: string) => void;
+    onStderr?: (text: string) => void;
+  } = {},
+): Promise<CliRun> & { child: ChildProcess } {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    TEMPORAL_ADDRESS: temporalAddress(),
+    ...options.env,
+  };
+  for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
+  delete env.DEBUG;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    options.onStderr?.(stderr);
+  });
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout, stderr, ms: Date.now() - started }));
+  });
+  return Object.assign(done, { child });
+}
