@@ -38,8 +38,8 @@
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { closeServer, listen } from '../server/http.js';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { AgentSdkError, ConfigError, messageOf } from '../common/errors.js';
 import { DEFAULTS } from '../common/defaults.js';
@@ -254,28 +254,13 @@ export async function createCodecServer(options: CodecServerOptions): Promise<Co
     }
   }
 
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolveListen();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
+  const { port, url } = await listen(server, host, options.port);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${port}`,
+    url,
     port,
     close: () => (closing ??= closeServer(server)),
   };
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolveClose) => {
-    server.close(() => resolveClose());
-    server.closeAllConnections();
-  });
 }
 
 function resolveCodecs(

@@ -22,8 +22,7 @@
  * @module
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { hostname, userInfo } from 'node:os';
 import { Client } from '@temporalio/client';
 import {
@@ -44,6 +43,7 @@ import { describeDecidedRequest } from '../history/decided.js';
 import { diffValues } from '../history/diff.js';
 import { findSessionWorkflow, type FoundSession } from '../history/files.js';
 import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
+import { closeServer, listen } from '../server/http.js';
 import { UI_CSS, UI_JS } from './assets.js';
 import {
   inboxPage,
@@ -484,18 +484,9 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
     return answeringClient;
   }
 
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolveListen();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
+  const { port, url } = await listen(server, host, options.port);
   // Cookies are per host, not per port: two pages on one host keep a cookie each.
   cookieName = `durable_agent_ui_${port}`;
-  const shownHost = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}`;
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -692,11 +683,4 @@ function send(
 function redirect(response: ServerResponse, location: string): void {
   response.writeHead(303, { Location: location, ...SECURITY_HEADERS });
   response.end();
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolveClose) => {
-    server.close(() => resolveClose());
-    server.closeAllConnections();
-  });
 }
