@@ -189,7 +189,7 @@ async function oursSender(hooks: HookMap, dispatch?: 'local', of = agent): Promi
   };
 }
 
-async function handSender(hookSet: HookSet): Promise<Sender> {
+async function handSender(hookSet: HookSet, dispatch?: 'local'): Promise<Sender> {
   const counts = {
     UserPromptSubmit: HOOKS[hookSet][HookEvent.UserPromptSubmit]?.length ?? 0,
     TaskCompleted: HOOKS[hookSet][HookEvent.TaskCompleted]?.length ?? 0,
@@ -198,7 +198,7 @@ async function handSender(hookSet: HookSet): Promise<Sender> {
     client.workflow.start('handWrittenSession', {
       taskQueue: handQueue,
       workflowId: `hand-${randomUUID()}`,
-      args: [{ agentName: hookSet, hookCounts: counts }],
+      args: [{ agentName: hookSet, hookCounts: counts, localDispatch: dispatch === 'local' }],
       ...(handDeployment ? { versioningOverride: { pinnedTo: handDeployment } } : {}),
     });
   // A worker version is known to the server about a second after its worker starts.
@@ -330,34 +330,73 @@ async function throughput(): Promise<string[][]> {
 }
 
 async function localDispatch(): Promise<string[][]> {
-  const local = { sender: await oursSender(HOOKS.one, 'local'), times: [] as number[] };
-  const remote = { sender: await oursSender(HOOKS.one), times: [] as number[] };
-  const none = { sender: await oursSender(HOOKS.none), times: [] as number[] };
+  const series = {
+    local: await oursSender(HOOKS.one, 'local'),
+    remote: await oursSender(HOOKS.one),
+    none: await oursSender(HOOKS.none),
+    handLocal: await handSender('one', 'local'),
+    handNone: await handSender('none'),
+  };
+  type Name = keyof typeof series;
+  const times = Object.fromEntries(Object.keys(series).map((k) => [k, [] as number[]])) as Record<
+    Name,
+    number[]
+  >;
+  const runs = Object.fromEntries(Object.keys(series).map((k) => [k, new Set<string>()])) as Record<
+    Name,
+    Set<string>
+  >;
   for (let i = 0; i < SENDS + 10; i++) {
-    for (const s of [local, remote, none]) {
+    for (const [name, sender] of Object.entries(series) as Array<[Name, Sender]>) {
       const t0 = now();
-      await s.sender.send(`l${i}`);
-      if (i >= 10) s.times.push(now() - t0);
-      await s.sender.rotate();
+      await sender.send(`l${i}`);
+      if (i >= 10) times[name].push(now() - t0);
+      runs[name].add(sender.workflowId());
+      await sender.rotate();
     }
   }
-  await Promise.all([local, remote, none].map((s) => s.sender.close()));
+  await Promise.all(Object.values(series).map((s) => s.close()));
+  // The workers' side, read from history: workflow-task time (started to completed) per send.
+  const taskMs: Partial<Record<Name, number>> = {};
+  for (const name of Object.keys(series) as Name[]) {
+    const spans = (await Promise.all([...runs[name]].map(workflowTaskSpans))).flat();
+    taskMs[name] = spans.reduce((a, b) => a + b, 0) / (SENDS + 10);
+  }
   // The dispatch's own cost: the send with the hook minus the send without (per sample pair).
-  const cost = (s: { times: number[] }) => s.times.map((t, i) => t - none.times[i]!);
+  const cost = (withHook: number[], without: number[]) => withHook.map((t, i) => t - without[i]!);
+  const [local, remote, handLocal] = [
+    cost(times.local, times.none),
+    cost(times.remote, times.none),
+    cost(times.handLocal, times.handNone),
+  ];
   return [
     [
       'one hook dispatch, local activity / default activity (send ms)',
-      `${fmt(percentile(local.times, 50))} / ${fmt(percentile(remote.times, 50))}`,
-      `${fmt(percentile(local.times, 99))} / ${fmt(percentile(remote.times, 99))}`,
-      fmt(percentile(local.times, 50) / percentile(remote.times, 50), 2),
+      `${fmt(percentile(times.local, 50))} / ${fmt(percentile(times.remote, 50))}`,
+      `${fmt(percentile(times.local, 99))} / ${fmt(percentile(times.remote, 99))}`,
+      fmt(percentile(times.local, 50) / percentile(times.remote, 50), 2),
       '',
     ],
     [
       'the dispatch alone (send with hook - send without, paired): local / default (ms)',
-      `${fmt(percentile(cost(local), 50))} / ${fmt(percentile(cost(remote), 50))}`,
-      `${fmt(percentile(cost(local), 99))} / ${fmt(percentile(cost(remote), 99))}`,
+      `${fmt(percentile(local, 50))} / ${fmt(percentile(remote, 50))}`,
+      `${fmt(percentile(local, 99))} / ${fmt(percentile(remote, 99))}`,
       '',
       'local p50 <= 5',
+    ],
+    [
+      'a local dispatch alone, paired as above: ours / hand-written (ms)',
+      `${fmt(percentile(local, 50))} / ${fmt(percentile(handLocal, 50))}`,
+      `${fmt(percentile(local, 99))} / ${fmt(percentile(handLocal, 99))}`,
+      fmt(percentile(local, 50) / percentile(handLocal, 50), 2),
+      '',
+    ],
+    [
+      'workflow-task time a local dispatch adds per send (history): ours / hand-written (ms)',
+      `${fmt(taskMs.local! - taskMs.none!, 2)} / ${fmt(taskMs.handLocal! - taskMs.handNone!, 2)}`,
+      '',
+      fmt((taskMs.local! - taskMs.none!) / (taskMs.handLocal! - taskMs.handNone!), 2),
+      '',
     ],
   ];
 }
@@ -507,11 +546,12 @@ async function promiseCounts(): Promise<string[][]> {
     if (counting && promise.constructor !== Promise) created++;
   });
   try {
-    for (const hookSet of ['none', 'one', 'three'] as const) {
+    // The last: one hook dispatched as a local activity, on both sides.
+    for (const [hookSet, dispatch] of [['none'], ['one'], ['three'], ['one', 'local']] as const) {
       const counts: number[] = [];
       for (const [kind, sender] of [
-        ['ours', await oursSender(HOOKS[hookSet])],
-        ['hand', await handSender(hookSet)],
+        ['ours', await oursSender(HOOKS[hookSet], dispatch)],
+        ['hand', await handSender(hookSet, dispatch)],
       ] as const) {
         for (let i = 0; i < n; i++) await sender.send(`q${i}`);
         const history = await client.workflow.getHandle(sender.workflowId()).fetchHistory();
@@ -527,7 +567,7 @@ async function promiseCounts(): Promise<string[][]> {
         counts.push(created / n);
       }
       rows.push([
-        `${hookSet} hooks: promises of workflow code per send (replayed), ours / hand`,
+        `${hookSet} hooks${dispatch ? ` (${dispatch})` : ''}: promises of workflow code per send (replayed), ours / hand`,
         `${fmt(counts[0]!, 1)} / ${fmt(counts[1]!, 1)}`,
         '',
         fmt(counts[0]! / counts[1]!, 2),
@@ -538,6 +578,22 @@ async function promiseCounts(): Promise<string[][]> {
     stop();
   }
   return rows;
+}
+
+/** Each workflow task's time on the worker (started to completed, ms) in a workflow's current run. */
+async function workflowTaskSpans(workflowId: string): Promise<number[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const at = (e: proto.temporal.api.history.v1.IHistoryEvent) =>
+    Number(e.eventTime?.seconds ?? 0) * 1000 + Number(e.eventTime?.nanos ?? 0) / 1e6;
+  const events = history.events ?? [];
+  const spans: number[] = [];
+  for (const event of events) {
+    const done = event.workflowTaskCompletedEventAttributes;
+    if (!done) continue;
+    const started = events.find((e) => Number(e.eventId) === Number(done.startedEventId));
+    if (started) spans.push(at(event) - at(started));
+  }
+  return spans;
 }
 
 /** The number of events of each type in a workflow's current run. */

@@ -6,6 +6,7 @@ import {
   ActivityCancellationType,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   condition,
 } from '@temporalio/workflow';
@@ -145,12 +146,21 @@ const hand = proxyActivities<HandActivities>({
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });
 
+/** The same dispatch as a local activity, for the baseline of `hookDispatch: 'local'`. */
+const handLocal = proxyLocalActivities<Pick<HandActivities, 'dispatchHook'>>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
 export const handSendUpdate = defineUpdate<string, [string]>('handSend');
 
 export async function handWrittenSession(input: {
   agentName: string;
   /** Callbacks per event, as the agent registered them. */
   hookCounts: Partial<Record<'UserPromptSubmit' | 'TaskCompleted', number>>;
+  /** Dispatch hooks as local activities. @default false */
+  localDispatch?: boolean;
 }): Promise<void> {
   const messages: Parameters<HandActivities['handModelStep']>[0]['messages'] = [];
   let done = false;
@@ -159,7 +169,7 @@ export async function handWrittenSession(input: {
   const dispatch = async (event: 'UserPromptSubmit' | 'TaskCompleted', payload: JsonObject) => {
     const callbackCount = input.hookCounts[event] ?? 0;
     if (callbackCount === 0) return;
-    const outcome = await hand.dispatchHook({
+    const outcome = await (input.localDispatch ? handLocal : hand).dispatchHook({
       dispatchId: `d${seq++}`,
       sessionId: 'hand',
       agentName: input.agentName,
