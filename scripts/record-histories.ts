@@ -187,6 +187,20 @@ try {
     await s.close();
     await save('local-dispatch', s);
   }
+  if (want('dispatch-lean')) {
+    // Recorded by the code whose dispatches await their activity directly (no async call or
+    // `.catch` of their own): UserPromptSubmit local, TaskCompleted through the task queue,
+    // sends alone and queued, one rejected by its hook.
+    const s = await agent.createSession({
+      sessionId: 'fixture-dispatch-lean',
+      hookDispatch: { UserPromptSubmit: 'local' },
+    });
+    await s.send('hello');
+    await Promise.all([s.send('first'), s.send('second')]);
+    await s.send('reject').catch(() => undefined);
+    await s.close();
+    await save('dispatch-lean', s);
+  }
   if (want('rollover-by-updates')) {
     // A run continues as new after 200 Updates (the ready Update and 199 sends, then one more).
     // No hooks, so the run stays far below Temporal's own suggestion (4,096 events).
@@ -210,8 +224,13 @@ try {
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('cancelled-from-outside', s);
   }
-  for (const fixture of ['version-refused', 'version-refused-lean'].filter(want)) {
-    // `version-refused-lean`: the same, recorded by the code whose first attempt is lean.
+  for (const fixture of [
+    'version-refused',
+    'version-refused-lean',
+    'version-refused-dispatch-lean',
+  ].filter(want)) {
+    // `version-refused-lean`: the same, recorded by the code whose first attempt is lean;
+    // `version-refused-dispatch-lean`: by the code whose dispatch awaits its activity directly.
     // A v2 session whose tasks a v1 worker refuses until a v2 worker polls: the version in
     // the input and the activity inputs, refused attempts, and their retries, replayed.
     const definition = (version: string): AgentOptions => ({
@@ -220,7 +239,12 @@ try {
       model: scriptedModel((request) => `reply ${request.modelStepIndex}`),
       advanced: {
         hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
-        temporal: { address: server.address, taskQueue: 'record-histories-versions' },
+        // Unversioned: refusals happen where Temporal does not route by version.
+        temporal: {
+          address: server.address,
+          taskQueue: 'record-histories-versions',
+          versioning: 'off',
+        },
       },
     });
     const v1 = await createAgentWorker(definition('v1'));

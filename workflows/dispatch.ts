@@ -13,6 +13,7 @@ import {
   TimeoutFailure,
   isCancellation,
   log,
+  patched,
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
@@ -43,6 +44,7 @@ import { takeStreamEvents, type StreamOutboxState } from './stream-outbox.js';
 import {
   identityFields,
   isRefusedEverywhere,
+  retryRefused,
   versionRefusalOf,
   withRefusalRetries,
 } from './version-refusal.js';
@@ -128,7 +130,22 @@ export async function dispatchEvent(
   };
   state.timeline.push(entry);
   try {
-    return await settle(state, event, payload, entry);
+    if (!patched(PATCH_DISPATCH_LEAN)) return await settle(state, event, payload, entry);
+    // The same steps as `settle`, awaited here: no async call or `.catch` of its own.
+    refuseWhileCleaningUp(state, entry, event);
+    const call = dispatchCall(state, event, payload, entry, true);
+    let outcome: HookDispatchOutcome;
+    try {
+      try {
+        outcome = await call.first();
+      } catch (error) {
+        if (!versionRefusalOf(error)) throw error;
+        outcome = await call.afterRefusal(error);
+      }
+    } catch (error) {
+      throw dispatchFailure(state, entry, event, error);
+    }
+    return outcomeResult(state, entry, event, outcome, call.budgetMs);
   } finally {
     // Settled, whichever way it ended: readers of the timeline may trust its outcome now.
     delete entry.pending;
@@ -136,99 +153,176 @@ export async function dispatchEvent(
   }
 }
 
-/** The dispatch behind `entry`: the fail-closed check, the activity, its outcome. */
+/**
+ * A dispatch whose callbacks run without an async function and a `.catch` of their own
+ * around the activity (which cost every dispatch three promises; a promise in workflow code
+ * costs a stack trace). Guarded: the outcome reaches the caller a few microtasks sooner,
+ * which may reorder commands of work running beside it.
+ */
+const PATCH_DISPATCH_LEAN = 'dispatch-lean';
+
+/** The dispatch behind `entry` as it ran before {@link PATCH_DISPATCH_LEAN}. */
 async function settle(
   state: DispatchState,
   event: HookEvent,
   payload: JsonObject,
   entry: TimelineEntry,
 ): Promise<MergedHookResult> {
+  refuseWhileCleaningUp(state, entry, event);
+  const call = dispatchCall(state, event, payload, entry, false);
+  let outcome: HookDispatchOutcome;
+  try {
+    outcome = state.input.localDispatch?.includes(event)
+      ? await call.first().catch((error: unknown) => {
+          if (!versionRefusalOf(error)) throw error;
+          return call.afterRefusal(error);
+        })
+      : await call.first();
+  } catch (error) {
+    throw dispatchFailure(state, entry, event, error);
+  }
+  return outcomeResult(state, entry, event, outcome, call.budgetMs);
+}
+
+/** Fail-closed: no dispatch while a callback of the session is still cleaning up. */
+function refuseWhileCleaningUp(state: DispatchState, entry: TimelineEntry, event: HookEvent): void {
   if (state.pendingCleanups.size > 0) {
     entry.outcome = 'refused';
     // No activity runs, so no worker logs it: the workflow does.
     throw failed(state, entry, event, cleanupPendingFailure(state), true);
   }
+}
+
+/** The dispatch's activity: its first try, and the tries after a version refusal. */
+interface DispatchCall {
+  budgetMs: number;
+  /** The local activity when the event is dispatched locally, else the task-queue activity. */
+  first(): Promise<HookDispatchOutcome>;
+  /** After `first()` was refused by a worker of another version: through the task queue. */
+  afterRefusal(refusal: unknown): Promise<HookDispatchOutcome>;
+}
+
+/**
+ * Name the dispatch (its id, its input) and say what runs it.
+ * @param lean without retries of its own around the first try (the caller catches the
+ *   refusal and calls `afterRefusal`); else as before {@link PATCH_DISPATCH_LEAN}.
+ */
+function dispatchCall(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  entry: TimelineEntry,
+  lean: boolean,
+): DispatchCall {
   const budgetMs = budgetOf(state.input, event);
   const dispatchId = uuid4();
-  let outcome: HookDispatchOutcome;
-  try {
-    const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
-    setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
-    const dispatchInput = {
-      dispatchId,
-      sessionId: state.input.sessionId,
-      agentName: state.input.agentName,
-      ...identityFields(state.input),
-      event,
-      payload,
+  const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
+  setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
+  const dispatchInput = {
+    dispatchId,
+    sessionId: state.input.sessionId,
+    agentName: state.input.agentName,
+    ...identityFields(state.input),
+    event,
+    payload,
+    budgetMs,
+    callbackCount: entry.callbackCount,
+    ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+    ...takeStreamEvents(state, entry.requestId),
+  };
+  const started = Date.now();
+  const what = { task: `the ${event} dispatch`, event };
+  const onQueue = (eager: boolean) =>
+    hookDispatchActivity(
+      state.taskQueue,
       budgetMs,
-      callbackCount: entry.callbackCount,
-      ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
-      ...takeStreamEvents(state, entry.requestId),
+      state.input.dispatchHeartbeatTimeoutMs,
+      eager,
+      summary,
+    )(dispatchInput);
+  // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
+  const viaQueue = () => withRefusalRetries(state.input, what, budgetMs, onQueue);
+  // A local dispatch runs on this workflow task's worker; if that one runs another version,
+  // it refuses and the dispatch goes through the task queue to a worker that does.
+  if (state.input.localDispatch?.includes(event)) {
+    return {
+      budgetMs,
+      first: () => localHookDispatchActivity(budgetMs, summary)(dispatchInput),
+      afterRefusal: viaQueue,
     };
-    // A worker of another version refuses it (nothing ran): scheduled again, within the budget.
-    const viaQueue = () =>
-      withRefusalRetries(state.input, { task: `the ${event} dispatch`, event }, budgetMs, (eager) =>
-        hookDispatchActivity(
-          state.taskQueue,
-          budgetMs,
-          state.input.dispatchHeartbeatTimeoutMs,
-          eager,
-          summary,
-        )(dispatchInput),
-      );
-    // A local dispatch runs on this workflow task's worker; if that one runs another version,
-    // it refuses and the dispatch goes through the task queue to a worker that does.
-    outcome = state.input.localDispatch?.includes(event)
-      ? await localHookDispatchActivity(
-          budgetMs,
-          summary,
-        )(dispatchInput).catch((error: unknown) => {
-          if (!versionRefusalOf(error)) throw error;
-          return viaQueue();
-        })
-      : await viaQueue();
-  } catch (error) {
-    entry.durationMs = Date.now() - entry.startedAt;
-    if (isRefusedEverywhere(error)) {
-      entry.outcome = 'refused';
-      entry.reason = clipErrorText(error.message);
-      // Refused by every worker that took it: no callback ran, so the workflow logs it.
-      throw failed(state, entry, event, error, true);
-    }
-    if (isCancellation(error)) {
-      entry.outcome = 'cancelled';
-      const handle = cleanupHandleOf(error);
-      if (handle && !handle.settled) watchCleanup(state, entry, handle);
-      throw error;
-    }
-    if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
-      entry.outcome = 'worker_lost';
-      entry.reason = `the worker running the dispatch was lost (${error.cause.timeoutType})`;
-      // The worker that would have logged it is gone: the workflow does.
-      throw failed(
-        state,
-        entry,
-        event,
-        hookFailure('HOOK_WORKER_LOST', `Hook ${event} was lost with its worker: ${entry.reason}`, {
-          event,
-        }),
-        true,
-      );
-    }
-    entry.outcome = 'error';
-    const cause = error instanceof ActivityFailure ? error.cause : undefined;
-    entry.reason = clipErrorText(cause?.message ?? messageOf(error));
-    throw failed(
+  }
+  return lean
+    ? {
+        budgetMs,
+        first: () => onQueue(true),
+        afterRefusal: (refusal) =>
+          retryRefused(state.input, what, budgetMs, onQueue, started, refusal),
+      }
+    : { budgetMs, first: viaQueue, afterRefusal: viaQueue };
+}
+
+/**
+ * Record on `entry` how the dispatch's activity failed, and return what to throw: a
+ * cancellation (abort) as it is, anything else as the session's failure.
+ */
+function dispatchFailure(
+  state: DispatchState,
+  entry: TimelineEntry,
+  event: HookEvent,
+  error: unknown,
+): unknown {
+  entry.durationMs = Date.now() - entry.startedAt;
+  if (isRefusedEverywhere(error)) {
+    entry.outcome = 'refused';
+    entry.reason = clipErrorText(error.message);
+    // Refused by every worker that took it: no callback ran, so the workflow logs it.
+    return failed(state, entry, event, error, true);
+  }
+  if (isCancellation(error)) {
+    entry.outcome = 'cancelled';
+    const handle = cleanupHandleOf(error);
+    if (handle && !handle.settled) watchCleanup(state, entry, handle);
+    return error;
+  }
+  if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+    entry.outcome = 'worker_lost';
+    entry.reason = `the worker running the dispatch was lost (${error.cause.timeoutType})`;
+    // The worker that would have logged it is gone: the workflow does.
+    return failed(
       state,
       entry,
       event,
-      hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
+      hookFailure('HOOK_WORKER_LOST', `Hook ${event} was lost with its worker: ${entry.reason}`, {
         event,
       }),
+      true,
     );
   }
+  entry.outcome = 'error';
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  entry.reason = clipErrorText(cause?.message ?? messageOf(error));
+  return failed(
+    state,
+    entry,
+    event,
+    hookFailure('HOOK_CALLBACK_FAILED', `Hook ${event} dispatch failed: ${entry.reason}`, {
+      event,
+    }),
+  );
+}
 
+/**
+ * Record the activity's outcome on `entry`: the merged outputs of callbacks that completed.
+ * @throws ApplicationFailure for a callback that threw or returned a malformed output, or a
+ *   dispatch over its budget.
+ */
+function outcomeResult(
+  state: DispatchState,
+  entry: TimelineEntry,
+  event: HookEvent,
+  outcome: HookDispatchOutcome,
+  budgetMs: number,
+): MergedHookResult {
   entry.durationMs = outcome.durationMs;
   entry.callbackCount = outcome.callbackCount;
   switch (outcome.status) {

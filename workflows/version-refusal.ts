@@ -89,9 +89,40 @@ export function withRefusalRetries<T>(
   attempt: (eager: boolean) => Promise<T>,
 ): Promise<T> {
   const started = Date.now();
-  if (!patched(PATCH_LEAN_FIRST_ATTEMPT)) return retried(0);
-  return attempt(true).catch((error: unknown) => afterRefusal(error, 0).then(() => retried(1)));
+  if (!patched(PATCH_LEAN_FIRST_ATTEMPT)) {
+    return refusalRetries(input, what, budgetMs, attempt, started).retried(0);
+  }
+  return attempt(true).catch((error: unknown) =>
+    retryRefused(input, what, budgetMs, attempt, started, error),
+  );
+}
 
+/**
+ * What {@link withRefusalRetries} does once its first try failed with `error`, for a caller
+ * that awaits the first try itself (`attempt(true)`, started at `started`): wait, then try
+ * again until a try is not refused.
+ * @throws `error` itself when it is not a refusal; as {@link withRefusalRetries} otherwise.
+ */
+export function retryRefused<T>(
+  input: SessionWorkflowInput,
+  what: { task: string; event?: HookEvent },
+  budgetMs: number,
+  attempt: (eager: boolean) => Promise<T>,
+  started: number,
+  error: unknown,
+): Promise<T> {
+  const retries = refusalRetries(input, what, budgetMs, attempt, started);
+  return retries.afterRefusal(error, 0).then(() => retries.retried(1));
+}
+
+/** The waits and tries after refusals of a task first tried at `started`. */
+function refusalRetries<T>(
+  input: SessionWorkflowInput,
+  what: { task: string; event?: HookEvent },
+  budgetMs: number,
+  attempt: (eager: boolean) => Promise<T>,
+  started: number,
+) {
   /** Wait after the refusal `error` of try `tries`; rethrow anything else, or a spent budget. */
   async function afterRefusal(error: unknown, tries: number): Promise<void> {
     const refusal = versionRefusalOf(error);
@@ -115,6 +146,8 @@ export function withRefusalRetries<T>(
       }
     }
   }
+
+  return { afterRefusal, retried };
 }
 
 function refusedEverywhere(
