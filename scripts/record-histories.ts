@@ -201,6 +201,19 @@ try {
     await s.close();
     await save('dispatch-lean', s);
   }
+  if (want('prompt-scope-shared')) {
+    // Recorded by the code whose prompts share one cancellation scope until an abort: two
+    // prompts in it, one aborted, then two in the new scope (one of them queued).
+    const s = await agent.createSession({ sessionId: 'fixture-prompt-scope-shared' });
+    await s.send('hello');
+    const pending = s.send('wait-abort');
+    await new Promise((r) => setTimeout(r, 300));
+    await s.abort(new Error('stop'));
+    await pending;
+    await Promise.all([s.send('next'), s.send('last')]);
+    await s.close();
+    await save('prompt-scope-shared', s);
+  }
   if (want('rollover-by-updates')) {
     // A run continues as new after 200 Updates (the ready Update and 199 sends, then one more).
     // No hooks, so the run stays far below Temporal's own suggestion (4,096 events).

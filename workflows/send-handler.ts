@@ -41,6 +41,13 @@ const PATCH_SEND_RUNS_AT_ONCE = 'send-runs-at-once';
  * answers a few microtasks sooner, which may reorder commands of work that ends with it.
  */
 const PATCH_SEND_ENDS_AT_ONCE = 'send-ends-at-once';
+/**
+ * Prompts share one cancellation scope until an abort cancels it (then the next prompt gets
+ * a new one), instead of one scope each: a scope costs a send three promises. Prompts run
+ * one at a time, so an abort still cancels the running prompt's work only. Guarded: a send
+ * takes its scope without creating those promises, which may reorder commands.
+ */
+const PATCH_PROMPT_SCOPE_SHARED = 'prompt-scope-shared';
 
 /** Register the `send` Update (and its validator). */
 export function setSendHandler(state: SessionState): void {
@@ -82,7 +89,7 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       state.queuedAborts.delete(request.requestId);
       return abortedResult(request.requestId, early);
     }
-    const scope = new CancellationScope();
+    const scope = patched(PATCH_PROMPT_SCOPE_SHARED) ? promptScope(state) : new CancellationScope();
     const current: PromptRun = {
       scope,
       requestId: request.requestId,
@@ -125,6 +132,14 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
     state.serving++;
     state.activitySeq++;
   }
+}
+
+/** The scope of the prompts: the run's, or a new one once an abort (or a cancel) ended it. */
+function promptScope(state: SessionState): CancellationScope {
+  if (!state.promptScope || state.promptScope.consideredCancelled) {
+    state.promptScope = new CancellationScope();
+  }
+  return state.promptScope;
 }
 
 /** An aborted send's result: the tool calls it made before the abort, each with its outcome. */

@@ -51,6 +51,8 @@ export interface SessionState extends PromptState {
   transcriptChars: number;
   /** The archive running for a rollover, so a close can stop it. */
   rolloverScope?: CancellationScope;
+  /** The scope prompts run in, one at a time, until an abort cancels it (`send-handler.ts`). */
+  promptScope?: CancellationScope;
   /** Set while the run archives itself before continuing as new: new prompts wait. */
   rollingOver: boolean;
   /** After a failed archive, no rollover before this many prompts in the run. */
