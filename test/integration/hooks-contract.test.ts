@@ -47,6 +47,11 @@ async function scheduledActivities(workflowId: string): Promise<string[]> {
   }
 }
 
+/** Activities scheduled in a history. */
+function scheduledCount(events: Array<{ activityTaskScheduledEventAttributes?: unknown }>): number {
+  return events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+}
+
 describe('UserPromptSubmit', () => {
   it("tags the prompt as the seed's example does, and the tagged text reaches the model", async () => {
     const session = await agent.createSession({
@@ -369,6 +374,54 @@ describe('abort', () => {
     expect(signals[1]!.aborted).toBe(false);
     expect((await session.timeline()).map((e) => e.outcome)).toEqual(['cancelled', 'continue']);
     await session.close();
+  });
+
+  it('cancels only the aborted prompt: prompts before it keep their activities, the next runs uncancelled', async () => {
+    const entered = gate();
+    const session = await agent.createSession({
+      hooks: {
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => {
+            if (input.userPrompt === 'long') {
+              entered.open();
+              await new Promise((resolve) =>
+                input.abortSignal!.addEventListener('abort', resolve, { once: true }),
+              );
+            }
+            return { action: 'continue' };
+          },
+        ],
+      },
+    });
+    expect((await session.send('first')).status).toBe('completed');
+    expect((await session.send('second')).status).toBe('completed');
+    const pending = session.send('long');
+    await entered.opened;
+    expect(await session.abort('stop')).toBe(true);
+    expect((await pending).status).toBe('aborted');
+    const [next, last] = await Promise.all([session.send('next'), session.send('last')]);
+    expect([next.status, last.status]).toEqual(['completed', 'completed']);
+    await session.close();
+
+    const client = await rawClient();
+    try {
+      const events = (await client.workflow.getHandle(session.workflowId).fetchHistory()).events!;
+      const cancelled = events
+        .map((e) => e.activityTaskCancelRequestedEventAttributes?.scheduledEventId)
+        .filter((id) => id != null)
+        .map(Number);
+      // One cancel, for the aborted prompt's dispatch; none for the activities before or after.
+      expect(cancelled).toHaveLength(1);
+      const scheduled = events.find((e) => Number(e.eventId) === cancelled[0]);
+      expect(scheduled?.activityTaskScheduledEventAttributes?.activityType?.name).toBe(
+        'dispatchHook',
+      );
+      expect(events.filter((e) => e.activityTaskCompletedEventAttributes)).toHaveLength(
+        scheduledCount(events) - 1,
+      );
+    } finally {
+      await client.connection.close();
+    }
   });
 
   it("aborts through the caller's signal passed to send()", async () => {
