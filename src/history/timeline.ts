@@ -335,6 +335,7 @@ export function timelineFromHistory(
     updateNames: new Map(),
     events,
     promptsByAcceptedId: new Map(),
+    openPrompts: [],
     promptCalls: new Map(),
     input,
     promptInputs: new Map(),
@@ -491,8 +492,11 @@ interface TimelineBuild {
   stored: ReadonlySet<number>;
   /** Prompts by the event id of their `send` Update's acceptance. */
   promptsByAcceptedId: Map<number, HistoryPrompt>;
-  /** The prompt running, if any (prompts run one at a time). */
-  openPrompt?: HistoryPrompt;
+  /**
+   * Prompts accepted and not answered yet, in the order they were accepted: they run one at a
+   * time in that order, so the first is the one running (the rest wait their turn).
+   */
+  openPrompts: HistoryPrompt[];
   /** The tool use ids a finished prompt's result lists, by request id. */
   promptCalls: Map<string, string[]>;
   /** Update names by update id, from their accepted events (their completions name none). */
@@ -596,11 +600,12 @@ function localDispatch(
         ...(call.toolOutput !== undefined ? { toolOutput: call.toolOutput } : {}),
       };
     }
-  } else if (hookEvent === 'UserPromptSubmit' && build.openPrompt) {
-    payload = build.promptInputs.get(build.openPrompt);
   }
+  // The marker records no input (no request id): the prompt running then.
+  const prompt = promptOfDispatch(build, hookEvent, undefined);
+  if (hookEvent === 'UserPromptSubmit' && prompt) payload = build.promptInputs.get(prompt);
   build.timeline.dispatches.push(dispatch);
-  build.openPrompt?.dispatches.push(dispatch.seq);
+  prompt?.dispatches.push(dispatch.seq);
   build.tools.dispatchScheduled(dispatch, payload?.toolInput);
   if (failure) {
     if (failure.canceledFailureInfo || failure.cause?.canceledFailureInfo) {
@@ -701,7 +706,7 @@ function updateAccepted(
       build.promptInputs.set(prompt, { ...describePrompt(send.prompt as Prompt) });
     }
     build.promptsByAcceptedId.set(numberOf(event.eventId), prompt);
-    build.openPrompt = prompt;
+    build.openPrompts.push(prompt);
     return;
   }
   if (request?.input?.name !== 'decidePermission') return;
@@ -753,7 +758,25 @@ function updateCompleted(
         .filter((id): id is string => typeof id === 'string'),
     );
   }
-  if (build.openPrompt === prompt) delete build.openPrompt;
+  const open = build.openPrompts.indexOf(prompt);
+  if (open >= 0) build.openPrompts.splice(open, 1);
+}
+
+/**
+ * The prompt a dispatch belongs to (none for SessionStart and SessionEnd): the open one of its
+ * `requestId` (a dispatch's input names its send), else the one running, the first accepted of
+ * those still open (histories from before dispatches named their send, local dispatches'
+ * markers).
+ */
+function promptOfDispatch(
+  build: TimelineBuild,
+  event: string,
+  requestId: string | undefined,
+): HistoryPrompt | undefined {
+  if (event === 'SessionStart' || event === 'SessionEnd') return undefined;
+  const named =
+    requestId === undefined ? undefined : build.openPrompts.find((p) => p.requestId === requestId);
+  return named ?? build.openPrompts[0];
 }
 
 /** A prompt as text: its text parts, image parts as `[image]`. */
@@ -814,7 +837,9 @@ function activityScheduled(
     if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
     if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
     build.timeline.dispatches.push(dispatch);
-    build.openPrompt?.dispatches.push(dispatch.seq);
+    const requestId =
+      typeof dispatchInput.requestId === 'string' ? dispatchInput.requestId : undefined;
+    promptOfDispatch(build, dispatch.event, requestId)?.dispatches.push(dispatch.seq);
     build.byScheduledId.set(eventId, dispatch);
     build.payloads.set(dispatch.seq, payload as JsonObject);
     build.tools.dispatchScheduled(dispatch, payload.toolInput);

@@ -792,6 +792,24 @@ describe('prompts (turns)', () => {
     );
   });
 
+  it('sends queued behind another: each prompt has its own dispatches, local and remote, in turn', () => {
+    for (const name of ['dispatch-lean.json', 'lean-sends.json', 'sends-at-once.json']) {
+      const timeline = timelineOf(name);
+      const events = (p: HistoryTimeline['prompts'][number]) =>
+        p.dispatches.map((seq) => timeline.dispatches[seq]!.event);
+      // 'first' and 'second' were sent at once: the second waited for the first to answer.
+      const first = timeline.prompts.find((p) => p.prompt === 'first')!;
+      const second = timeline.prompts.find((p) => p.prompt === 'second')!;
+      expect(events(first), name).toEqual(['UserPromptSubmit', 'TaskCompleted']);
+      expect(events(second), name).toEqual(['UserPromptSubmit', 'TaskCompleted']);
+      expect(Math.max(...first.dispatches), name).toBeLessThan(Math.min(...second.dispatches));
+    }
+    // The local UserPromptSubmit rows (markers, no request id) fall to the prompt running.
+    const lean = timelineOf('dispatch-lean.json');
+    const second = lean.prompts.find((p) => p.prompt === 'second')!;
+    expect(lean.dispatches[second.dispatches[0]!]).toMatchObject({ local: true });
+  });
+
   it('a prompt whose send failed: status failed with the failure message', () => {
     const timeline = timelineOf('prompts-and-close.json');
     expect(timeline.prompts.map((p) => [p.prompt, p.status, p.text])).toEqual([
