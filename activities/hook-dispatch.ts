@@ -98,8 +98,12 @@ export function createHookActivities(deps: HookActivityDeps) {
     );
     void outcome.then(() => (settled = true));
 
-    // Heartbeats come from a timer of their own, so a stuck callback cannot starve them.
-    const heartbeat = setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
+    // Heartbeats come from a timer of their own, so a stuck callback cannot starve them. A
+    // local activity (`hookDispatch: 'local'`) has none: Temporal refuses its heartbeats (a
+    // WARN line each) and delivers its cancellation without them.
+    const heartbeat = ctx.info.isLocal
+      ? undefined
+      : setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
     let reachDeadline: (result: RaceResult) => void = () => undefined;
     const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
     const cancelDeadline = clock.after(

@@ -398,6 +398,21 @@ describe('dispatchHook', () => {
       expect(outcome.status).toBe('completed');
       expect(beats).toBeGreaterThan(1);
     });
+
+    it('does not heartbeat as a local activity (hookDispatch: local), which cannot', async () => {
+      const env = new MockActivityEnvironment({ isLocal: true });
+      let beats = 0;
+      env.on('heartbeat', () => (beats += 1));
+      // Ten heartbeat intervals: a remote dispatch beats several times meanwhile (test above).
+      const slow: HookCallback = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        return { action: 'continue' };
+      };
+      const { dispatchHook } = setup({ [HookEvent.PreToolUse]: [slow] });
+      const outcome = await runIn(env, dispatchHook, dispatchInput(HookEvent.PreToolUse));
+      expect(outcome.status).toBe('completed');
+      expect(beats).toBe(0);
+    });
   });
 
   describe('cancellation', () => {
