@@ -141,7 +141,7 @@ const SLACK_MS = 15_000;
 describe('session.upgrade() with versioning off', () => {
   it('moves a session to the version named, found among unversioned workers, and records it', async () => {
     const name = `upgrade-off-${randomUUID().slice(0, 8)}`;
-    await worker(definition('v1', name, 'off'));
+    const v1 = await worker(definition('v1', name, 'off'));
     await worker(definition('v2', name, 'off'));
     const session = await (await client(definition('v1', name, 'off'))).createSession();
     expect((await session.send('hello')).text()).toBe('answered by v1');
@@ -157,12 +157,13 @@ describe('session.upgrade() with versioning off', () => {
       'UserPromptSubmit v1',
       'UserPromptSubmit v2',
     ]);
+    await stop(v1);
     await session.close();
   }, 120_000);
 
   it('two callers finishing one move share it: recorded once, the turn given back once', async () => {
     const name = `upgrade-twice-${randomUUID().slice(0, 8)}`;
-    await worker(definition('v1', name, 'off'));
+    const v1 = await worker(definition('v1', name, 'off'));
     await worker(definition('v2', name, 'off'));
     const session = await (await client(definition('v1', name, 'off'))).createSession();
     expect((await session.send('hello')).text()).toBe('answered by v1');
@@ -185,6 +186,7 @@ describe('session.upgrade() with versioning off', () => {
     // The next send gets its turn (a second give-back would have skipped it for good).
     expect((await session.send('hello')).text()).toBe('answered by v2');
     expect((await session.describe()).upgrades).toHaveLength(1);
+    await stop(v1);
     await session.close();
   }, 120_000);
 
