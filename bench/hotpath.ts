@@ -338,16 +338,14 @@ async function localDispatch(): Promise<string[][]> {
     handNone: await handSender('none'),
   };
   type Name = keyof typeof series;
-  const times = Object.fromEntries(Object.keys(series).map((k) => [k, [] as number[]])) as Record<
-    Name,
-    number[]
-  >;
-  const runs = Object.fromEntries(Object.keys(series).map((k) => [k, new Set<string>()])) as Record<
-    Name,
-    Set<string>
-  >;
+  const names = Object.keys(series) as Name[];
+  // Per series: its send times, and the workflow ids of its sessions (one per rotation).
+  const times = {} as Record<Name, number[]>;
+  const runs = {} as Record<Name, Set<string>>;
+  for (const name of names) [times[name], runs[name]] = [[], new Set()];
   for (let i = 0; i < SENDS + 10; i++) {
-    for (const [name, sender] of Object.entries(series) as Array<[Name, Sender]>) {
+    for (const name of names) {
+      const sender = series[name];
       const t0 = now();
       await sender.send(`l${i}`);
       if (i >= 10) times[name].push(now() - t0);
@@ -358,7 +356,7 @@ async function localDispatch(): Promise<string[][]> {
   await Promise.all(Object.values(series).map((s) => s.close()));
   // The workers' side, read from history: workflow-task time (started to completed) per send.
   const taskMs: Partial<Record<Name, number>> = {};
-  for (const name of Object.keys(series) as Name[]) {
+  for (const name of names) {
     const spans = (await Promise.all([...runs[name]].map(workflowTaskSpans))).flat();
     taskMs[name] = spans.reduce((a, b) => a + b, 0) / (SENDS + 10);
   }
@@ -589,8 +587,8 @@ async function workflowTaskSpans(workflowId: string): Promise<number[]> {
   const spans: number[] = [];
   for (const event of events) {
     const done = event.workflowTaskCompletedEventAttributes;
-    if (!done) continue;
-    const started = events.find((e) => Number(e.eventId) === Number(done.startedEventId));
+    // Event ids are 1-based positions in the history.
+    const started = done && events[Number(done.startedEventId) - 1];
     if (started) spans.push(at(event) - at(started));
   }
   return spans;
