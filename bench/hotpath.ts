@@ -128,6 +128,7 @@ const handWorker = await Worker.create({
   workflowsPath: join(here, 'workflows', 'index.ts'),
   activities: {
     dispatchHook: hookActivities.dispatchHook,
+    async noop() {},
     async handModelStep(input: { agentName: string; messages: ConversationMessage[] }) {
       const output = await registry.agent(input.agentName).model.step({
         sessionId: 'hand',
@@ -189,7 +190,7 @@ async function oursSender(hooks: HookMap, dispatch?: 'local', of = agent): Promi
   };
 }
 
-async function handSender(hookSet: HookSet, dispatch?: 'local'): Promise<Sender> {
+async function handSender(hookSet: HookSet, dispatch?: 'local' | 'local-noop'): Promise<Sender> {
   const counts = {
     UserPromptSubmit: HOOKS[hookSet][HookEvent.UserPromptSubmit]?.length ?? 0,
     TaskCompleted: HOOKS[hookSet][HookEvent.TaskCompleted]?.length ?? 0,
@@ -198,7 +199,14 @@ async function handSender(hookSet: HookSet, dispatch?: 'local'): Promise<Sender>
     client.workflow.start('handWrittenSession', {
       taskQueue: handQueue,
       workflowId: `hand-${randomUUID()}`,
-      args: [{ agentName: hookSet, hookCounts: counts, localDispatch: dispatch === 'local' }],
+      args: [
+        {
+          agentName: hookSet,
+          hookCounts: counts,
+          localDispatch: dispatch === 'local',
+          localNoop: dispatch === 'local-noop',
+        },
+      ],
       ...(handDeployment ? { versioningOverride: { pinnedTo: handDeployment } } : {}),
     });
   // A worker version is known to the server about a second after its worker starts.
@@ -335,6 +343,7 @@ async function localDispatch(): Promise<string[][]> {
     remote: await oursSender(HOOKS.one),
     none: await oursSender(HOOKS.none),
     handLocal: await handSender('one', 'local'),
+    handNoop: await handSender('one', 'local-noop'),
     handNone: await handSender('none'),
   };
   type Name = keyof typeof series;
@@ -362,10 +371,11 @@ async function localDispatch(): Promise<string[][]> {
   }
   // The dispatch's own cost: the send with the hook minus the send without (per sample pair).
   const cost = (withHook: number[], without: number[]) => withHook.map((t, i) => t - without[i]!);
-  const [local, remote, handLocal] = [
+  const [local, remote, handLocal, floor] = [
     cost(times.local, times.none),
     cost(times.remote, times.none),
     cost(times.handLocal, times.handNone),
+    cost(times.handNoop, times.handNone),
   ];
   return [
     [
@@ -387,6 +397,13 @@ async function localDispatch(): Promise<string[][]> {
       `${fmt(percentile(local, 50))} / ${fmt(percentile(handLocal, 50))}`,
       `${fmt(percentile(local, 99))} / ${fmt(percentile(handLocal, 99))}`,
       fmt(percentile(local, 50) / percentile(handLocal, 50), 2),
+      '',
+    ],
+    [
+      'a local dispatch alone: ours / a no-op local activity (ms; the floor here)',
+      `${fmt(percentile(local, 50))} / ${fmt(percentile(floor, 50))}`,
+      `${fmt(percentile(local, 99))} / ${fmt(percentile(floor, 99))}`,
+      fmt(percentile(local, 50) / percentile(floor, 50), 2),
       '',
     ],
     [

@@ -147,7 +147,9 @@ const hand = proxyActivities<HandActivities>({
 });
 
 /** The same dispatch as a local activity, for the baseline of `hookDispatch: 'local'`. */
-const handLocal = proxyLocalActivities<Pick<HandActivities, 'dispatchHook'>>({
+const handLocal = proxyLocalActivities<
+  Pick<HandActivities, 'dispatchHook'> & { noop(): Promise<void> }
+>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 1 },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -161,6 +163,12 @@ export async function handWrittenSession(input: {
   hookCounts: Partial<Record<'UserPromptSubmit' | 'TaskCompleted', number>>;
   /** Dispatch hooks as local activities. @default false */
   localDispatch?: boolean;
+  /**
+   * Instead of each dispatch, one local activity that does nothing: what a local activity
+   * costs in Temporal's TypeScript SDK on this machine, the floor of any local dispatch.
+   * @default false
+   */
+  localNoop?: boolean;
 }): Promise<void> {
   const messages: Parameters<HandActivities['handModelStep']>[0]['messages'] = [];
   let done = false;
@@ -169,6 +177,7 @@ export async function handWrittenSession(input: {
   const dispatch = async (event: 'UserPromptSubmit' | 'TaskCompleted', payload: JsonObject) => {
     const callbackCount = input.hookCounts[event] ?? 0;
     if (callbackCount === 0) return;
+    if (input.localNoop) return await handLocal.noop();
     const outcome = await (input.localDispatch ? handLocal : hand).dispatchHook({
       dispatchId: `d${seq++}`,
       sessionId: 'hand',
