@@ -92,6 +92,24 @@ describe('payloadStoreCodec', () => {
       code: 'PAYLOAD_NOT_FOUND',
     });
   });
+
+  it('in a mixed batch moves only the larger payloads, and decodes only references back', async () => {
+    const codec = payloadStoreCodec(fileStore(dir()), 1024);
+    const [small, big, other] = [payload(10), payload(4096), payload(20)];
+    // An encoding as long as the reference's, one byte off: not a reference.
+    const lookalike = {
+      metadata: { encoding: bytes(PAYLOAD_REF_ENCODING.slice(0, -1) + 'X') },
+      data: bytes('{}'),
+    };
+    const encoded = await codec.encode([small, big, other, lookalike]);
+    expect(encoded[0]).toBe(small);
+    expect(encoded[2]).toBe(other);
+    expect(encoded[3]).toBe(lookalike);
+    expect(new TextDecoder().decode(encoded[1]!.metadata!.encoding!)).toBe(PAYLOAD_REF_ENCODING);
+    const decoded = await codec.decode(encoded);
+    expect([decoded[0], decoded[2], decoded[3]]).toEqual([small, other, lookalike]);
+    expect(Buffer.from(decoded[1]!.data!).equals(Buffer.from(big.data))).toBe(true);
+  });
 });
 
 describe('long-session options', () => {
