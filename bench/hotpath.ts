@@ -11,8 +11,10 @@
  *   in turn, with the CPU this process (clients and workers) and the server used;
  * - a UserPromptSubmit hook dispatched as a local activity (`hookDispatch: 'local'`)
  *   against the default;
- * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the
- *   latency of its last sends against its early ones.
+ * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the median
+ *   latency of its last 100 sends against its first 100 after warm-up, each send paired with
+ *   one to a session rotated every BENCH_ROTATE sends, whose same ratio is the machine's
+ *   drift over the part (the target is on the session's ratio over the drift).
  *
  * Every session is rotated after BENCH_ROTATE sends (default 100), so no run holds more
  * than a few hundred Updates (Update latency grows with their number in one run).
@@ -422,23 +424,50 @@ async function localDispatch(): Promise<string[][]> {
  */
 async function longSession(): Promise<string[][]> {
   const sends = Number(process.env.BENCH_LONG_SENDS ?? 2500);
+  const window = Math.min(100, Math.floor(sends / 4));
   const session = await agent.createSession();
+  // Each send of the long session is paired with one of a session rotated every ROTATE sends
+  // (never more than a few hundred Updates in a run), so a machine that slows down or speeds
+  // up over the minutes of the part moves both alike.
+  const control = await oursSender(HOOKS.none);
   const times: number[] = [];
+  const controlTimes: number[] = [];
   for (let i = 0; i < sends; i++) {
-    const t0 = now();
+    let t0 = now();
     const result = await session.send(`n${i}`);
     if (result.status !== 'completed') throw new Error(`send ${i}: ${result.status}`);
     times.push(now() - t0);
+    t0 = now();
+    await control.send(`c${i}`);
+    controlTimes.push(now() - t0);
+    await control.rotate();
   }
-  await session.close();
-  const early = percentile(times.slice(9, 20), 50);
-  const late = percentile(times.slice(sends - 11), 50);
+  await Promise.all([session.close(), control.close()]);
+  // Medians of the first `window` sends after ten of warm-up, and of the last `window`.
+  const early = (of: number[]) => percentile(of.slice(10, 10 + window), 50);
+  const late = (of: number[]) => percentile(of.slice(sends - window), 50);
+  const growth = late(times) / early(times);
+  const controlGrowth = late(controlTimes) / early(controlTimes);
   return [
     [
-      `one session, ${sends} sends, no hooks: median of the last 10 / of sends 10-20 (ms)`,
-      `${fmt(late)} / ${fmt(early)}`,
+      `one session, ${sends} sends, no hooks: median of the last ${window} / of sends 11-${10 + window} (ms)`,
+      `${fmt(late(times))} / ${fmt(early(times))}`,
       '',
-      fmt(late / early, 2),
+      fmt(growth, 2),
+      '',
+    ],
+    [
+      `the same, paired sends to sessions rotated every ${ROTATE} (the machine's drift) (ms)`,
+      `${fmt(late(controlTimes))} / ${fmt(early(controlTimes))}`,
+      '',
+      fmt(controlGrowth, 2),
+      '',
+    ],
+    [
+      `one session, ${sends} sends: its growth over the rotated sessions' (ratio of the two above)`,
+      '',
+      '',
+      fmt(growth / controlGrowth, 2),
       '<= 1.20',
     ],
   ];
