@@ -358,10 +358,14 @@ function parsePayloads(body: string): Payload[] {
   } catch (error) {
     throw new HttpError(400, `body is not JSON: ${messageOf(error)}`);
   }
-  const list = (parsed as { payloads?: unknown } | null)?.payloads;
-  if (!Array.isArray(list)) {
-    throw new HttpError(400, 'body must be {"payloads": [{"metadata": {...}, "data": "..."}]}');
+  const shape = 'body must be {"payloads": [{"metadata": {...}, "data": "..."}]}';
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new HttpError(400, shape);
   }
+  // proto3 JSON leaves an empty repeated field out: `{}` is a Payloads message with none (the
+  // Temporal CLI sends it, and retries until its deadline on anything but an answer).
+  const list = (parsed as { payloads?: unknown }).payloads ?? [];
+  if (!Array.isArray(list)) throw new HttpError(400, shape);
   return list.map((item: unknown, index) => {
     if (typeof item !== 'object' || item === null) {
       throw new HttpError(400, `payloads[${index}] must be an object`);

@@ -127,8 +127,18 @@ describe('createCodecServer', () => {
     }
   });
 
+  it('answers an empty Payloads message (`{}` in proto3 JSON, as the Temporal CLI sends it) with none', async () => {
+    for (const path of ['/decode', '/encode']) {
+      const response = await post(path, {});
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ payloads: [] });
+    }
+  });
+
   it('answers 400 for a body that is not Payloads JSON, 404 for another path, 405 for GET', async () => {
     expect((await post('/decode', '{not json')).status).toBe(400);
+    expect((await post('/decode', '[]')).status).toBe(400);
+    expect((await post('/decode', { payloads: 'x' })).status).toBe(400);
     expect((await post('/decode', { payloads: [{ data: 'not base64!' }] })).status).toBe(400);
     expect((await post('/other', plain)).status).toBe(404);
     expect((await fetch(`${server.url}/decode`)).status).toBe(405);
