@@ -37,6 +37,7 @@ import { AgentRegistry } from '../src/agent/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { workflowBundle } from '../src/worker/workflow-code.js';
+import { processCacheStats } from '../src/worker/conversation-cache.js';
 import { scriptedModel } from '../src/testing/index.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { benchAgentOptions } from './bench-agent.js';
@@ -285,6 +286,8 @@ async function throughput(): Promise<string[][]> {
   const results = series();
   const cpu = series();
   const serverCpu = series();
+  // Model steps of ours that read this worker's conversation cache, and those that queried.
+  const cache0 = { ...processCacheStats };
   const sender = (kind: Kind) =>
     kind === 'ours'
       ? oursSender(HOOKS.one)
@@ -336,6 +339,13 @@ async function throughput(): Promise<string[][]> {
     row('CPU per send, Temporal server: ours / hand (ms)', serverCpu, 'ours', 2),
     row(`throughput, ${tp}, turnStatus: ours / hand (sends/s)`, results, 'turns', 1),
     row('CPU per send, Temporal server, turnStatus: ours / hand (ms)', serverCpu, 'turns', 2),
+    [
+      'model steps of ours in this part: context from the worker cache / by query',
+      `${processCacheStats.hits - cache0.hits} / ${processCacheStats.misses - cache0.misses}`,
+      '',
+      '',
+      '',
+    ],
   ];
 }
 
