@@ -114,6 +114,10 @@ export interface AgentClient {
    *   (closed, idle-timed out, cancelled or terminated).
    * @throws {EngineError} `ENGINE_ERROR` when the session's workflow task kept failing all
    *   that time: the message names its last recorded failure; the workflow still runs.
+   * @throws {EngineError} `WORKER_UNAVAILABLE` when no worker took the session's first
+   *   workflow task within 40 s (no worker of this agent, or of this version with Worker
+   *   Deployments, serves the task queue: its workers stopped, or none started yet). The
+   *   session's workflow, which no worker had run, is terminated: nothing is left behind.
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
@@ -142,6 +146,13 @@ export interface AgentClient {
 
 /** How long a session's start waits for a just-started worker of its version to register, ms. */
 const PIN_WAIT_MS = 15_000;
+/**
+ * How long `createSession` waits for some worker to take a session's first workflow task, ms:
+ * as long as any Update of a session waits out a failed workflow task (about 40 s).
+ */
+const FIRST_TASK_WAIT_MS = 40_000;
+/** How often that wait looks, ms (one DescribeWorkflowExecution each time, once past it). */
+const FIRST_TASK_POLL_MS = 2_000;
 
 /** Whether a listed worker polls as a Worker Deployment version (not unversioned). */
 function versionedPoller(poller: proto.temporal.api.taskqueue.v1.IPollerInfo): boolean {
@@ -190,7 +201,7 @@ function createClientOn(
    * knows that version: a client built by another toolchain than its workers can print a
    * callback differently and compute another fingerprint, and a session pinned to a version
    * no worker runs would wait forever. A deployment not created yet (no worker polled) passes:
-   * the session waits for its workers, as any session does.
+   * Temporal then refuses to pin the session until a worker registers ({@link startPinned}).
    */
   function versionServed(): Promise<void> {
     const explicit = options.version !== options.fingerprint;
@@ -303,6 +314,48 @@ function createClientOn(
         }
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
+    }
+  }
+
+  /**
+   * While a session's `ready` waits: if no worker has taken the session's first workflow task
+   * after {@link FIRST_TASK_WAIT_MS} (its history still holds only the start and that task's
+   * schedule), no worker of its routing serves the task queue (its workers stopped or died,
+   * say, after a rollback). The session never ran anything: its workflow is terminated, so the
+   * failed call leaves nothing behind, and `watch.unserved` says why (which also ends the
+   * `ready` call). Resolves once `ready` settled or a worker took the task.
+   */
+  async function unserved(
+    live: WorkflowHandle,
+    sessionId: string,
+    watch: { settled: boolean; unserved: EngineError | undefined },
+  ): Promise<void> {
+    const deadline = Date.now() + FIRST_TASK_WAIT_MS;
+    while (!watch.settled) {
+      await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_POLL_MS).unref());
+      if (watch.settled || Date.now() < deadline) continue;
+      const taken = await live.describe().then(
+        (d) => d.historyLength > 2 || d.status.name !== 'RUNNING',
+        () => true, // unknown: leave it to `ready`
+      );
+      if (taken || watch.settled) return;
+      const routing = deployments
+        ? `no worker of agent '${options.name}' version '${options.version}' serves it`
+        : `no unversioned worker of agent '${options.name}' serves it`;
+      watch.unserved = new EngineError(
+        'WORKER_UNAVAILABLE',
+        `Session '${sessionId}' was not started: no worker took its first workflow task within ` +
+          `${FIRST_TASK_WAIT_MS / 1000} s on task queue '${options.temporal.taskQueue}' (${routing}; ` +
+          `its workers stopped or have not started). Its workflow ${live.workflowId}, which no ` +
+          `worker had run, was terminated. Start a worker of this agent (createAgent or ` +
+          `createAgentWorker) and create the session again.`,
+      );
+      await live
+        .terminate(
+          `createSession: no worker took the first workflow task within ${FIRST_TASK_WAIT_MS / 1000} s`,
+        )
+        .catch(() => undefined);
+      return;
     }
   }
 
@@ -459,6 +512,9 @@ function createClientOn(
     // transiently (its worker died, say) leaves the task in failed state until a worker
     // runs it again, and the server refuses `ready` meanwhile.
     const readyId = randomUUID();
+    // A session no worker takes would keep `ready` waiting forever: watched (see unserved()).
+    const watch = { settled: false, unserved: undefined as EngineError | undefined };
+    void unserved(live, sessionId, watch);
     try {
       await retryingUpdate(
         () => live.executeUpdate(Updates.ready, { args: [], updateId: readyId }),
@@ -468,8 +524,12 @@ function createClientOn(
           handle: live,
           calls,
         },
-      );
+      ).finally(() => (watch.settled = true));
     } catch (error) {
+      if (watch.unserved) {
+        registry?.removeSessionHooks(sessionId);
+        throw watch.unserved;
+      }
       if (error instanceof WorkflowUpdateFailedError) {
         registry?.removeSessionHooks(sessionId);
         throw startFailure(toSdkError(error, sessionId));

@@ -44,3 +44,33 @@ describe('a session with no worker', () => {
     }
   });
 });
+
+describe('createSession with no worker to take the session', () => {
+  it('rejects with WORKER_UNAVAILABLE after about 40 s and leaves no running workflow', async () => {
+    const queue = uniqueTaskQueue('no-worker-create');
+    const offClient = await createAgentClient({
+      model: scriptedModel(['unused']),
+      advanced: { temporal: { address: temporalAddress(), taskQueue: queue, versioning: 'off' } },
+    });
+    const raw = await rawClient();
+    const sessionId = `no-worker-create-${randomUUID()}`;
+    try {
+      const started = Date.now();
+      const error = await offClient.createSession({ sessionId }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(EngineError);
+      expect(error).toMatchObject({ code: 'WORKER_UNAVAILABLE' });
+      const message = (error as Error).message;
+      expect(message).toContain(`Session '${sessionId}' was not started`);
+      expect(message).toContain(`task queue '${queue}'`);
+      expect(message).toMatch(/was terminated\. Start a worker/);
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(40_000);
+      expect(waited).toBeLessThan(60_000);
+      const described = await raw.workflow.getHandle(sessionWorkflowId(sessionId)).describe();
+      expect(described.status.name).toBe('TERMINATED');
+    } finally {
+      await offClient.close();
+      await raw.connection.close();
+    }
+  }, 90_000);
+});
