@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { ConfigError, messageOf } from '../common/errors.js';
+import { ConfigError, EngineError, messageOf } from '../common/errors.js';
 import type { StreamEvent } from './events.js';
 import {
   keyString,
@@ -182,9 +182,11 @@ export function redisStreams(options: RedisStreamsOptions): RedisStreamTransport
           ]);
         } catch (error) {
           if (signal?.aborted || closed) return;
-          throw new Error(`redisStreams: reading ${name} failed: ${messageOf(error)}`, {
-            cause: error,
-          });
+          throw new EngineError(
+            'ENGINE_ERROR',
+            `redisStreams: reading ${name} failed: ${messageOf(error)}`,
+            { cause: error },
+          );
         }
         for (const [id, event] of entriesOf(reply)) {
           last = id;

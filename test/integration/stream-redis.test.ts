@@ -7,7 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentClient, type AgentClient, type StreamedEvent } from '../../src/index.js';
+import {
+  createAgentClient,
+  EngineError,
+  type AgentClient,
+  type StreamedEvent,
+} from '../../src/index.js';
 import { redisStreams, type RedisStreamTransport } from '../../src/stream/redis.js';
 import type { StreamEvent } from '../../src/stream/events.js';
 import type { StreamEntry } from '../../src/stream/transport.js';
@@ -123,6 +128,32 @@ describe('redisStreams', () => {
       expect(seen).toHaveLength(1);
     } finally {
       await transport.close();
+    }
+  });
+
+  it('a read whose server goes away rejects with an EngineError naming the stream', async () => {
+    const lost = await startRedis();
+    const transport = redisStreams({ url: lost.url, createClient: createClient });
+    try {
+      const key = { sessionId: 's', requestId: 'lost' };
+      transport.append(key, delta('one'));
+      let first!: () => void;
+      const gotFirst = new Promise<void>((resolve) => (first = resolve));
+      // Settled into a value at once: the rejection comes while the server stops.
+      const outcome = (async () => {
+        for await (const _ of transport.read(key)) first();
+      })().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      await gotFirst;
+      await lost.stop();
+      const error = await outcome;
+      expect(error).toBeInstanceOf(EngineError);
+      expect(error).toMatchObject({ code: 'ENGINE_ERROR' });
+      expect((error as Error).message).toMatch(/redisStreams: reading \S+lost failed/);
+    } finally {
+      await transport.close().catch(() => undefined);
     }
   });
 
