@@ -733,11 +733,14 @@ export class Session {
   }
 }
 
+/** How long an Update waits out its session's workflow task in failed state, ms. */
+const TASK_FAILURE_WAIT_MS = 40_000;
+
 /**
  * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
  * update id dedupes): a refusal while the run archives itself before continuing as new (up
  * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
- * failed state (about 40 s: it stays so until a worker runs the next task, up to the
+ * failed state (40 s from the first such refusal: it stays so until a worker runs the next task, up to the
  * workflow task timeout after a worker died holding it), and a call that reached a run as
  * it continued as new (5 times). Every Update of a {@link Session} and createSession's
  * `ready` go through it.
@@ -760,6 +763,8 @@ export async function retryingUpdate<T>(
   },
 ): Promise<T> {
   const { name, sessionId, handle, calls, whileRollingOver = () => undefined } = options;
+  /** When the workflow task was first seen in failed state, ms (see below). */
+  let failingSince: number | undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       return await (calls ? calls.run(handle.client.connection, call, handle.workflowId) : call());
@@ -784,9 +789,13 @@ export async function retryingUpdate<T>(
       }
       // A workflow task in failed state stays so until a worker runs the next one: after
       // a worker died holding it, up to the workflow task timeout (10 s by default). Retry
-      // for about 40 s; anything else transient, 5 times.
+      // for 40 s from the first such refusal (each attempt itself takes time: counted in);
+      // anything else transient, 5 times.
       const transient = isTransientTaskFailure(error);
-      if (attempt >= (transient ? 45 : 5)) throw error;
+      if (transient) failingSince ??= Date.now();
+      if (transient ? Date.now() - failingSince! >= TASK_FAILURE_WAIT_MS : attempt >= 5) {
+        throw error;
+      }
       if (!transient && !(await rolledOver(handle, error))) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
     }
