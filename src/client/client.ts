@@ -148,7 +148,7 @@ export interface AgentClient {
 const PIN_WAIT_MS = 15_000;
 /**
  * How long `createSession` waits for some worker to take a session's first workflow task, ms:
- * as long as any Update of a session waits out a failed workflow task (about 40 s).
+ * as long as any Update of a session waits out a failed workflow task (`retryingUpdate`).
  */
 const FIRST_TASK_WAIT_MS = 40_000;
 /** How often that wait looks, ms (one DescribeWorkflowExecution each time, once past it). */

@@ -740,9 +740,9 @@ const TASK_FAILURE_WAIT_MS = 40_000;
  * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
  * update id dedupes): a refusal while the run archives itself before continuing as new (up
  * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
- * failed state (40 s from the first such refusal: it stays so until a worker runs the next task, up to the
- * workflow task timeout after a worker died holding it), and a call that reached a run as
- * it continued as new (5 times). Every Update of a {@link Session} and createSession's
+ * failed state (for 40 s from the first such refusal: it stays so until a worker runs the
+ * next task, up to the workflow task timeout after a worker died holding it), and a call
+ * that reached a run as it continued as new (5 times). Every Update of a {@link Session} and createSession's
  * `ready` go through it.
  *
  * @param call issues the Update once (the same update id on every attempt)
