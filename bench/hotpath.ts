@@ -528,6 +528,9 @@ async function counts(): Promise<string[][]> {
         diff.set(type, (count - (before[k]!.get(type) ?? 0)) / n);
       return diff;
     });
+    // Bytes of history per send: what the server writes and keeps for each.
+    const bytes = perSend.map((m) => m.get('bytes') ?? 0);
+    for (const m of perSend) m.delete('bytes');
     const types = [...new Set([...perSend[0]!.keys(), ...perSend[1]!.keys()])].sort();
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
     rows.push([
@@ -541,6 +544,13 @@ async function counts(): Promise<string[][]> {
       const [a, b] = [perSend[0]!.get(type) ?? 0, perSend[1]!.get(type) ?? 0];
       rows.push([`  ${type}`, `${fmt(a, 2)} / ${fmt(b, 2)}`, '', '', a === b ? '' : 'differs']);
     }
+    rows.push([
+      `${hookSet} hooks: history bytes per send, ours / hand`,
+      `${fmt(bytes[0]!, 0)} / ${fmt(bytes[1]!, 0)}`,
+      '',
+      fmt(bytes[0]! / bytes[1]!, 2),
+      '',
+    ]);
     rows.push([
       `${hookSet} hooks: CPU per send, this process, one at a time (ms), ours / hand`,
       `${fmt(pair[0]!.cpu / n, 2)} / ${fmt(pair[1]!.cpu / n, 2)}`,
@@ -651,10 +661,16 @@ async function workflowTaskSpans(workflowId: string): Promise<number[]> {
 }
 
 /** The number of events of each type in a workflow's current run. */
+/**
+ * A run's history events by type, and (under the key `bytes`, not an event type) the size of
+ * the whole history as the server stores it (encoded events), in bytes.
+ */
 async function eventCounts(workflowId: string): Promise<Map<string, number>> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const counts = new Map<string, number>();
+  const counts = new Map<string, number>([['bytes', 0]]);
   for (const event of history.events ?? []) {
+    const bytes = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    counts.set('bytes', counts.get('bytes')! + bytes);
     const type = (proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'unknown').replace(
       'EVENT_TYPE_',
       '',
