@@ -111,6 +111,17 @@ const turnsAgent = want('throughput')
       }),
     )
   : undefined;
+/**
+ * Ours with Temporal's default sticky schedule-to-start timeout (10 s) instead of the 1 s ours
+ * keeps for recovery (issue 19, item 4), for throughput: what that setting costs under load.
+ */
+const sticky10Agent = want('throughput')
+  ? await createAgent(
+      benchAgentOptions(server.address, `bench-sticky10-${randomUUID()}`, {}, undefined, {
+        stickyQueueScheduleToStartTimeoutMs: 10_000,
+      }),
+    )
+  : undefined;
 
 /**
  * The baseline routes as ours does: where our agent runs on Worker Deployments (the default
@@ -280,9 +291,14 @@ function serverCpuMs(): number {
 }
 
 async function throughput(): Promise<string[][]> {
-  const kinds = ['ours', 'turns', 'hand'] as const;
+  const kinds = ['ours', 'turns', 'sticky10', 'hand'] as const;
   type Kind = (typeof kinds)[number];
-  const series = () => ({ ours: [] as number[], turns: [] as number[], hand: [] as number[] });
+  const series = () => ({
+    ours: [] as number[],
+    turns: [] as number[],
+    sticky10: [] as number[],
+    hand: [] as number[],
+  });
   const results = series();
   const cpu = series();
   const serverCpu = series();
@@ -293,7 +309,9 @@ async function throughput(): Promise<string[][]> {
       ? oursSender(HOOKS.one)
       : kind === 'turns'
         ? oursSender(HOOKS.one, undefined, turnsAgent)
-        : handSender('one');
+        : kind === 'sticky10'
+          ? oursSender(HOOKS.one, undefined, sticky10Agent)
+          : handSender('one');
   for (let round = 0; round < TP_ROUNDS; round++) {
     for (const kind of kinds) {
       const senders = await Promise.all(Array.from({ length: TP_SESSIONS }, () => sender(kind)));
@@ -339,6 +357,14 @@ async function throughput(): Promise<string[][]> {
     row('CPU per send, Temporal server: ours / hand (ms)', serverCpu, 'ours', 2),
     row(`throughput, ${tp}, turnStatus: ours / hand (sends/s)`, results, 'turns', 1),
     row('CPU per send, Temporal server, turnStatus: ours / hand (ms)', serverCpu, 'turns', 2),
+    row(`throughput, ${tp}, sticky timeout 10 s: ours / hand (sends/s)`, results, 'sticky10', 1),
+    row('CPU per send, this process, sticky timeout 10 s: ours / hand (ms)', cpu, 'sticky10', 2),
+    row(
+      'CPU per send, Temporal server, sticky timeout 10 s: ours / hand (ms)',
+      serverCpu,
+      'sticky10',
+      2,
+    ),
     [
       'model steps of ours in this part: context from the worker cache / by query',
       `${processCacheStats.hits - cache0.hits} / ${processCacheStats.misses - cache0.misses}`,
@@ -697,6 +723,7 @@ try {
 } finally {
   await agent.shutdown();
   await turnsAgent?.shutdown();
+  await sticky10Agent?.shutdown();
   handWorker.shutdown();
   await handRunning;
   await clientConnection.close();
