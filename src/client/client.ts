@@ -44,7 +44,13 @@ import {
 import type { AgentRegistry } from '../agent/registry.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
-import { isTransientTaskFailure, retryingUpdate, Session, toSdkError } from './session.js';
+import {
+  isTransientTaskFailure,
+  retryingUpdate,
+  Session,
+  TASK_FAILURE_WAIT_MS,
+  toSdkError,
+} from './session.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { resolveVersioning, type VersioningMode } from '../temporal/versioning.js';
@@ -148,11 +154,9 @@ export interface AgentClient {
 const PIN_WAIT_MS = 15_000;
 /**
  * How long `createSession` waits for some worker to take a session's first workflow task, ms:
- * as long as any Update of a session waits out a failed workflow task (`retryingUpdate`).
+ * as long as any Update of a session waits out a failed workflow task.
  */
-const FIRST_TASK_WAIT_MS = 40_000;
-/** How often that wait looks, ms (one DescribeWorkflowExecution each time, once past it). */
-const FIRST_TASK_POLL_MS = 2_000;
+const FIRST_TASK_WAIT_MS = TASK_FAILURE_WAIT_MS;
 
 /** Whether a listed worker polls as a Worker Deployment version (not unversioned). */
 function versionedPoller(poller: proto.temporal.api.taskqueue.v1.IPollerInfo): boolean {
@@ -318,45 +322,39 @@ function createClientOn(
   }
 
   /**
-   * While a session's `ready` waits: if no worker has taken the session's first workflow task
-   * after {@link FIRST_TASK_WAIT_MS} (its history still holds only the start and that task's
-   * schedule), no worker of its routing serves the task queue (its workers stopped or died,
-   * say, after a rollback). The session never ran anything: its workflow is terminated, so the
-   * failed call leaves nothing behind, and `watch.unserved` says why (which also ends the
-   * `ready` call). Resolves once `ready` settled or a worker took the task.
+   * Called once {@link FIRST_TASK_WAIT_MS} after a session's start while its `ready` still
+   * waits: if no worker has taken the session's first workflow task (its history still holds
+   * only the start and that task's schedule), no worker of its routing serves the task queue
+   * (its workers stopped or died, say, after a rollback). The session never ran anything: its
+   * workflow is terminated, so the failed call leaves nothing behind, and `watch.unserved`
+   * says why (which also ends the `ready` call). Never rejects.
    */
-  async function unserved(
+  async function failIfUnserved(
     live: WorkflowHandle,
     sessionId: string,
     watch: { settled: boolean; unserved: EngineError | undefined },
   ): Promise<void> {
-    const deadline = Date.now() + FIRST_TASK_WAIT_MS;
-    while (!watch.settled) {
-      await new Promise((resolve) => setTimeout(resolve, FIRST_TASK_POLL_MS).unref());
-      if (watch.settled || Date.now() < deadline) continue;
-      const taken = await live.describe().then(
-        (d) => d.historyLength > 2 || d.status.name !== 'RUNNING',
-        () => true, // unknown: leave it to `ready`
-      );
-      if (taken || watch.settled) return;
-      const routing = deployments
-        ? `no worker of agent '${options.name}' version '${options.version}' serves it`
-        : `no unversioned worker of agent '${options.name}' serves it`;
-      watch.unserved = new EngineError(
-        'WORKER_UNAVAILABLE',
-        `Session '${sessionId}' was not started: no worker took its first workflow task within ` +
-          `${FIRST_TASK_WAIT_MS / 1000} s on task queue '${options.temporal.taskQueue}' (${routing}; ` +
-          `its workers stopped or have not started). Its workflow ${live.workflowId}, which no ` +
-          `worker had run, was terminated. Start a worker of this agent (createAgent or ` +
-          `createAgentWorker) and create the session again.`,
-      );
-      await live
-        .terminate(
-          `createSession: no worker took the first workflow task within ${FIRST_TASK_WAIT_MS / 1000} s`,
-        )
-        .catch(() => undefined);
-      return;
-    }
+    const taken = await live.describe().then(
+      (d) => d.historyLength > 2 || d.status.name !== 'RUNNING',
+      () => true, // unknown: leave it to `ready`
+    );
+    if (taken || watch.settled) return;
+    const routing = deployments
+      ? `no worker of agent '${options.name}' version '${options.version}' serves it`
+      : `no unversioned worker of agent '${options.name}' serves it`;
+    watch.unserved = new EngineError(
+      'WORKER_UNAVAILABLE',
+      `Session '${sessionId}' was not started: no worker took its first workflow task within ` +
+        `${FIRST_TASK_WAIT_MS / 1000} s on task queue '${options.temporal.taskQueue}' (${routing}; ` +
+        `its workers stopped or have not started). Its workflow ${live.workflowId}, which no ` +
+        `worker had run, was terminated. Start a worker of this agent (createAgent or ` +
+        `createAgentWorker) and create the session again.`,
+    );
+    await live
+      .terminate(
+        `createSession: no worker took the first workflow task within ${FIRST_TASK_WAIT_MS / 1000} s`,
+      )
+      .catch(() => undefined);
   }
 
   const searchAttributes = sessionSearchAttributes({
@@ -512,9 +510,12 @@ function createClientOn(
     // transiently (its worker died, say) leaves the task in failed state until a worker
     // runs it again, and the server refuses `ready` meanwhile.
     const readyId = randomUUID();
-    // A session no worker takes would keep `ready` waiting forever: watched (see unserved()).
+    // A session no worker takes would keep `ready` waiting forever: see failIfUnserved().
     const watch = { settled: false, unserved: undefined as EngineError | undefined };
-    void unserved(live, sessionId, watch);
+    const watching = setTimeout(
+      () => void failIfUnserved(live, sessionId, watch),
+      FIRST_TASK_WAIT_MS,
+    ).unref();
     try {
       await retryingUpdate(
         () => live.executeUpdate(Updates.ready, { args: [], updateId: readyId }),
@@ -524,7 +525,10 @@ function createClientOn(
           handle: live,
           calls,
         },
-      ).finally(() => (watch.settled = true));
+      ).finally(() => {
+        watch.settled = true;
+        clearTimeout(watching);
+      });
     } catch (error) {
       if (watch.unserved) {
         registry?.removeSessionHooks(sessionId);

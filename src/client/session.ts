@@ -733,8 +733,11 @@ export class Session {
   }
 }
 
-/** How long an Update waits out its session's workflow task in failed state, ms. */
-const TASK_FAILURE_WAIT_MS = 40_000;
+/**
+ * How long an Update waits out its session's workflow task in failed state, ms (and
+ * createSession for a worker to take the session's first task). @internal
+ */
+export const TASK_FAILURE_WAIT_MS = 40_000;
 
 /**
  * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
@@ -742,8 +745,8 @@ const TASK_FAILURE_WAIT_MS = 40_000;
  * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
  * failed state (for 40 s from the first such refusal: it stays so until a worker runs the
  * next task, up to the workflow task timeout after a worker died holding it), and a call
- * that reached a run as it continued as new (5 times). Every Update of a {@link Session} and createSession's
- * `ready` go through it.
+ * that reached a run as it continued as new (5 times). Every Update of a {@link Session} and
+ * createSession's `ready` go through it.
  *
  * @param call issues the Update once (the same update id on every attempt)
  * @throws the last attempt's error as Temporal's client gave it (callers convert it with
