@@ -550,13 +550,12 @@ async function counts(): Promise<string[][]> {
     await Promise.all(pair.map((s) => s.sender.close()));
     const perSend = pair.map((_, k) => {
       const diff = new Map<string, number>();
-      for (const [type, count] of after[k]!)
-        diff.set(type, (count - (before[k]!.get(type) ?? 0)) / n);
+      for (const [type, count] of after[k]!.counts)
+        diff.set(type, (count - (before[k]!.counts.get(type) ?? 0)) / n);
       return diff;
     });
     // Bytes of history per send: what the server writes and keeps for each.
-    const bytes = perSend.map((m) => m.get('bytes') ?? 0);
-    for (const m of perSend) m.delete('bytes');
+    const bytes = pair.map((_, k) => (after[k]!.bytes - before[k]!.bytes) / n);
     const types = [...new Set([...perSend[0]!.keys(), ...perSend[1]!.keys()])].sort();
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
     rows.push([
@@ -686,24 +685,25 @@ async function workflowTaskSpans(workflowId: string): Promise<number[]> {
   return spans;
 }
 
-/** The number of events of each type in a workflow's current run. */
 /**
- * A run's history events by type, and (under the key `bytes`, not an event type) the size of
- * the whole history as the server stores it (encoded events), in bytes.
+ * The number of events of each type in a workflow's current run, and the size of its history
+ * as the server stores it (the events encoded), in bytes.
  */
-async function eventCounts(workflowId: string): Promise<Map<string, number>> {
+async function eventCounts(
+  workflowId: string,
+): Promise<{ counts: Map<string, number>; bytes: number }> {
   const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const counts = new Map<string, number>([['bytes', 0]]);
+  const counts = new Map<string, number>();
+  let bytes = 0;
   for (const event of history.events ?? []) {
-    const bytes = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
-    counts.set('bytes', counts.get('bytes')! + bytes);
+    bytes += proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
     const type = (proto.temporal.api.enums.v1.EventType[event.eventType ?? 0] ?? 'unknown').replace(
       'EVENT_TYPE_',
       '',
     );
     counts.set(type, (counts.get(type) ?? 0) + 1);
   }
-  return counts;
+  return { counts, bytes };
 }
 
 try {
