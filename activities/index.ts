@@ -3,7 +3,11 @@
  *
  * @module
  */
-import type { ActivityName } from '../src/common/protocol.js';
+import type {
+  ActivityName,
+  DispatchHookInput,
+  HookDispatchOutcome,
+} from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import type { BudgetClock } from './budget-clock.js';
@@ -42,17 +46,21 @@ interface ActivityDeps {
  * (`version-guard.ts`).
  */
 export function createActivities(deps: ActivityDeps) {
+  // A model step's inline dispatch runs the finished `dispatchHook` below: the same stream
+  // event and span as a dispatch of its own.
+  let dispatchHook: (input: DispatchHookInput) => Promise<HookDispatchOutcome> = () =>
+    Promise.reject(new Error('dispatchHook is not built yet'));
   // The hook, tool and permission activities publish to their send's live stream; a worker of
   // another version refuses first (nothing runs, nothing is published). With tracing on,
   // each runs in its span, a refusal included.
-  return withTracing(
+  const activities = withTracing(
     deps.tracing,
     deps.registry,
     guardVersions(
       deps.registry,
       withStreamEvents(deps.registry, {
         ...createHookActivities(deps),
-        ...createModelActivities(deps),
+        ...createModelActivities({ ...deps, dispatchInline: (input) => dispatchHook(input) }),
         ...createToolActivities(deps),
         ...createArchiveActivities(deps),
         ...createDefinitionActivities(deps),
@@ -62,6 +70,8 @@ export function createActivities(deps: ActivityDeps) {
       ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
     ),
   );
+  dispatchHook = activities.dispatchHook;
+  return activities;
 }
 
 type Assert<T extends true> = T;

@@ -4,15 +4,22 @@
  * @module
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AgentSdkError, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
-import type { ModelStepInput, ModelStepOutput } from '../src/common/protocol.js';
+import type {
+  DispatchHookInput,
+  HookDispatchOutcome,
+  InlineHookDetail,
+  ModelStepInput,
+  ModelStepOutput,
+} from '../src/common/protocol.js';
+import { leavesPromptAsIs } from '../src/common/hook-rules.js';
 import { readConversationPages } from '../src/client/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import { cutPrefix } from '../src/common/text.js';
-import type { ConversationCache } from '../src/worker/conversation-cache.js';
+import type { CachedContext, ConversationCache } from '../src/worker/conversation-cache.js';
 import { modelStepStream } from '../src/stream/writer.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
@@ -58,12 +65,37 @@ export function boundOutput(output: ModelStepOutput): ModelStepOutput {
 /**
  * Build `modelStep`. With `conversationCache`, a step whose stamp matches the worker's copy
  * of its context reads it there; any other step queries the workflow and keeps the answer.
+ * A step carrying an inline dispatch (`input.hook`) runs it first with `dispatchInline` (the
+ * worker's `dispatchHook`, its stream event and span included).
  */
 export function createModelActivities(deps: {
   registry: AgentRegistry;
   conversationCache?: ConversationCache;
+  dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
+    if (!input.hook) return callModel(input);
+    if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
+    const ctx = Context.current();
+    const hook = await deps.dispatchInline(input.hook);
+    // Rejected, rewritten or failed: the workflow decides what happens next, as for any dispatch.
+    if (!leavesPromptAsIs(hook)) return { text: '', finishReason: 'other', hook, deferred: 'hook' };
+    // The stamped context includes the prompt, which the workflow adds only once this step
+    // returns: a query would answer without it, so only an exact cached copy will do.
+    const execution = ctx.info.workflowExecution;
+    const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
+    if (!cached) return { text: '', finishReason: 'other', hook, deferred: 'context' };
+    try {
+      return { ...(await callModel(input, cached)), hook };
+    } catch (error) {
+      throw withInlineHook(error, hook, ctx);
+    }
+  }
+
+  async function callModel(
+    input: ModelStepInput,
+    cached?: CachedContext,
+  ): Promise<ModelStepOutput> {
     const ctx = Context.current();
     const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
     // The live stream: text deltas go to the send's stream transport, never to history.
@@ -71,7 +103,9 @@ export function createModelActivities(deps: {
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
     try {
-      const { messages, prompt } = await conversationOf(ctx, input, deps.conversationCache);
+      const { messages, prompt } = cached
+        ? { ...cached, messages: cached.messages as ConversationMessage[] }
+        : await conversationOf(ctx, input, deps.conversationCache);
       // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
       const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
       const { prompt: _carried, streamEvents: _published, ...rest } = input;
@@ -106,6 +140,37 @@ export function createModelActivities(deps: {
     }
   }
   return { modelStep };
+}
+
+/**
+ * The model call of a step whose inline callbacks completed failed or was cancelled: the
+ * failure carries what the callbacks decided ({@link InlineHookDetail}, its last detail), so
+ * the workflow records it. An ApplicationFailure keeps its type and retryability; any other
+ * error becomes a retryable one of its name.
+ */
+function withInlineHook(error: unknown, hook: HookDispatchOutcome, ctx: Context): unknown {
+  const detail: InlineHookDetail = { inlineHook: hook };
+  if (error instanceof CancelledFailure || ctx.cancellationSignal.aborted) {
+    return new CancelledFailure(messageOfError(error), [detail]);
+  }
+  if (error instanceof ApplicationFailure) {
+    return ApplicationFailure.create({
+      message: error.message,
+      ...(error.type ? { type: error.type } : {}),
+      nonRetryable: error.nonRetryable === true,
+      details: [...(error.details ?? [null]), detail],
+    });
+  }
+  return ApplicationFailure.create({
+    message: messageOfError(error),
+    type: error instanceof Error ? error.name : 'Error',
+    details: [null, detail],
+    ...(error instanceof Error ? { cause: error } : {}),
+  });
+}
+
+function messageOfError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -89,19 +89,23 @@ export function awaitHookSettledActivity(cleanupQueue: string, summary?: string)
 /**
  * One model step. Transient provider errors are retried with backoff; the model adapter
  * marks client errors (400, 401) non-retryable.
+ * @param inlineBudgetMs the budget of the inline dispatch the step runs first
+ *   (`ModelStepInput.hook`), when it runs one.
  */
 export function modelStepActivity(
   taskQueue: string,
   timeoutMs: number = DEFAULTS.modelTimeoutMs,
   eager = true,
   summary?: string,
+  inlineBudgetMs?: number,
 ) {
   return proxyActivities<Activities>({
     ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
-    startToCloseTimeout: timeoutMs + 10_000,
+    // A step running an inline dispatch first has that dispatch's budget more.
+    startToCloseTimeout: timeoutMs + 10_000 + (inlineBudgetMs ?? 0),
     heartbeatTimeout: DEFAULTS.modelHeartbeatTimeoutMs,
     retry: {
       initialInterval: '1s',
@@ -109,7 +113,11 @@ export function modelStepActivity(
       maximumInterval: '30s',
       maximumAttempts: 5,
     },
-    cancellationType: ActivityCancellationType.TRY_CANCEL,
+    // An inline dispatch reports on cancel whether its callbacks settled (as `dispatchHook`).
+    cancellationType:
+      inlineBudgetMs === undefined
+        ? ActivityCancellationType.TRY_CANCEL
+        : ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).modelStep;
 }
 

@@ -8,7 +8,12 @@
  * @module
  */
 import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
-import { contextForModel, type ContextWindow } from '../src/common/context.js';
+import {
+  appendToContext,
+  contextForModel,
+  tokensOfChars,
+  type ContextWindow,
+} from '../src/common/context.js';
 import { tailHash, type ContextStamp, type ContextSync } from '../src/common/context-stamp.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { lastPrompt } from './conversation-pages.js';
@@ -31,23 +36,43 @@ interface StampedState {
 }
 
 /**
+ * Stamps the context a model step reads. Called with a `pending` message (an inline
+ * dispatch's prompt, `ModelStepInput.hook`), it stamps the context as it will be once that
+ * message is added, without adding it; if the state then never takes it (the callbacks
+ * rewrote or rejected the prompt, the step failed), `forget()` makes the next hand-over whole.
+ */
+export interface ContextStamper {
+  (pending?: ConversationMessage): ContextStamp;
+  /** The last stamp's pending message was not added: hand the next context over whole. */
+  forget(): void;
+}
+
+/**
  * A function that stamps the context as it is now and, on a live (not replayed) workflow
  * task, hands it to this worker's cache: the messages added since the last hand-over when
  * nothing before them changed, else the whole context. What was handed over is kept in this
  * closure (workflow memory): a replayed or new workflow instance starts with a whole context.
  */
-export function contextStamper(state: StampedState, maxTokens: number): () => ContextStamp {
+export function contextStamper(state: StampedState, maxTokens: number): ContextStamper {
   let sent: { version: number; length: number; compacted: number; clipped: boolean } | undefined;
-  return () => {
-    const messages = contextForModel(state.context, maxTokens);
-    const tokens = state.context.tokens.reduce((a, b) => a + b, 0);
+  const stamper = (pending?: ConversationMessage): ContextStamp => {
+    let context = state.context;
+    let version = state.transcript.length;
+    if (pending) {
+      // What `addMessage` will make of it: the same estimate, the same compaction.
+      context = { ...context, messages: [...context.messages], tokens: [...context.tokens] };
+      appendToContext(context, pending, maxTokens, tokensOfChars(JSON.stringify(pending).length));
+      version++;
+    }
+    const messages = contextForModel(context, maxTokens);
+    const tokens = context.tokens.reduce((a, b) => a + b, 0);
     // Over budget, every message is cut to its share: the whole context changes.
     const clipped = tokens > maxTokens;
     const stamp: ContextStamp = {
       runId: workflowInfo().runId,
-      version: state.transcript.length,
+      version,
       length: messages.length,
-      compacted: state.context.compacted,
+      compacted: context.compacted,
       tail: tailHash(messages),
     };
     if (workflowInfo().unsafe.isReplaying) return stamp;
@@ -57,7 +82,7 @@ export function contextStamper(state: StampedState, maxTokens: number): () => Co
       !clipped &&
       sent.compacted === stamp.compacted &&
       sent.length <= messages.length;
-    const prompt = lastPrompt(state.transcript);
+    const prompt = pending?.role === 'user' ? pending.content : lastPrompt(state.transcript);
     conversationCache.sync({
       workflowId: workflowInfo().workflowId,
       stamp,
@@ -69,4 +94,5 @@ export function contextStamper(state: StampedState, maxTokens: number): () => Co
     sent = { version: stamp.version, length: stamp.length, compacted: stamp.compacted, clipped };
     return stamp;
   };
+  return Object.assign(stamper, { forget: () => (sent = undefined) });
 }

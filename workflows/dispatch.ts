@@ -7,7 +7,7 @@
  */
 import {
   ActivityFailure,
-  type ApplicationFailure,
+  ApplicationFailure,
   CancellationScope,
   CancelledFailure,
   TimeoutFailure,
@@ -18,7 +18,9 @@ import {
   uuid4,
 } from '@temporalio/workflow';
 import type {
+  DispatchHookInput,
   HookDispatchOutcome,
+  InlineHookDetail,
   CleanupHandle,
   TimelineEntry,
   SessionWorkflowInput,
@@ -116,19 +118,7 @@ export async function dispatchEvent(
 ): Promise<MergedHookResult | undefined> {
   const callbackCount = state.input.hookCounts[event] ?? 0;
   if (callbackCount === 0) return undefined;
-  const entry: TimelineEntry = {
-    seq: state.timelineBase + state.timeline.length,
-    event,
-    callbackCount,
-    outcome: 'continue',
-    durationMs: 0,
-    startedAt: Date.now(),
-    pending: true,
-    ...tags,
-    // Only a worker of this version runs the dispatch: the version that decided.
-    ...(state.input.version !== undefined ? { version: state.input.version } : {}),
-  };
-  state.timeline.push(entry);
+  const entry = openEntry(state, event, callbackCount, tags);
   try {
     if (!patched(PATCH_DISPATCH_LEAN)) return await settle(state, event, payload, entry);
     // The same steps as `settle`, awaited here: no async call or `.catch` of its own.
@@ -151,6 +141,95 @@ export async function dispatchEvent(
     delete entry.pending;
     state.lastDecision = entry.outcome;
   }
+}
+
+/** A new timeline entry for a dispatch of `event`, pending until it ends. */
+function openEntry(
+  state: DispatchState,
+  event: HookEvent,
+  callbackCount: number,
+  tags: DispatchTags,
+): TimelineEntry {
+  const entry: TimelineEntry = {
+    seq: state.timelineBase + state.timeline.length,
+    event,
+    callbackCount,
+    outcome: 'continue',
+    durationMs: 0,
+    startedAt: Date.now(),
+    pending: true,
+    ...tags,
+    // Only a worker of this version runs the dispatch: the version that decided.
+    ...(state.input.version !== undefined ? { version: state.input.version } : {}),
+  };
+  state.timeline.push(entry);
+  return entry;
+}
+
+/**
+ * Dispatch `event` inline (`hookDispatch: { UserPromptSubmit: 'inline' }`): its callbacks run
+ * inside the activity `run` schedules with the dispatch's input (the send's first model step),
+ * whose result carries their outcome. The entry, the fail-closed check and the outcome's
+ * meaning are those of {@link dispatchEvent}.
+ *
+ * @returns the merged outputs and what `run` returned.
+ * @throws as {@link dispatchEvent} for what the callbacks did; when `run` fails after they
+ *   completed (the model call failed or was cancelled: the failure carries their outcome,
+ *   `InlineHookDetail`), their outcome is recorded and `run`'s failure rethrown as it is.
+ */
+export async function dispatchInline<T>(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  tags: DispatchTags,
+  run: (hook: DispatchHookInput) => Promise<{ outcome: HookDispatchOutcome; value: T }>,
+): Promise<{ merged: MergedHookResult; value: T }> {
+  const entry = openEntry(state, event, state.input.hookCounts[event] ?? 0, tags);
+  try {
+    refuseWhileCleaningUp(state, entry, event);
+    const budgetMs = budgetOf(state.input, event);
+    setCurrentDetails(`running ${event} inline`);
+    let result: { outcome: HookDispatchOutcome; value: T };
+    try {
+      result = await run({
+        dispatchId: uuid4(),
+        sessionId: state.input.sessionId,
+        agentName: state.input.agentName,
+        ...identityFields(state.input),
+        event,
+        payload,
+        budgetMs,
+        callbackCount: entry.callbackCount,
+        ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+      });
+    } catch (error) {
+      const decided = inlineOutcomeOf(error);
+      if (!decided) throw dispatchFailure(state, entry, event, error);
+      outcomeResult(state, entry, event, decided, budgetMs);
+      throw error;
+    }
+    return {
+      merged: outcomeResult(state, entry, event, result.outcome, budgetMs),
+      value: result.value,
+    };
+  } finally {
+    delete entry.pending;
+    state.lastDecision = entry.outcome;
+  }
+}
+
+/** The outcome an inline dispatch's failed step carries (`InlineHookDetail`), if any. */
+function inlineOutcomeOf(error: unknown): HookDispatchOutcome | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  const details =
+    cause instanceof CancelledFailure || cause instanceof ApplicationFailure
+      ? (cause.details ?? [])
+      : [];
+  const last = details.at(-1) as Partial<InlineHookDetail> | null | undefined;
+  const outcome = last?.inlineHook;
+  return outcome && typeof outcome === 'object' && typeof outcome.status === 'string'
+    ? outcome
+    : undefined;
 }
 
 /**

@@ -23,6 +23,9 @@ import type {
   ToolResultMessagePart,
 } from '../src/common/conversation.js';
 import type {
+  DispatchHookInput,
+  HookDispatchOutcome,
+  ModelStepOutput,
   SendRequest,
   SendResult,
   SendStatus,
@@ -30,8 +33,11 @@ import type {
 } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
 import type { ContextStamp } from '../src/common/context-stamp.js';
+import type { ContextStamper } from './context-sync.js';
+import type { JsonObject } from '../src/common/json.js';
+import type { MergedHookResult } from '../src/common/hook-rules.js';
 import { modelStepActivity } from './activity-options.js';
-import { dispatchEvent, hasCallbacks } from './dispatch.js';
+import { dispatchEvent, dispatchInline, hasCallbacks } from './dispatch.js';
 import {
   cancelledResult,
   runToolCall,
@@ -48,7 +54,7 @@ export interface PromptState extends ToolPipelineState {
   /** Append a message to the transcript and the model's context. */
   addMessage(message: ConversationMessage): void;
   /** Stamp the context a model step reads and hand it to this worker's cache (`context-sync.ts`). */
-  contextStamp?: () => ContextStamp;
+  contextStamp?: ContextStamper;
 }
 
 /**
@@ -64,11 +70,23 @@ export async function runPrompt(
   const { requestId } = request;
   let prompt = request.prompt;
   const original = describePrompt(prompt);
+  // The first step's output when an inline dispatch called the model already.
+  let first: ModelStepOutput | undefined;
   // An event without callbacks is not dispatched at all (no await: see hasCallbacks).
-  const submitted = hasCallbacks(state, HookEvent.UserPromptSubmit)
-    ? await dispatchEvent(state, HookEvent.UserPromptSubmit, { ...original }, { requestId })
-    : undefined;
-  if (submitted) {
+  if (hasCallbacks(state, HookEvent.UserPromptSubmit)) {
+    let submitted: MergedHookResult;
+    if (runsInline(state)) {
+      ({ merged: submitted, first } = await submitInline(state, request, promptIndex, original));
+    } else {
+      submitted = (await dispatchEvent(
+        state,
+        HookEvent.UserPromptSubmit,
+        { ...original },
+        {
+          requestId,
+        },
+      ))!;
+    }
     const decision = applyUserPromptSubmit(prompt, submitted);
     if (decision.kind === 'reject') {
       throw hookFailure('HOOK_ABORTED', decision.reason, {
@@ -87,30 +105,15 @@ export async function runPrompt(
       status = 'max_turns';
       break;
     }
-    let output;
-    try {
-      const what = `model step ${step + 1} of prompt ${promptIndex + 1}`;
-      setCurrentDetails(`running ${what}`);
-      const stepInput = {
-        sessionId: state.input.sessionId,
-        agentName: state.input.agentName,
-        ...identityFields(state.input),
-        requestId,
-        step,
-        promptIndex,
-        modelStepIndex: state.modelSteps++,
-        ...(state.contextStamp ? { context: state.contextStamp() } : {}),
-        ...takeStreamEvents(state, requestId),
-      };
-      output = await withRefusalRetries(
-        state.input,
-        { task: `model step ${stepInput.modelStepIndex}` },
-        state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs,
-        (eager) =>
-          modelStepActivity(state.taskQueue, state.input.modelTimeoutMs, eager, what)(stepInput),
-      );
-    } catch (error) {
-      throw modelFailure(error);
+    let output: ModelStepOutput;
+    if (step === 0 && first) {
+      output = first;
+    } else {
+      try {
+        output = await modelStep(state, requestId, step, promptIndex);
+      } catch (error) {
+        throw modelFailure(error);
+      }
     }
     const calls = output.toolCalls ?? [];
     state.addMessage({ role: 'assistant', text: output.text, toolCalls: calls });
@@ -148,6 +151,123 @@ export async function runPrompt(
     }
   }
   return { requestId, status, text, toolCalls };
+}
+
+/** Whether this session's UserPromptSubmit runs inline (and can: step 0 is allowed). */
+function runsInline(state: PromptState): boolean {
+  return (
+    state.input.inlineDispatch?.includes(HookEvent.UserPromptSubmit) === true &&
+    state.contextStamp !== undefined &&
+    state.input.maxTurns > 0
+  );
+}
+
+/**
+ * One model step, through the task queue (a worker of another version refuses it: scheduled
+ * again). With `inline`, the step runs that dispatch first, against `inline.context`.
+ */
+function modelStep(
+  state: PromptState,
+  requestId: string,
+  step: number,
+  promptIndex: number,
+  inline?: { hook: DispatchHookInput; context: ContextStamp },
+): Promise<ModelStepOutput> {
+  const what = `model step ${step + 1} of prompt ${promptIndex + 1}`;
+  setCurrentDetails(`running ${what}`);
+  const context = inline ? inline.context : state.contextStamp?.();
+  const stepInput = {
+    sessionId: state.input.sessionId,
+    agentName: state.input.agentName,
+    ...identityFields(state.input),
+    requestId,
+    step,
+    promptIndex,
+    modelStepIndex: state.modelSteps++,
+    ...(context ? { context } : {}),
+    ...takeStreamEvents(state, requestId),
+    ...(inline ? { hook: inline.hook } : {}),
+  };
+  const timeoutMs = state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs;
+  return withRefusalRetries(
+    state.input,
+    { task: `model step ${stepInput.modelStepIndex}` },
+    timeoutMs + (inline?.hook.budgetMs ?? 0),
+    (eager) =>
+      modelStepActivity(
+        state.taskQueue,
+        state.input.modelTimeoutMs,
+        eager,
+        what,
+        inline?.hook.budgetMs,
+      )(stepInput),
+  );
+}
+
+/**
+ * UserPromptSubmit inline (`hookDispatch: { UserPromptSubmit: 'inline' }`): the send's first
+ * model step runs the callbacks, against the context stamped as it will be once the prompt is
+ * added, and calls the model when they leave the prompt as it is (`first`). Otherwise the
+ * step ends after them and the caller runs step 0 as usual.
+ * @throws as `dispatchEvent` for the callbacks; a model failure as `modelFailure` makes it.
+ */
+async function submitInline(
+  state: PromptState,
+  request: SendRequest,
+  promptIndex: number,
+  payload: JsonObject,
+): Promise<{ merged: MergedHookResult; first?: ModelStepOutput }> {
+  const context = state.contextStamp!({ role: 'user', content: request.prompt });
+  let first: ModelStepOutput | undefined;
+  try {
+    const { merged, value } = await dispatchInline(
+      state,
+      HookEvent.UserPromptSubmit,
+      payload,
+      { requestId: request.requestId },
+      async (hook) => {
+        const output = await modelStep(state, request.requestId, 0, promptIndex, {
+          hook,
+          context,
+        });
+        // A step that ran only the callbacks took no model step: its index is the next one's.
+        if (output.deferred) state.modelSteps--;
+        return {
+          outcome: output.hook ?? notRunInline(hook),
+          value: output.hook && !output.deferred ? output : undefined,
+        };
+      },
+    );
+    first = value;
+    return { merged, ...(first ? { first } : {}) };
+  } catch (error) {
+    throw modelFailure(error);
+  } finally {
+    // The stamped context included the prompt; the state takes it only with `first`.
+    if (!first) state.contextStamp!.forget();
+  }
+}
+
+/**
+ * What a step that ignored its inline dispatch reports: a worker of an SDK from before inline
+ * dispatches called the model without the callbacks. The send fails rather than go on as if
+ * they had run.
+ */
+function notRunInline(hook: DispatchHookInput): HookDispatchOutcome {
+  return {
+    status: 'error',
+    error: {
+      name: 'HookError',
+      code: 'HOOK_CALLBACKS_MISSING',
+      message:
+        `The worker that ran the first model step did not run its inline ${hook.event} ` +
+        `callbacks (an SDK from before inline dispatch); every worker of a task queue must ` +
+        `run the same agent definition and SDK.`,
+    },
+    callbackIndex: 0,
+    callbackCount: 0,
+    durationMs: 0,
+  };
 }
 
 /**

@@ -123,7 +123,11 @@ export function renderTimeline(timeline: HistoryTimeline): string {
     }
     rows.push([
       String(dispatch.seq),
-      dispatch.local ? `${dispatch.event} (local)` : dispatch.event,
+      dispatch.local
+        ? `${dispatch.event} (local)`
+        : dispatch.inline
+          ? `${dispatch.event} (inline)`
+          : dispatch.event,
       dispatch.toolName ?? '',
       String(dispatch.callbackCount),
       dispatch.decision,
@@ -204,7 +208,7 @@ function dispatchDetail(dispatch: HistoryDispatch): string[] {
     dispatch.decidedBy !== undefined && dispatch.decision !== 'continue'
       ? ` by callback #${dispatch.decidedBy + 1}`
       : '';
-  const local = dispatch.local ? ' (local)' : '';
+  const local = dispatch.local ? ' (local)' : dispatch.inline ? ' (inline)' : '';
   const head = `  ${dispatch.seq} ${dispatch.event}${local}${tool}${call}: ${dispatch.decision}${by}, ${formatDuration(dispatch.durationMs)}`;
   const plain = callbacks.every(
     (c) =>

@@ -4,7 +4,11 @@
  *
  * @module
  */
-import { localDispatchEvents, type HookDispatchMode } from '../common/hook-dispatch-mode.js';
+import {
+  inlineDispatchEvents,
+  localDispatchEvents,
+  type HookDispatchMode,
+} from '../common/hook-dispatch-mode.js';
 import { randomUUID } from 'node:crypto';
 import proto from '@temporalio/proto';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
@@ -365,10 +369,17 @@ function createClientOn(
     logLevel: options.logLevel,
   });
 
-  /** Only when some event is local, so other sessions keep the inputs they had before it. */
+  /**
+   * Only when some event is local or inline, so other sessions keep the inputs they had
+   * before these existed.
+   */
   function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
-    const events = localDispatchEvents(agent, session);
-    return events.length > 0 ? { localDispatch: events } : {};
+    const local = localDispatchEvents(agent, session);
+    const inline = inlineDispatchEvents(agent, session);
+    return {
+      ...(local.length > 0 ? { localDispatch: local } : {}),
+      ...(inline.length > 0 ? { inlineDispatch: inline } : {}),
+    };
   }
 
   /** {@link startSession}, in a `session.create` span when tracing is on. */

@@ -29,13 +29,35 @@ import { HookEvent } from './hook-events.js';
  *     worker extend the task.
  *   - it runs on whichever worker runs the workflow task (session hooks given to
  *     `createSession` live in the creating process, as always).
+ * - `'inline'`, for UserPromptSubmit only: the callbacks run at the start of the send's first
+ *   model step, inside that activity, and the model is called in the same activity when they
+ *   leave the prompt as it is (no activity or workflow task of their own: well under a
+ *   millisecond besides the callbacks). When they reject or rewrite the prompt, or the step
+ *   runs on a worker whose conversation cache lacks the session (another worker than the
+ *   session's last workflow task), the step ends after the callbacks and the workflow runs
+ *   the first model step as usual (one more activity). Their outcome is recorded in the model
+ *   step's result: the timeline, `inspect` and the live stream show the dispatch as any
+ *   other. For short, idempotent hooks only, because:
+ *   - **at-least-once**: a model step is retried (a provider's 503, a worker lost mid-step)
+ *     and every attempt runs the callbacks again before calling the model.
+ *   - **a lost worker is noticed late**: at the model step's heartbeat timeout (30 s), after
+ *     which the step (callbacks included) runs again on another worker; there is no
+ *     `HOOK_WORKER_LOST` unless every attempt is lost.
+ *   - the budget is kept exactly, as for an activity, and `abort()` reaches the callbacks'
+ *     `abortSignal` as for an activity (heartbeats); a callback that outlives its abort holds
+ *     the session fail-closed as usual.
  *
  * Given as one mode for every event, or per event (`{ UserPromptSubmit: 'local' }`; events
  * not named use `'activity'`). SessionStart and SessionEnd cannot be local: their
- * once-only guarantees rest on at-most-once dispatch.
+ * once-only guarantees rest on at-most-once dispatch. `'inline'` is given per event, for
+ * UserPromptSubmit.
  */
 export type HookDispatchMode =
-  'activity' | 'local' | Partial<Record<HookEvent, 'activity' | 'local'>>;
+  | 'activity'
+  | 'local'
+  | (Partial<Record<Exclude<HookEvent, 'UserPromptSubmit'>, 'activity' | 'local'>> & {
+      UserPromptSubmit?: 'activity' | 'local' | 'inline';
+    });
 
 const ONCE_ONLY: readonly HookEvent[] = [HookEvent.SessionStart, HookEvent.SessionEnd];
 const EVENTS = Object.values(HookEvent) as HookEvent[];
@@ -46,6 +68,9 @@ const EVENTS = Object.values(HookEvent) as HookEvent[];
  */
 export function hookDispatchProblem(value: unknown, path: string): string | undefined {
   if (value === undefined || value === 'activity' || value === 'local') return undefined;
+  if (value === 'inline') {
+    return `${path} cannot be 'inline' for every event: only UserPromptSubmit runs inline, given per event ({ UserPromptSubmit: 'inline' })`;
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return `${path} must be 'activity', 'local' or an object of them by event, got ${typeof value === 'string' ? `'${value}'` : String(value)}`;
   }
@@ -53,8 +78,15 @@ export function hookDispatchProblem(value: unknown, path: string): string | unde
     if (!EVENTS.includes(event as HookEvent)) {
       return `${path} names '${event}', which is not a hook event (${EVENTS.join(', ')})`;
     }
-    if (mode !== 'activity' && mode !== 'local') {
-      return `${path}.${event} must be 'activity' or 'local', got ${typeof mode === 'string' ? `'${mode}'` : String(mode)}`;
+    if (mode === 'inline' && event !== HookEvent.UserPromptSubmit) {
+      return `${path}.${event} cannot be 'inline': only UserPromptSubmit runs inline (inside the send's first model step)`;
+    }
+    if (mode !== 'activity' && mode !== 'local' && mode !== 'inline') {
+      const modes =
+        event === HookEvent.UserPromptSubmit
+          ? "'activity', 'local' or 'inline'"
+          : "'activity' or 'local'";
+      return `${path}.${event} must be ${modes}, got ${typeof mode === 'string' ? `'${mode}'` : String(mode)}`;
     }
     if (mode === 'local' && ONCE_ONLY.includes(event as HookEvent)) {
       return `${path}.${event} cannot be 'local': ${event} runs once, which needs an at-most-once dispatch`;
@@ -80,7 +112,33 @@ export function localDispatchEvents(
     const problem = hookDispatchProblem(mode, path);
     if (problem) throw new ConfigError(problem);
   }
-  const modeOf = (mode: HookDispatchMode | undefined, event: HookEvent) =>
-    typeof mode === 'string' ? (ONCE_ONLY.includes(event) ? 'activity' : mode) : mode?.[event];
-  return EVENTS.filter((event) => (modeOf(session, event) ?? modeOf(agent, event)) === 'local');
+  return EVENTS.filter((event) => modeOfEvent(agent, session, event) === 'local');
+}
+
+/**
+ * The events whose callbacks run inline (`'inline'`: UserPromptSubmit only), by the same
+ * precedence as {@link localDispatchEvents}.
+ * @throws {ConfigError} for a mode that is not a {@link HookDispatchMode}.
+ */
+export function inlineDispatchEvents(
+  agent: HookDispatchMode | undefined,
+  session?: HookDispatchMode,
+): HookEvent[] {
+  localDispatchEvents(agent, session);
+  return EVENTS.filter((event) => modeOfEvent(agent, session, event) === 'inline');
+}
+
+/** The mode of `event`: the session's where it names the event, else the agent's. */
+function modeOfEvent(
+  agent: HookDispatchMode | undefined,
+  session: HookDispatchMode | undefined,
+  event: HookEvent,
+): 'activity' | 'local' | 'inline' | undefined {
+  const modeOf = (mode: HookDispatchMode | undefined) =>
+    typeof mode === 'string'
+      ? ONCE_ONLY.includes(event)
+        ? 'activity'
+        : mode
+      : (mode as Partial<Record<HookEvent, 'activity' | 'local' | 'inline'>> | undefined)?.[event];
+  return modeOf(session) ?? modeOf(agent);
 }

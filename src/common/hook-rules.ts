@@ -10,6 +10,7 @@ import { HookError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import { isPlainObject, whyNotJson, type JsonObject, type JsonValue } from './json.js';
 import { cutPrefix } from './text.js';
+import type { HookDispatchOutcome } from './protocol.js';
 import type { HookOutput, ImagePart, Prompt, TextPart, ToolResult } from './types.js';
 
 const ACTIONS = ['continue', 'skip', 'abort'] as const;
@@ -168,6 +169,17 @@ export function describePrompt(prompt: Prompt): {
   const texts = prompt.filter((p): p is TextPart => p.type === 'text').map((p) => p.text);
   const imageCount = prompt.filter((p) => p.type === 'image').length;
   return { userPrompt: texts.join('\n'), hasImages: imageCount > 0, imageCount };
+}
+
+/**
+ * Whether a UserPromptSubmit dispatch's outcome leaves the prompt exactly as sent: its
+ * callbacks completed, none aborted and none replaced the text (what an inline dispatch needs
+ * to call the model in the same step; see `ModelStepInput.hook`).
+ */
+export function leavesPromptAsIs(outcome: HookDispatchOutcome): boolean {
+  if (outcome.status !== 'completed') return false;
+  const merged = mergeHookOutputs(outcome.outputs);
+  return merged.action !== 'abort' && typeof merged.modifiedInput?.userPrompt !== 'string';
 }
 
 /** What UserPromptSubmit's result does to the prompt (§5). */

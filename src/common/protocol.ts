@@ -216,6 +216,11 @@ export interface SessionWorkflowInput {
   /** Events whose callbacks are dispatched as local activities (`hookDispatch`); absent: none. */
   localDispatch?: HookEvent[];
   /**
+   * Events whose callbacks run inside the send's first model step (`hookDispatch`
+   * `'inline'`: UserPromptSubmit only); absent: none.
+   */
+  inlineDispatch?: HookEvent[];
+  /**
    * Whether the status search attribute follows every turn (`running`/`idle`,
    * `advanced.temporal.turnStatus`). Absent: it does (sessions started before the option
    * existed upserted at every turn, and replay so).
@@ -628,6 +633,13 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * decisions): the step's first attempt publishes them first. Absent when there are none.
    */
   streamEvents?: WorkflowStreamEvent[];
+  /**
+   * An inline UserPromptSubmit dispatch (`hookDispatch: { UserPromptSubmit: 'inline' }`, step
+   * 0 only): the step runs these callbacks first, and calls the model only when they leave
+   * the prompt as it is and the worker's cache holds the `context` stamped (which then
+   * includes the prompt, not yet added to the workflow's state).
+   */
+  hook?: DispatchHookInput;
 }
 
 /** What `modelStep` returns. */
@@ -637,6 +649,23 @@ export interface ModelStepOutput {
   /** Tool calls asked for, in order (empty when none). */
   toolCalls?: ToolCall[];
   finishReason: 'stop' | 'tool-calls' | 'length' | 'error' | 'other';
+  /** The inline dispatch's outcome, when the step ran one (`ModelStepInput.hook`). */
+  hook?: HookDispatchOutcome;
+  /**
+   * Set when the step ran only its inline dispatch and not the model: the callbacks rejected
+   * or rewrote the prompt, or failed (`'hook'`), or this worker's cache did not hold the
+   * stamped context (`'context'`). `text` is then '' and the workflow runs the step itself.
+   */
+  deferred?: 'hook' | 'context';
+}
+
+/**
+ * What an inline dispatch's model step attaches to its failure (the last detail of the
+ * ApplicationFailure or CancelledFailure) when its callbacks completed before the model call
+ * failed or was cancelled: what they decided.
+ */
+export interface InlineHookDetail {
+  inlineHook: HookDispatchOutcome;
 }
 
 /** The `decidePermission` update's argument: a person's answer to a pending `ask`. */

@@ -122,6 +122,11 @@ export interface HistoryDispatch {
    * progress, and edits are diffed against what the history shows the callbacks were given.
    */
   local?: true;
+  /**
+   * Run inline (`hookDispatch: { UserPromptSubmit: 'inline' }`): inside the send's first model
+   * step, whose `modelStep` activity is this row's (its result or failure carries the outcome).
+   */
+  inline?: true;
   /** How many times a worker of another version refused it before it ran (or was refused for good). */
   refusals?: number;
   /** 0-based position of the callback that decided (skip/abort) or failed. */
@@ -383,7 +388,14 @@ export function timelineFromHistory(
         'settled',
         { kind: 'completed', result, offloaded },
         (dispatch) => {
-          const outcome = decode<HookDispatchOutcome>(build, completed.result);
+          const result = decode<unknown>(build, completed.result);
+          let outcome = result as HookDispatchOutcome | undefined;
+          if (dispatch.inline) {
+            const step = isPlainObject(result) ? result : {};
+            outcome = step.hook as HookDispatchOutcome | undefined;
+            // The step called the model too: its tool calls run next.
+            if (step.deferred === undefined) build.tools.modelStepCompleted(step.toolCalls);
+          }
           applyOutcome(dispatch, outcome, build.payloads.get(dispatch.seq));
           if (outcome?.status === 'timeout') watchCleanup(build, dispatch, outcome);
         },
@@ -398,6 +410,11 @@ export function timelineFromHistory(
         'lost',
         { kind: 'failed', message },
         (dispatch) => {
+          const decided = dispatch.inline
+            ? inlineOutcomeOf(build, failed.failure as Failure | undefined)
+            : undefined;
+          // The callbacks completed; the model call after them failed.
+          if (decided) return applyOutcome(dispatch, decided as HookDispatchOutcome, undefined);
           const refused =
             (failed.failure as Failure | undefined)?.applicationFailureInfo?.type ===
             VERSION_REFUSAL_TYPE;
@@ -429,8 +446,16 @@ export function timelineFromHistory(
         'lost',
         { kind: 'cancelled' },
         (dispatch) => {
+          const detail = decode<Partial<CleanupHandle> & { inlineHook?: unknown }>(
+            build,
+            canceled.details,
+          );
+          // An inline dispatch's callbacks completed; the model call after them was cancelled.
+          if (dispatch.inline && isPlainObject(detail?.inlineHook)) {
+            return applyOutcome(dispatch, detail.inlineHook as HookDispatchOutcome, undefined);
+          }
           dispatch.decision = 'cancelled';
-          watchCleanup(build, dispatch, decode<Partial<CleanupHandle>>(build, canceled.details));
+          watchCleanup(build, dispatch, detail);
         },
       );
     } else if (event.workflowPropertiesModifiedEventAttributes) {
@@ -806,9 +831,22 @@ function activityScheduled(
 ): void {
   const eventId = numberOf(event.eventId);
   const type = scheduled.activityType?.name;
-  if (type === ActivityNames.dispatchHook) {
+  if (type === ActivityNames.modelStep) {
+    build.tools.modelStepScheduled();
+    const stepInput = decode<{ hook?: unknown }>(build, scheduled.input);
+    // An inline dispatch (`hookDispatch: { UserPromptSubmit: 'inline' }`): a row of its own,
+    // closed by the step (its result or failure carries the outcome).
+    if (isPlainObject(stepInput?.hook)) {
+      openDispatch(build, event, stepInput.hook as Partial<DispatchHookInput>).inline = true;
+      return;
+    }
+    build.others.set(eventId, (close) => {
+      if (close.kind !== 'completed') return;
+      const output = close.result() as { toolCalls?: unknown } | undefined;
+      build.tools.modelStepCompleted(output?.toolCalls);
+    });
+  } else if (type === ActivityNames.dispatchHook) {
     const dispatchInput = decode<Partial<DispatchHookInput>>(build, scheduled.input) ?? {};
-    const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
     // Scheduled again after a version refusal: the same dispatch, one row.
     const again = build.timeline.dispatches.find(
       (d) => d.decision === 'refused' && d.dispatchId === String(dispatchInput.dispatchId ?? ''),
@@ -822,38 +860,11 @@ function activityScheduled(
       build.byScheduledId.set(eventId, again);
       return;
     }
-    const dispatch: HistoryDispatch = {
-      seq: build.timeline.dispatches.length,
-      event: String(dispatchInput.event ?? 'unknown'),
-      callbackCount: numberOr(dispatchInput.callbackCount, 0),
-      decision: 'running',
-      scheduledAt: timeOf(event) ?? 0,
-      budgetMs: numberOr(dispatchInput.budgetMs, 0),
-      dispatchId: String(dispatchInput.dispatchId ?? ''),
-      scheduledEventId: eventId,
-      cancelRequested: false,
-    };
-    if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
-    if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
-    if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
-    build.timeline.dispatches.push(dispatch);
-    const requestId =
-      typeof dispatchInput.requestId === 'string' ? dispatchInput.requestId : undefined;
-    promptOfDispatch(build, dispatch.event, requestId)?.dispatches.push(dispatch.seq);
-    build.byScheduledId.set(eventId, dispatch);
-    build.payloads.set(dispatch.seq, payload as JsonObject);
-    build.tools.dispatchScheduled(dispatch, payload.toolInput);
+    openDispatch(build, event, dispatchInput);
   } else if (type === ActivityNames.awaitHookSettled) {
     const waitInput = decode<{ dispatchId?: unknown }>(build, scheduled.input);
     if (typeof waitInput?.dispatchId === 'string')
       build.settleWaits.set(eventId, waitInput.dispatchId);
-  } else if (type === ActivityNames.modelStep) {
-    build.tools.modelStepScheduled();
-    build.others.set(eventId, (close) => {
-      if (close.kind !== 'completed') return;
-      const output = close.result() as { toolCalls?: unknown } | undefined;
-      build.tools.modelStepCompleted(output?.toolCalls);
-    });
   } else if (type === ActivityNames.checkPermission) {
     const check = decode<{ toolUseId?: unknown; input?: unknown }>(build, scheduled.input);
     if (typeof check?.toolUseId !== 'string') return;
@@ -888,6 +899,54 @@ function activityScheduled(
       build.tools.executeClosed(state, outcome, durationMs);
     });
   }
+}
+
+/** A dispatch row for the activity scheduled by `event`, with the dispatch's input. */
+function openDispatch(
+  build: TimelineBuild,
+  event: HistoryEvent,
+  dispatchInput: Partial<DispatchHookInput>,
+): HistoryDispatch {
+  const eventId = numberOf(event.eventId);
+  const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
+  const dispatch: HistoryDispatch = {
+    seq: build.timeline.dispatches.length,
+    event: String(dispatchInput.event ?? 'unknown'),
+    callbackCount: numberOr(dispatchInput.callbackCount, 0),
+    decision: 'running',
+    scheduledAt: timeOf(event) ?? 0,
+    budgetMs: numberOr(dispatchInput.budgetMs, 0),
+    dispatchId: String(dispatchInput.dispatchId ?? ''),
+    scheduledEventId: eventId,
+    cancelRequested: false,
+  };
+  if (typeof payload.toolName === 'string') dispatch.toolName = payload.toolName;
+  if (typeof payload.toolUseId === 'string') dispatch.toolUseId = payload.toolUseId;
+  if (typeof dispatchInput.version === 'string') dispatch.version = dispatchInput.version;
+  build.timeline.dispatches.push(dispatch);
+  const requestId =
+    typeof dispatchInput.requestId === 'string' ? dispatchInput.requestId : undefined;
+  promptOfDispatch(build, dispatch.event, requestId)?.dispatches.push(dispatch.seq);
+  build.byScheduledId.set(eventId, dispatch);
+  build.payloads.set(dispatch.seq, payload as JsonObject);
+  build.tools.dispatchScheduled(dispatch, payload.toolInput);
+  return dispatch;
+}
+
+/**
+ * What an inline dispatch's failed or cancelled model step says its callbacks decided
+ * (`InlineHookDetail`, the failure's last detail), when they completed before it failed.
+ */
+function inlineOutcomeOf(build: TimelineBuild, failure: Failure | undefined): unknown {
+  const info = (failure?.applicationFailureInfo ?? failure?.canceledFailureInfo) as
+    { details?: { payloads?: unknown[] | null } | null } | null | undefined;
+  const payloads = info?.details?.payloads;
+  if (!payloads || payloads.length === 0) return undefined;
+  const last = decodePayload<{ inlineHook?: unknown }>(
+    payloads.at(-1) as Parameters<typeof decodePayload>[0],
+    build.converter,
+  );
+  return isPlainObject(last) ? last.inlineHook : undefined;
 }
 
 type ToolExecuteOutcomeResult = Extract<ToolExecuteOutcome, { kind: 'completed' }>['result'];

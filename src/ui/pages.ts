@@ -297,10 +297,10 @@ ${prompt.text !== undefined ? `<div class="answer" data-testid="answer"><b>${pro
 function dispatch(d: HistoryDispatch): string {
   const callbacks = (d.callbacks ?? []).map(callback).join('');
   return `<div class="dispatch" data-testid="dispatch" data-event="${esc(d.event)}" data-decision="${esc(d.decision)}"${
-    d.local ? ' data-local="true"' : ''
+    d.local ? ' data-local="true"' : d.inline ? ' data-inline="true"' : ''
   }>
 <div class="line"><b>${esc(d.event)}</b>${d.toolName ? ` ${esc(d.toolName)}` : ''} ${badge(d.decision)} <small>${
-    d.local ? 'local, ' : ''
+    d.local ? 'local, ' : d.inline ? 'inline, ' : ''
   }${d.callbackCount} callback${
     d.callbackCount === 1 ? '' : 's'
   }${d.durationMs !== undefined ? `, ${duration(d.durationMs)}` : ''}, budget ${duration(d.budgetMs)}${

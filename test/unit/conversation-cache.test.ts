@@ -5,7 +5,14 @@ import { createModelActivities } from '../../activities/model-step.js';
 import { AgentRegistry } from '../../src/agent/registry.js';
 import { tailHash, type ContextStamp } from '../../src/common/context-stamp.js';
 import type { ConversationMessage } from '../../src/common/conversation.js';
-import type { ConversationPage, ModelStepInput } from '../../src/common/protocol.js';
+import type {
+  ConversationPage,
+  DispatchHookInput,
+  HookDispatchOutcome,
+  ModelStepInput,
+} from '../../src/common/protocol.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { ModelError } from '../../src/common/errors.js';
 import { ConversationCache } from '../../src/worker/conversation-cache.js';
 import { testIdentity } from '../registry-identity.js';
 
@@ -91,7 +98,13 @@ describe('ConversationCache', () => {
 });
 
 describe('the modelStep activity with a conversation cache', () => {
-  function setup(workflowState: ConversationMessage[]) {
+  function setup(
+    workflowState: ConversationMessage[],
+    extra: {
+      dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
+      fail?: () => Error;
+    } = {},
+  ) {
     const registry = new AgentRegistry();
     const seen: ConversationMessage[][] = [];
     registry.register({
@@ -101,6 +114,7 @@ describe('the modelStep activity with a conversation cache', () => {
         name: 'x',
         step: async (request) => {
           seen.push([...request.messages]);
+          if (extra.fail) throw extra.fail();
           return { text: 'ok', finishReason: 'stop' };
         },
       },
@@ -123,7 +137,11 @@ describe('the modelStep activity with a conversation cache', () => {
       withAbortSignal: (_s: AbortSignal, fn: () => unknown) => fn(),
     } as unknown as Client;
     const cache = new ConversationCache();
-    const { modelStep } = createModelActivities({ registry, conversationCache: cache });
+    const { modelStep } = createModelActivities({
+      registry,
+      conversationCache: cache,
+      ...(extra.dispatchInline ? { dispatchInline: extra.dispatchInline } : {}),
+    });
     const env = new MockActivityEnvironment(
       { workflowExecution: { workflowId: WF, runId: RUN } },
       { client },
@@ -162,5 +180,120 @@ describe('the modelStep activity with a conversation cache', () => {
     await t.env.run(t.modelStep, t.input(stampOf(v3, 3)));
     expect(t.seen).toEqual([v3]);
     expect(t.queries()).toBe(0);
+  });
+
+  describe('with an inline dispatch (ModelStepInput.hook)', () => {
+    const hookInput: DispatchHookInput = {
+      dispatchId: 'd1',
+      sessionId: 's1',
+      agentName: 'default',
+      event: 'UserPromptSubmit',
+      payload: { userPrompt: 'c' },
+      budgetMs: 1000,
+      callbackCount: 1,
+    };
+    const completed = (output: object): HookDispatchOutcome => ({
+      status: 'completed',
+      outputs: [{ action: 'continue', ...output }],
+      callbackCount: 1,
+      durationMs: 1,
+    });
+    /** The workflow holds a and b; the stamped context adds the prompt c it has not yet. */
+    const before = [user('a'), assistant('b')];
+    const stamped = [...before, user('c')];
+    function inlineSetup(outcome: HookDispatchOutcome, fail?: () => Error) {
+      const dispatched: DispatchHookInput[] = [];
+      const t = setup(before, {
+        dispatchInline: async (input) => {
+          dispatched.push(input);
+          return outcome;
+        },
+        ...(fail ? { fail } : {}),
+      });
+      const input = { ...t.input(stampOf(stamped, 3)), hook: hookInput };
+      return { ...t, input, dispatched };
+    }
+
+    it('runs the callbacks, then the model on the exact cached copy, in one step', async () => {
+      const outcome = completed({ reason: 'looked' });
+      const t = inlineSetup(outcome);
+      t.cache.sync({ workflowId: WF, stamp: stampOf(stamped, 3), messages: stamped, chars: 30 });
+      const output = await t.env.run(t.modelStep, t.input);
+      expect(t.dispatched).toEqual([hookInput]);
+      expect(output).toEqual({ text: 'ok', finishReason: 'stop', hook: outcome });
+      expect(t.seen).toEqual([stamped]);
+      expect(t.queries()).toBe(0);
+    });
+
+    it('never queries for the stamped context (the workflow does not hold the prompt yet)', async () => {
+      const outcome = completed({});
+      const t = inlineSetup(outcome);
+      // No copy, or an older one: the step ends after the callbacks.
+      t.cache.sync({ workflowId: WF, stamp: stampOf(before, 2), messages: before, chars: 20 });
+      const output = await t.env.run(t.modelStep, t.input);
+      expect(output).toEqual({
+        text: '',
+        finishReason: 'other',
+        hook: outcome,
+        deferred: 'context',
+      });
+      expect(t.seen).toEqual([]);
+      expect(t.queries()).toBe(0);
+    });
+
+    it('leaves a rewritten, refused or failed prompt to the workflow', async () => {
+      const outcomes: HookDispatchOutcome[] = [
+        completed({ modifiedInput: { userPrompt: 'C' } }),
+        {
+          status: 'completed',
+          outputs: [{ action: 'abort', reason: 'no' }],
+          callbackCount: 1,
+          durationMs: 1,
+        },
+        {
+          status: 'error',
+          error: { name: 'Error', message: 'broke' },
+          callbackIndex: 0,
+          callbackCount: 1,
+          durationMs: 1,
+        },
+      ];
+      for (const outcome of outcomes) {
+        const t = inlineSetup(outcome);
+        t.cache.sync({ workflowId: WF, stamp: stampOf(stamped, 3), messages: stamped, chars: 30 });
+        const output = await t.env.run(t.modelStep, t.input);
+        expect(output).toEqual({
+          text: '',
+          finishReason: 'other',
+          hook: outcome,
+          deferred: 'hook',
+        });
+        expect(t.seen).toEqual([]);
+      }
+    });
+
+    it("carries the callbacks' outcome on a model failure, keeping its retryability", async () => {
+      const outcome = completed({});
+      const run = async (fail: () => Error) => {
+        const t = inlineSetup(outcome, fail);
+        t.cache.sync({ workflowId: WF, stamp: stampOf(stamped, 3), messages: stamped, chars: 30 });
+        return (await t.env
+          .run(t.modelStep, t.input)
+          .catch((e: unknown) => e)) as ApplicationFailure;
+      };
+      const ours = await run(() => new ModelError('bad request'));
+      expect(ours).toBeInstanceOf(ApplicationFailure);
+      expect(ours).toMatchObject({ type: 'ModelError', nonRetryable: true });
+      expect(ours.details?.[0]).toMatchObject({ name: 'ModelError', message: 'bad request' });
+      expect(ours.details?.at(-1)).toEqual({ inlineHook: outcome });
+      const plain = await run(() => new TypeError('socket hang up'));
+      expect(plain).toBeInstanceOf(ApplicationFailure);
+      expect(plain).toMatchObject({
+        type: 'TypeError',
+        nonRetryable: false,
+        message: 'socket hang up',
+      });
+      expect(plain.details).toEqual([null, { inlineHook: outcome }]);
+    });
   });
 });
