@@ -312,6 +312,8 @@ async function throughput(): Promise<string[][]> {
   const results = series();
   const cpu = series();
   const serverCpu = series();
+  /** The workflow ids of each series' sessions, to count timed-out workflow tasks after. */
+  const ids = { ours: [], turns: [], sticky10: [], hand: [] } as Record<Kind, string[]>;
   // Model steps of ours that read this worker's conversation cache, and those that queried.
   const cache0 = { ...processCacheStats };
   const sender = (kind: Kind) =>
@@ -342,6 +344,7 @@ async function throughput(): Promise<string[][]> {
       results[kind].push((sends / wall) * 1000);
       cpu[kind].push((used.user + used.system) / 1000 / sends);
       serverCpu[kind].push((serverCpuMs() - server0) / sends);
+      ids[kind].push(...senders.map((s) => s.workflowId()));
       await Promise.all(senders.map((s) => s.close()));
     }
   }
@@ -361,7 +364,36 @@ async function throughput(): Promise<string[][]> {
     target,
   ];
   const tp = `${TP_SESSIONS} sessions x ${TP_SENDS} sends, one hook`;
+  // Workflow tasks that waited out the sticky schedule-to-start timeout (then replayed).
+  const stickyTimeouts = async (kind: Kind) => {
+    let timedOut = 0;
+    for (const workflowId of ids[kind]) {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      for (const event of history.events ?? []) {
+        const type = event.workflowTaskTimedOutEventAttributes?.timeoutType;
+        if (type === proto.temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) {
+          timedOut++;
+        }
+      }
+    }
+    return timedOut;
+  };
+  const timeouts = {
+    ours: await stickyTimeouts('ours'),
+    sticky10: await stickyTimeouts('sticky10'),
+    hand: await stickyTimeouts('hand'),
+  };
+  const sendsPerSeries = TP_ROUNDS * TP_SESSIONS * TP_SENDS;
   return [
+    [
+      'workflow tasks timed out on the sticky queue, per 100 sends: ours / sticky 10 s / hand',
+      [timeouts.ours, timeouts.sticky10, timeouts.hand]
+        .map((n) => fmt((n * 100) / sendsPerSeries, 1))
+        .join(' / '),
+      '',
+      '',
+      '',
+    ],
     row(`throughput, ${tp}: ours / hand (sends/s)`, results, 'ours', 1, '>= 0.90'),
     row('CPU per send, this process (clients + workers): ours / hand (ms)', cpu, 'ours', 2),
     row('CPU per send, Temporal server: ours / hand (ms)', serverCpu, 'ours', 2),

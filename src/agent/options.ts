@@ -252,10 +252,24 @@ export interface TemporalOptions {
    * How long a session's workflow task waits for the worker that ran it last before any
    * worker may take it, ms. After a crash this is how long the session stalls; Temporal's
    * default is 10000. The cost of a short one: a worker busy for longer than this (all its
-   * workflow task slots taken) loses the session to another worker, which replays it.
+   * workflow task slots taken: `maxConcurrentWorkflowTaskExecutions`) loses the session to
+   * another worker (or to itself through the shared queue), which replays it.
    * @default 1000
    */
   stickyQueueScheduleToStartTimeoutMs?: number;
+  /**
+   * How many workflow tasks the worker holds at once (Temporal's worker option of the same
+   * name). A session's next task waits on the worker's sticky queue only until
+   * `stickyQueueScheduleToStartTimeoutMs` (1 s) before it goes to any worker and is replayed
+   * from its whole history; with every slot taken it waits there. Temporal's default, 40,
+   * made 15 to 20% of the sends of 100 concurrent sessions on one 2-core worker time out so
+   * (`npm run bench:hotpath`, throughput part); 200 took them all in: throughput 0.86x to
+   * 0.95x and 0.90x to 1.01x of hand-written code in two runs. A task held waits for the
+   * worker's workflow thread instead, within the workflow task timeout. Needs a workflow
+   * cache at least as large (Temporal's default, from the heap, is in the thousands).
+   * @default 200
+   */
+  maxConcurrentWorkflowTaskExecutions?: number;
   /**
    * Whether the `DurableAgentStatus` search attribute also follows every turn: `running`
    * while a `send()` runs, `idle` between sends. Each change is an upsert, so a send costs two
@@ -702,6 +716,7 @@ export interface ResolvedAgentOptions {
         | 'dispatchHeartbeatTimeoutMs'
         | 'shutdownGraceTimeMs'
         | 'stickyQueueScheduleToStartTimeoutMs'
+        | 'maxConcurrentWorkflowTaskExecutions'
         | 'turnStatus'
         | 'workflowTaskTimeoutMs'
       >
@@ -1207,6 +1222,11 @@ const agentSchema = z.strictObject({
           stickyQueueScheduleToStartTimeoutMs: positiveInt(
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
           ),
+          maxConcurrentWorkflowTaskExecutions: checked(
+            'advanced.temporal.maxConcurrentWorkflowTaskExecutions',
+            (v) => Number.isInteger(v) && (v as number) >= 2 && (v as number) <= 10_000,
+            'must be an integer from 2 to 10000',
+          ),
           tls: tlsSchema,
           apiKey: optionalString('advanced.temporal.apiKey'),
           metadata: metadataSchema,
@@ -1373,6 +1393,9 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       stickyQueueScheduleToStartTimeoutMs:
         temporal.stickyQueueScheduleToStartTimeoutMs ??
         DEFAULTS.stickyQueueScheduleToStartTimeoutMs,
+      maxConcurrentWorkflowTaskExecutions:
+        temporal.maxConcurrentWorkflowTaskExecutions ??
+        DEFAULTS.maxConcurrentWorkflowTaskExecutions,
       turnStatus: temporal.turnStatus ?? false,
       workflowTaskTimeoutMs: temporal.workflowTaskTimeoutMs ?? DEFAULTS.workflowTaskTimeoutMs,
       embedded: temporal.embedded,

@@ -35,6 +35,11 @@ export const DEFAULTS = {
    */
   stickyQueueScheduleToStartTimeoutMs: 1_000,
   /**
+   * Workflow tasks one worker holds at once (Temporal's default: 40): enough that a busy
+   * worker takes its sessions' tasks before the 1 s sticky timeout sends them elsewhere.
+   */
+  maxConcurrentWorkflowTaskExecutions: 200,
+  /**
    * Workflow task timeout of a session, ms: Temporal's default. 2000 brings recovery after a
    * worker death down to about 2 s, but on a starved machine (load 29 on 2 cores here) tasks
    * of a 100-session burst timed out again and again and a send failed: opt in where workers

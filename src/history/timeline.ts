@@ -846,21 +846,7 @@ function activityScheduled(
       build.tools.modelStepCompleted(output?.toolCalls);
     });
   } else if (type === ActivityNames.dispatchHook) {
-    const dispatchInput = decode<Partial<DispatchHookInput>>(build, scheduled.input) ?? {};
-    // Scheduled again after a version refusal: the same dispatch, one row.
-    const again = build.timeline.dispatches.find(
-      (d) => d.decision === 'refused' && d.dispatchId === String(dispatchInput.dispatchId ?? ''),
-    );
-    if (again) {
-      again.decision = 'running';
-      again.scheduledEventId = eventId;
-      delete again.closedEventId;
-      delete again.reason;
-      delete again.durationMs;
-      build.byScheduledId.set(eventId, again);
-      return;
-    }
-    openDispatch(build, event, dispatchInput);
+    openDispatch(build, event, decode<Partial<DispatchHookInput>>(build, scheduled.input) ?? {});
   } else if (type === ActivityNames.awaitHookSettled) {
     const waitInput = decode<{ dispatchId?: unknown }>(build, scheduled.input);
     if (typeof waitInput?.dispatchId === 'string')
@@ -901,13 +887,29 @@ function activityScheduled(
   }
 }
 
-/** A dispatch row for the activity scheduled by `event`, with the dispatch's input. */
+/**
+ * The dispatch row for the activity scheduled by `event`, with the dispatch's input: a new
+ * one, or the row of the same dispatch refused by a worker of another version.
+ */
 function openDispatch(
   build: TimelineBuild,
   event: HistoryEvent,
   dispatchInput: Partial<DispatchHookInput>,
 ): HistoryDispatch {
   const eventId = numberOf(event.eventId);
+  // Scheduled again after a version refusal: the same dispatch, one row.
+  const again = build.timeline.dispatches.find(
+    (d) => d.decision === 'refused' && d.dispatchId === String(dispatchInput.dispatchId ?? ''),
+  );
+  if (again) {
+    again.decision = 'running';
+    again.scheduledEventId = eventId;
+    delete again.closedEventId;
+    delete again.reason;
+    delete again.durationMs;
+    build.byScheduledId.set(eventId, again);
+    return again;
+  }
   const payload = isPlainObject(dispatchInput.payload) ? dispatchInput.payload : {};
   const dispatch: HistoryDispatch = {
     seq: build.timeline.dispatches.length,

@@ -240,6 +240,7 @@ export async function startAgentWorker(
           }
         : {}),
       stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
+      maxConcurrentWorkflowTaskExecutions: options.temporal.maxConcurrentWorkflowTaskExecutions,
       workflowBundle: resolved.bundle,
       activities,
       // The session workflow hands each model step's context to this worker's cache.

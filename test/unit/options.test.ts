@@ -242,6 +242,28 @@ describe('advanced.temporal connection and seams options', () => {
     expect(resolveAgentOptions(temporal({ turnStatus: true })).temporal.turnStatus).toBe(true);
   });
 
+  it('takes the workflow task slots from 2 to 10000, 200 by default', () => {
+    expect(resolveAgentOptions(temporal({})).temporal.maxConcurrentWorkflowTaskExecutions).toBe(
+      200,
+    );
+    expect(
+      resolveAgentOptions(temporal({ maxConcurrentWorkflowTaskExecutions: 40 })).temporal
+        .maxConcurrentWorkflowTaskExecutions,
+    ).toBe(40);
+    for (const [value, shown] of [
+      [1, '1'],
+      [2.5, '2.5'],
+      ['40', "'40'"],
+    ] as const) {
+      expectConfigError(
+        thrownBy(() =>
+          resolveAgentOptions(temporal({ maxConcurrentWorkflowTaskExecutions: value })),
+        ),
+        `advanced.temporal.maxConcurrentWorkflowTaskExecutions must be an integer from 2 to 10000, got ${shown}`,
+      );
+    }
+  });
+
   describe('runtime', () => {
     // The integration suite's global setup sets the variable; these read it themselves.
     const saved = process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
