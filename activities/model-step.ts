@@ -77,31 +77,62 @@ export function createModelActivities(deps: {
     if (!input.hook) return callModel(input);
     if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
     const ctx = Context.current();
+    const { stream } = deps.registry.agent(input.agentName, input.version);
+    // A retry's `restart` marker goes on the send's stream before its callbacks' `hook` event.
+    const live = modelStepStream(stream, input, ctx.info.attempt);
+    await live.flush();
     const hook = await deps.dispatchInline(input.hook);
+    const deferred = (why: 'hook' | 'context'): ModelStepOutput => ({
+      text: '',
+      finishReason: 'other',
+      hook,
+      deferred: why,
+    });
     // Rejected, rewritten or failed: the workflow decides what happens next, as for any dispatch.
-    if (!leavesPromptAsIs(hook)) return { text: '', finishReason: 'other', hook, deferred: 'hook' };
+    if (!leavesPromptAsIs(hook)) return deferred('hook');
     // The stamped context includes the prompt, which the workflow adds only once this step
     // returns: a query would answer without it, so only an exact cached copy will do.
     const execution = ctx.info.workflowExecution;
     const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
-    if (!cached) return { text: '', finishReason: 'other', hook, deferred: 'context' };
+    if (!cached) return deferred('context');
+    // What the callbacks decided rides on every heartbeat from here: a step that times out
+    // during the model call (or whose worker is lost) still tells the workflow.
+    const detail: InlineHookDetail = { inlineHook: hook };
+    ctx.heartbeat(detail);
     try {
-      return { ...(await callModel(input, cached)), hook };
+      // Cancelled, the step ends at once (the workflow waits for it to report), whether or not
+      // the model heeds its signal; a late answer is dropped.
+      const output = await Promise.race([
+        callModel(input, { cached, live, detail }),
+        ctx.cancelled,
+      ]);
+      if (ctx.cancellationSignal.aborted)
+        throw new CancelledFailure('The model step was cancelled');
+      return { ...output, hook };
     } catch (error) {
       throw withInlineHook(error, hook, ctx);
     }
   }
 
+  /**
+   * The model call. An inline step hands over the context it read from the cache, the live
+   * stream it opened, and the detail its heartbeats carry.
+   */
   async function callModel(
     input: ModelStepInput,
-    cached?: CachedContext,
+    inline?: {
+      cached: CachedContext;
+      live: ReturnType<typeof modelStepStream>;
+      detail: InlineHookDetail;
+    },
   ): Promise<ModelStepOutput> {
     const ctx = Context.current();
     const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
+    const cached = inline?.cached;
     // The live stream: text deltas go to the send's stream transport, never to history.
-    const live = modelStepStream(stream, input, ctx.info.attempt);
+    const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
-    const heartbeat = setInterval(() => ctx.heartbeat(), MODEL_HEARTBEAT_MS);
+    const heartbeat = setInterval(() => ctx.heartbeat(inline?.detail), MODEL_HEARTBEAT_MS);
     try {
       const { messages, prompt } = cached
         ? { ...cached, messages: cached.messages as ConversationMessage[] }

@@ -218,13 +218,19 @@ export async function dispatchInline<T>(
   }
 }
 
-/** The outcome an inline dispatch's failed step carries (`InlineHookDetail`), if any. */
-function inlineOutcomeOf(error: unknown): HookDispatchOutcome | undefined {
+/**
+ * The outcome an inline dispatch's failed step carries (`InlineHookDetail`: its failure's last
+ * detail, or for a step that timed out, its last heartbeat's), if any: the callbacks completed
+ * and left the prompt as it is, and the model was called with it.
+ */
+export function inlineOutcomeOf(error: unknown): HookDispatchOutcome | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
   const details =
     cause instanceof CancelledFailure || cause instanceof ApplicationFailure
       ? (cause.details ?? [])
-      : [];
+      : cause instanceof TimeoutFailure
+        ? [cause.lastHeartbeatDetails]
+        : [];
   const last = details.at(-1) as Partial<InlineHookDetail> | null | undefined;
   const outcome = last?.inlineHook;
   return outcome && typeof outcome === 'object' && typeof outcome.status === 'string'

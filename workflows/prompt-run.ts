@@ -37,7 +37,7 @@ import type { ContextStamper } from './context-sync.js';
 import type { JsonObject } from '../src/common/json.js';
 import type { MergedHookResult } from '../src/common/hook-rules.js';
 import { modelStepActivity } from './activity-options.js';
-import { dispatchEvent, dispatchInline, hasCallbacks } from './dispatch.js';
+import { dispatchEvent, dispatchInline, hasCallbacks, inlineOutcomeOf } from './dispatch.js';
 import {
   cancelledResult,
   runToolCall,
@@ -217,8 +217,11 @@ async function submitInline(
   promptIndex: number,
   payload: JsonObject,
 ): Promise<{ merged: MergedHookResult; first?: ModelStepOutput }> {
-  const context = state.contextStamp!({ role: 'user', content: request.prompt });
-  let first: ModelStepOutput | undefined;
+  const message: ConversationMessage = { role: 'user', content: request.prompt };
+  const context = state.contextStamp!(message);
+  // Whether the step took a model step index, and whether it called the model.
+  let stepTaken = false;
+  let modelCalled = false;
   try {
     const { merged, value } = await dispatchInline(
       state,
@@ -226,25 +229,32 @@ async function submitInline(
       payload,
       { requestId: request.requestId },
       async (hook) => {
+        stepTaken = true;
         const output = await modelStep(state, request.requestId, 0, promptIndex, {
           hook,
           context,
         });
-        // A step that ran only the callbacks took no model step: its index is the next one's.
-        if (output.deferred) state.modelSteps--;
+        modelCalled = output.hook !== undefined && output.deferred === undefined;
         return {
           outcome: output.hook ?? notRunInline(hook),
-          value: output.hook && !output.deferred ? output : undefined,
+          value: modelCalled ? output : undefined,
         };
       },
     );
-    first = value;
-    return { merged, ...(first ? { first } : {}) };
+    return { merged, ...(value ? { first: value } : {}) };
   } catch (error) {
+    // The callbacks accepted the prompt and the model call failed (or was cancelled): as for a
+    // first step that failed, the prompt is in the conversation.
+    if (inlineOutcomeOf(error)) {
+      modelCalled = true;
+      state.addMessage(message);
+    }
     throw modelFailure(error);
   } finally {
-    // The stamped context included the prompt; the state takes it only with `first`.
-    if (!first) state.contextStamp!.forget();
+    // A step that ran only the callbacks took no model step: its index is the next one's; and
+    // the stamped context, which included the prompt, is not the state's.
+    if (stepTaken && !modelCalled) state.modelSteps--;
+    if (!modelCalled) state.contextStamp!.forget();
   }
 }
 

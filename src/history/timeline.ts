@@ -393,6 +393,15 @@ export function timelineFromHistory(
           if (dispatch.inline) {
             const step = isPlainObject(result) ? result : {};
             outcome = step.hook as HookDispatchOutcome | undefined;
+            if (outcome === undefined) {
+              // The step's result holds the outcome: a big model answer moves it to the payload
+              // store, which a history read without its payloads does not reach.
+              dispatch.decision = 'error';
+              dispatch.reason =
+                "the outcome is in the model step's result, which this history does not hold " +
+                '(kept in the payload store: read it with its payloads, `inspect --payloads <folder>`)';
+              return;
+            }
             // The step called the model too: its tool calls run next.
             if (step.deferred === undefined) build.tools.modelStepCompleted(step.toolCalls);
           }
@@ -432,6 +441,11 @@ export function timelineFromHistory(
         'lost',
         { kind: 'worker_lost' },
         (dispatch) => {
+          // An inline dispatch's callbacks completed; the model call after them timed out.
+          const decided = dispatch.inline
+            ? inlineOutcomeOf(build, timedOut.failure as Failure | undefined)
+            : undefined;
+          if (decided) return applyOutcome(dispatch, decided as HookDispatchOutcome, undefined);
           dispatch.decision = 'worker_lost';
           const type = timeoutTypeOf(timedOut.failure as Failure);
           dispatch.reason = `the worker running the dispatch was lost (${type})`;
@@ -936,13 +950,17 @@ function openDispatch(
 }
 
 /**
- * What an inline dispatch's failed or cancelled model step says its callbacks decided
- * (`InlineHookDetail`, the failure's last detail), when they completed before it failed.
+ * What an inline dispatch's failed, cancelled or timed-out model step says its callbacks
+ * decided (`InlineHookDetail`: the failure's last detail, or the last heartbeat's), when they
+ * completed before it failed.
  */
 function inlineOutcomeOf(build: TimelineBuild, failure: Failure | undefined): unknown {
+  type Details = { payloads?: unknown[] | null } | null | undefined;
+  const timeout = (failure?.timeoutFailureInfo ?? failure?.cause?.timeoutFailureInfo) as
+    { lastHeartbeatDetails?: Details } | null | undefined;
   const info = (failure?.applicationFailureInfo ?? failure?.canceledFailureInfo) as
-    { details?: { payloads?: unknown[] | null } | null } | null | undefined;
-  const payloads = info?.details?.payloads;
+    { details?: Details } | null | undefined;
+  const payloads = timeout ? timeout.lastHeartbeatDetails?.payloads : info?.details?.payloads;
   if (!payloads || payloads.length === 0) return undefined;
   const last = decodePayload<{ inlineHook?: unknown }>(
     payloads.at(-1) as Parameters<typeof decodePayload>[0],

@@ -13,8 +13,10 @@ import {
   createAgent,
   HookEvent,
   type Agent,
+  ModelError,
   type AgentOptions,
   type ConversationMessage,
+  type SendResponse,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.js';
 import { timelineFromHistory, type HistoryDispatch } from '../../src/history/timeline.js';
@@ -250,6 +252,99 @@ describe("hookDispatch: { UserPromptSubmit: 'inline' }", () => {
     expect(steps).toBe(ordinary.activities.scheduled.filter((n) => n === 'modelStep').length + 3);
     expect(ours.activities.scheduled).not.toContain('dispatchHook');
   }, 90_000);
+
+  it('a model failure, an abort in the callbacks, an abort the model ignores: as the ordinary dispatch', async () => {
+    const run = async (hookDispatch: typeof inline | undefined) => {
+      const calls: Calls = [];
+      const started: string[] = [];
+      const model = scriptedModel(async (request) => {
+        const text = lastUserText(request.messages);
+        started.push(text);
+        if (text.includes('boom')) throw new ModelError('the model broke');
+        // Ignores its signal, then answers anyway.
+        if (text.includes('deaf')) await new Promise((resolve) => setTimeout(resolve, 2_000));
+        return `reply to ${text} after ${request.messages.length} messages`;
+      });
+      const agent = await agentWith(hookDispatch, calls, model);
+      const session = await agent.createSession();
+      const outcome = (value: unknown) =>
+        value instanceof Error
+          ? { code: (value as { code?: unknown }).code, message: value.message }
+          : { status: (value as SendResponse).status, text: (value as SendResponse).text() };
+      const results: unknown[] = [];
+      results.push(outcome(await session.send('hello')));
+      results.push(outcome(await session.send('now boom').catch((e: unknown) => e)));
+      // Aborted while the callback runs.
+      const waiting = session.send('please wait');
+      await waitFor(() => calls.includes('submit please wait'), 10_000, 'the callback started');
+      results.push(await session.abort('stop'), outcome(await waiting));
+      // Aborted while a model that ignores its signal runs.
+      const deaf = session.send('deaf one');
+      await waitFor(() => started.includes('deaf one'), 10_000, 'the model started');
+      results.push(await session.abort('stop'), outcome(await deaf));
+      await waitFor(() => model.requests.length === 3, 10_000, 'the deaf model answered');
+      results.push(outcome(await session.send('after')));
+      const conversation = await session.conversation();
+      const timeline = (await session.timeline()).map((e) => e.outcome);
+      await session.close();
+      return {
+        results,
+        calls,
+        requests: model.requests.map((r) => [r.modelStepIndex, r.messages.length, r.prompt]),
+        conversation,
+        timeline,
+        rows: timelineFromHistory(await historyOf(session.workflowId)).dispatches.map(
+          (d) => d.decision,
+        ),
+      };
+    };
+    const [ours, ordinary] = await Promise.all([run(inline), run(undefined)]);
+    expect(ours.results).toEqual([
+      { status: 'completed', text: 'reply to hello after 1 messages' },
+      { code: 'MODEL_ERROR', message: 'the model broke' },
+      true,
+      { status: 'aborted', text: '' },
+      true,
+      { status: 'aborted', text: '' },
+      { status: 'completed', text: 'reply to after after 5 messages' },
+    ]);
+    expect(ours.timeline).toEqual(['continue', 'continue', 'cancelled', 'continue', 'continue']);
+    expect(ours.rows).toEqual(ours.timeline);
+    // The prompt whose model call failed is in the conversation; the aborted ones as by default.
+    expect(ours).toEqual(ordinary);
+  }, 90_000);
+
+  it("a retried step runs the callbacks again, after the stream's restart marker", async () => {
+    const calls: Calls = [];
+    let attempts = 0;
+    const model = scriptedModel((request) => {
+      if (attempts++ === 0)
+        throw new ModelError('provider 503', { retryable: true, statusCode: 503 });
+      return { text: `reply to ${lastUserText(request.messages)}`, chunks: ['reply ', 'to hi'] };
+    });
+    const agent = await agentWith(inline, calls, model);
+    const session = await agent.createSession();
+    const call = session.send('hi');
+    const events: string[] = [];
+    for await (const event of call.stream()) {
+      if (event.type === 'hook') events.push(`hook ${event.decision}`);
+      if (event.type === 'restart') events.push(`restart ${event.attempt}`);
+      if (event.type === 'text-delta') events.push(`delta ${event.text}`);
+    }
+    expect((await call).text()).toBe('reply to hi');
+    // At least once: each attempt ran the callbacks; a reader that drops what came before a
+    // restart sees the dispatch once.
+    expect(calls).toEqual(['submit hi', 'submit hi']);
+    expect(events).toEqual([
+      'hook continue',
+      'restart 2',
+      'hook continue',
+      'delta reply ',
+      'delta to hi',
+    ]);
+    expect((await session.timeline()).map((e) => e.outcome)).toEqual(['continue']);
+    await session.close();
+  }, 60_000);
 
   it("keeps the budget and delivers abort() to the callbacks' abortSignal", async () => {
     const calls: Calls = [];

@@ -1,0 +1,114 @@
+/**
+ * What the workflow reads of an inline dispatch's failed model step (`inlineOutcomeOf`): the
+ * callbacks' outcome from a failure's last detail, a cancellation's detail, or a timeout's
+ * last heartbeat; nothing from a failure that carries none (the callbacks did not complete).
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  RetryState,
+  TimeoutFailure,
+} from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { inlineOutcomeOf } from '../../workflows/dispatch.js';
+import { createModelActivities } from '../../activities/model-step.js';
+import { AgentRegistry } from '../../src/agent/registry.js';
+import { ConversationCache } from '../../src/worker/conversation-cache.js';
+import { tailHash } from '../../src/common/context-stamp.js';
+import type { HookDispatchOutcome, ModelStepInput } from '../../src/common/protocol.js';
+import { testIdentity } from '../registry-identity.js';
+
+const outcome: HookDispatchOutcome = {
+  status: 'completed',
+  outputs: [{ action: 'continue' }],
+  callbackCount: 1,
+  durationMs: 1,
+};
+const failedStep = (cause: Error) =>
+  new ActivityFailure('failed', 'modelStep', '1', RetryState.MAXIMUM_ATTEMPTS_REACHED, 'w', cause);
+
+describe('inlineOutcomeOf', () => {
+  it('reads the outcome a failed, cancelled or timed-out step carries', () => {
+    const detail = { inlineHook: outcome };
+    expect(
+      inlineOutcomeOf(
+        failedStep(ApplicationFailure.create({ message: 'x', details: [null, detail] })),
+      ),
+    ).toEqual(outcome);
+    expect(inlineOutcomeOf(failedStep(new CancelledFailure('x', [detail])))).toEqual(outcome);
+    expect(inlineOutcomeOf(failedStep(new TimeoutFailure('x', detail, 'START_TO_CLOSE')))).toEqual(
+      outcome,
+    );
+  });
+
+  it('reads nothing where the callbacks did not complete', () => {
+    const handle = { settled: false, cleanupQueue: 'q', dispatchId: 'd' };
+    expect(inlineOutcomeOf(failedStep(new CancelledFailure('x', [handle])))).toBeUndefined();
+    expect(
+      inlineOutcomeOf(failedStep(new TimeoutFailure('x', undefined, 'HEARTBEAT'))),
+    ).toBeUndefined();
+    expect(
+      inlineOutcomeOf(failedStep(ApplicationFailure.create({ message: 'x' }))),
+    ).toBeUndefined();
+    expect(inlineOutcomeOf(new Error('x'))).toBeUndefined();
+  });
+});
+
+describe('an inline step calling its model', () => {
+  it("heartbeats the callbacks' outcome, so a step that times out still tells it", async () => {
+    const registry = new AgentRegistry();
+    registry.register({
+      name: 'default',
+      hooks: {},
+      model: {
+        name: 'slow',
+        step: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          return { text: 'ok', finishReason: 'stop' };
+        },
+      },
+      tools: [],
+      workspaceRoots: [],
+      maxToolOutputBytes: 65_536,
+      ...testIdentity,
+    });
+    const cache = new ConversationCache();
+    const messages = [{ role: 'user' as const, content: 'c' }];
+    const stamp = { runId: 'r', version: 1, length: 1, compacted: 0, tail: tailHash(messages) };
+    cache.sync({ workflowId: 'w', stamp, messages, chars: 10 });
+    const { modelStep } = createModelActivities({
+      registry,
+      conversationCache: cache,
+      dispatchInline: async () => outcome,
+    });
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'w', runId: 'r' } });
+    const beats: unknown[] = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details));
+    const input: ModelStepInput = {
+      sessionId: 's',
+      agentName: 'default',
+      requestId: 'q',
+      step: 0,
+      promptIndex: 0,
+      modelStepIndex: 0,
+      context: stamp,
+      hook: {
+        dispatchId: 'd',
+        sessionId: 's',
+        agentName: 'default',
+        event: 'UserPromptSubmit',
+        payload: {},
+        budgetMs: 1000,
+        callbackCount: 1,
+      },
+    };
+    expect(await env.run(modelStep, input)).toMatchObject({ text: 'ok', hook: outcome });
+    // One as the model call starts, then one every 250 ms while it runs: all carry it.
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    expect(beats.every((b) => JSON.stringify(b) === JSON.stringify({ inlineHook: outcome }))).toBe(
+      true,
+    );
+  });
+});
