@@ -95,10 +95,11 @@ export function createModelActivities(deps: {
     const execution = ctx.info.workflowExecution;
     const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
     if (!cached) return deferred('context');
-    // What the callbacks decided rides on every heartbeat from here: a step that times out
-    // during the model call (or whose worker is lost) still tells the workflow.
+    // What the callbacks decided rides on the model call's heartbeats: a step that times out
+    // during the call (its timeouts are tens of seconds, the heartbeats 250 ms apart) still
+    // tells the workflow. None is sent at once: a heartbeat is an RPC, and a step's first
+    // one holds up its completion by a round trip.
     const detail: InlineHookDetail = { inlineHook: hook };
-    ctx.heartbeat(detail);
     try {
       // Cancelled, the step ends at once (the workflow waits for it to report), whether or not
       // the model heeds its signal; a late answer is dropped.

@@ -7,10 +7,11 @@
  *   callbacks of one event share one), each against `handWrittenSession`
  *   (bench/workflows/) running the same `dispatchHook` activity and the same model;
  * - throughput: 100 concurrent sessions x 10 sends (one hook), ours, ours with `turnStatus`
- *   (the status search attribute upserted at every turn's start and end) and the baseline,
- *   in turn, with the CPU this process (clients and workers) and the server used;
- * - a UserPromptSubmit hook dispatched as a local activity (`hookDispatch: 'local'`)
- *   against the default;
+ *   (the status search attribute upserted at every turn's start and end), ours with a 10 s
+ *   sticky timeout and the baseline, in turn, with the CPU this process (clients and
+ *   workers) and the server used, and the workflow tasks that timed out on the sticky queue;
+ * - a UserPromptSubmit hook dispatched inline (`hookDispatch: { UserPromptSubmit: 'inline' }`)
+ *   and as a local activity (`hookDispatch: 'local'`) against the default;
  * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the median
  *   latency of its last 100 sends against its first 100 after warm-up, each send paired with
  *   one to a session rotated every BENCH_ROTATE sends, whose same ratio is the machine's
