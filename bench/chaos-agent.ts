@@ -9,6 +9,7 @@ export interface ChaosSettings {
   stickyMs?: number;
   workflowTaskTimeoutMs?: number;
   dispatchHeartbeatTimeoutMs?: number;
+  modelHeartbeatTimeoutMs?: number;
   /** The workflow bundle, bundled once by the run (a worker then starts in about a second). */
   bundlePath?: string;
 }
@@ -29,6 +30,9 @@ export function chaosAgentOptions(s: ChaosSettings): AgentOptions {
         ...(s.workflowTaskTimeoutMs ? { workflowTaskTimeoutMs: s.workflowTaskTimeoutMs } : {}),
         ...(s.dispatchHeartbeatTimeoutMs
           ? { dispatchHeartbeatTimeoutMs: s.dispatchHeartbeatTimeoutMs }
+          : {}),
+        ...(s.modelHeartbeatTimeoutMs
+          ? { modelHeartbeatTimeoutMs: s.modelHeartbeatTimeoutMs }
           : {}),
       },
     },

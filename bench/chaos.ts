@@ -53,7 +53,16 @@ const SERIES: Array<{ name: string; settings: Omit<ChaosSettings, 'address' | 't
     name: 'sticky 1 s, workflow task 2 s, dispatch heartbeat 2 s',
     settings: { stickyMs: 1_000, workflowTaskTimeoutMs: 2_000, dispatchHeartbeatTimeoutMs: 2_000 },
   },
-  { name: 'defaults now: sticky 1 s, workflow task 10 s, dispatch heartbeat 2 s', settings: {} },
+  { name: 'defaults now: sticky 1 s, workflow task 10 s, dispatch heartbeat 5 s', settings: {} },
+  {
+    name: 'sticky 1 s, workflow task 2 s, dispatch and model-step heartbeats 2 s',
+    settings: {
+      stickyMs: 1_000,
+      workflowTaskTimeoutMs: 2_000,
+      dispatchHeartbeatTimeoutMs: 2_000,
+      modelHeartbeatTimeoutMs: 2_000,
+    },
+  },
 ];
 
 const server = process.env.BENCH_ADDRESS

@@ -119,6 +119,17 @@ const turnsAgent = want('throughput')
     )
   : undefined;
 /**
+ * Ours with 200 workflow task slots instead of Temporal's 40, for throughput: whether a worker
+ * that takes more of its sessions' tasks at once keeps them off the sticky queue's timeout.
+ */
+const slots200Agent = want('throughput')
+  ? await createAgent(
+      benchAgentOptions(server.address, `bench-slots200-${randomUUID()}`, {}, undefined, {
+        maxConcurrentWorkflowTaskExecutions: 200,
+      }),
+    )
+  : undefined;
+/**
  * Ours with Temporal's default sticky schedule-to-start timeout (10 s) instead of the 1 s ours
  * keeps for recovery (issue 19, item 4), for throughput: what that setting costs under load.
  */
@@ -302,19 +313,23 @@ function serverCpuMs(): number {
 }
 
 async function throughput(): Promise<string[][]> {
-  const kinds = ['ours', 'turns', 'sticky10', 'hand'] as const;
+  const kinds = ['ours', 'turns', 'sticky10', 'slots200', 'hand'] as const;
   type Kind = (typeof kinds)[number];
   const series = () => ({
     ours: [] as number[],
     turns: [] as number[],
     sticky10: [] as number[],
+    slots200: [] as number[],
     hand: [] as number[],
   });
   const results = series();
   const cpu = series();
   const serverCpu = series();
   /** The workflow ids of each series' sessions, to count timed-out workflow tasks after. */
-  const ids = { ours: [], turns: [], sticky10: [], hand: [] } as Record<Kind, string[]>;
+  const ids = { ours: [], turns: [], sticky10: [], slots200: [], hand: [] } as Record<
+    Kind,
+    string[]
+  >;
   // Model steps of ours that read this worker's conversation cache, and those that queried.
   const cache0 = { ...processCacheStats };
   const sender = (kind: Kind) =>
@@ -324,7 +339,9 @@ async function throughput(): Promise<string[][]> {
         ? oursSender(HOOKS.one, undefined, turnsAgent)
         : kind === 'sticky10'
           ? oursSender(HOOKS.one, undefined, sticky10Agent)
-          : handSender('one');
+          : kind === 'slots200'
+            ? oursSender(HOOKS.one, undefined, slots200Agent)
+            : handSender('one');
   for (let round = 0; round < TP_ROUNDS; round++) {
     for (const kind of kinds) {
       const senders = await Promise.all(Array.from({ length: TP_SESSIONS }, () => sender(kind)));
@@ -381,14 +398,15 @@ async function throughput(): Promise<string[][]> {
   };
   const timeouts = {
     ours: await stickyTimeouts('ours'),
+    slots200: await stickyTimeouts('slots200'),
     sticky10: await stickyTimeouts('sticky10'),
     hand: await stickyTimeouts('hand'),
   };
   const sendsPerSeries = TP_ROUNDS * TP_SESSIONS * TP_SENDS;
   return [
     [
-      'workflow tasks timed out on the sticky queue, per 100 sends: ours / sticky 10 s / hand',
-      [timeouts.ours, timeouts.sticky10, timeouts.hand]
+      'workflow tasks timed out on the sticky queue, per 100 sends: ours / 200 slots / sticky 10 s / hand',
+      [timeouts.ours, timeouts.slots200, timeouts.sticky10, timeouts.hand]
         .map((n) => fmt((n * 100) / sendsPerSeries, 1))
         .join(' / '),
       '',
@@ -400,6 +418,18 @@ async function throughput(): Promise<string[][]> {
     row('CPU per send, Temporal server: ours / hand (ms)', serverCpu, 'ours', 2),
     row(`throughput, ${tp}, turnStatus: ours / hand (sends/s)`, results, 'turns', 1),
     row('CPU per send, Temporal server, turnStatus: ours / hand (ms)', serverCpu, 'turns', 2),
+    row(
+      `throughput, ${tp}, 200 workflow task slots: ours / hand (sends/s)`,
+      results,
+      'slots200',
+      1,
+    ),
+    row(
+      'CPU per send, Temporal server, 200 workflow task slots: ours / hand (ms)',
+      serverCpu,
+      'slots200',
+      2,
+    ),
     row(`throughput, ${tp}, sticky timeout 10 s: ours / hand (sends/s)`, results, 'sticky10', 1),
     row('CPU per send, this process, sticky timeout 10 s: ours / hand (ms)', cpu, 'sticky10', 2),
     row(
@@ -783,6 +813,7 @@ try {
   await agent.shutdown();
   await turnsAgent?.shutdown();
   await sticky10Agent?.shutdown();
+  await slots200Agent?.shutdown();
   handWorker.shutdown();
   await handRunning;
   await clientConnection.close();

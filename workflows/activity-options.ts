@@ -91,6 +91,7 @@ export function awaitHookSettledActivity(cleanupQueue: string, summary?: string)
  * marks client errors (400, 401) non-retryable.
  * @param inlineBudgetMs the budget of the inline dispatch the step runs first
  *   (`ModelStepInput.hook`), when it runs one.
+ * @param heartbeatTimeoutMs how soon a lost worker is noticed (`modelHeartbeatTimeoutMs`).
  */
 export function modelStepActivity(
   taskQueue: string,
@@ -98,6 +99,7 @@ export function modelStepActivity(
   eager = true,
   summary?: string,
   inlineBudgetMs?: number,
+  heartbeatTimeoutMs: number = DEFAULTS.modelHeartbeatTimeoutMs,
 ) {
   return proxyActivities<Activities>({
     ...summaryOf(summary),
@@ -106,7 +108,7 @@ export function modelStepActivity(
     // The provider enforces `timeoutMs` itself (a retryable failure); this is the backstop.
     // A step running an inline dispatch first has that dispatch's budget more.
     startToCloseTimeout: timeoutMs + 10_000 + (inlineBudgetMs ?? 0),
-    heartbeatTimeout: DEFAULTS.modelHeartbeatTimeoutMs,
+    heartbeatTimeout: heartbeatTimeoutMs,
     retry: {
       initialInterval: '1s',
       backoffCoefficient: 2,

@@ -200,6 +200,7 @@ function modelStep(
         eager,
         what,
         inline?.hook.budgetMs,
+        state.input.modelHeartbeatTimeoutMs,
       )(stepInput),
   );
 }

@@ -239,9 +239,18 @@ export interface TemporalOptions {
   /**
    * How soon a worker that died mid-dispatch is noticed, ms. The dispatch heartbeats every
    * `heartbeatIntervalMs` from its own timer, so only a worker whose event loop is stuck this
-   * long is taken for dead by mistake. @default 2000
+   * long is taken for dead by mistake. @default 5000
    */
   dispatchHeartbeatTimeoutMs?: number;
+  /**
+   * How soon a worker that died during a model step is noticed, ms: the step then runs again
+   * on another worker (it heartbeats every 250 ms from its own timer). A kill during a model
+   * call stalls its session this long (`npm run bench:chaos`). The cost of a short one: a
+   * worker whose event loop stalls this long (a long GC, a workflow bundle built at startup)
+   * has its model calls made again by another worker, and the first answers are dropped.
+   * Set when a session starts (later runs keep it). @default 30000
+   */
+  modelHeartbeatTimeoutMs?: number;
   /**
    * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
    * as your longest hook budget, or a deploy fails in-flight hooks.
@@ -261,13 +270,12 @@ export interface TemporalOptions {
    * How many workflow tasks the worker holds at once (Temporal's worker option of the same
    * name). A session's next task waits on the worker's sticky queue only until
    * `stickyQueueScheduleToStartTimeoutMs` (1 s) before it goes to any worker and is replayed
-   * from its whole history; with every slot taken it waits there. Temporal's default, 40,
-   * made 15 to 20% of the sends of 100 concurrent sessions on one 2-core worker time out so
-   * (`npm run bench:hotpath`, throughput part); 200 took them all in: throughput 0.86x to
-   * 0.95x and 0.90x to 1.01x of hand-written code in two runs. A task held waits for the
-   * worker's workflow thread instead, within the workflow task timeout. Needs a workflow
-   * cache at least as large (Temporal's default, from the heap, is in the thousands).
-   * @default 200
+   * from its whole history. Under `npm run bench:hotpath`'s throughput load (100 concurrent
+   * sessions, one 2-core machine) 200 slots did not keep those timeouts away: 3.9 per 100
+   * sends with 200, 5.0 with 40, in one run (2026-12-02); their throughput moved both ways
+   * between runs. Needs a workflow cache at least as large (Temporal's default, from the
+   * heap, is in the thousands).
+   * @default 40 (Temporal's)
    */
   maxConcurrentWorkflowTaskExecutions?: number;
   /**
@@ -721,7 +729,7 @@ export interface ResolvedAgentOptions {
         | 'workflowTaskTimeoutMs'
       >
     > &
-    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle'> & {
+    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle' | 'modelHeartbeatTimeoutMs'> & {
       /** The resolved connection (address and namespace as above, TLS, API key, metadata). */
       connection: ResolvedTemporalConnection;
       plugins: TemporalPlugin[];
@@ -1218,6 +1226,11 @@ const agentSchema = z.strictObject({
           taskQueue: optionalString('advanced.temporal.taskQueue'),
           heartbeatIntervalMs: positiveInt('advanced.temporal.heartbeatIntervalMs'),
           dispatchHeartbeatTimeoutMs: timeoutMs('advanced.temporal.dispatchHeartbeatTimeoutMs'),
+          modelHeartbeatTimeoutMs: checked(
+            'advanced.temporal.modelHeartbeatTimeoutMs',
+            (v) => Number.isInteger(v) && (v as number) >= 1_000 && (v as number) <= 3_600_000,
+            'must be an integer from 1000 to 3600000 (the step heartbeats every 250 ms)',
+          ),
           shutdownGraceTimeMs: positiveInt('advanced.temporal.shutdownGraceTimeMs'),
           stickyQueueScheduleToStartTimeoutMs: positiveInt(
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
@@ -1387,6 +1400,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       heartbeatIntervalMs: temporal.heartbeatIntervalMs ?? DEFAULTS.heartbeatIntervalMs,
       dispatchHeartbeatTimeoutMs:
         temporal.dispatchHeartbeatTimeoutMs ?? DEFAULTS.dispatchHeartbeatTimeoutMs,
+      // Only when set: sessions keep the inputs they had before it existed.
+      ...(temporal.modelHeartbeatTimeoutMs !== undefined
+        ? { modelHeartbeatTimeoutMs: temporal.modelHeartbeatTimeoutMs }
+        : {}),
       // A deploy must not fail in-flight hooks: by default the grace time is the hook budget.
       shutdownGraceTimeMs:
         temporal.shutdownGraceTimeMs ?? advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,

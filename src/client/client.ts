@@ -438,6 +438,9 @@ function createClientOn(
       maxTurns: sessionOptions.maxTurns ?? options.maxTurns,
       taskQueue: options.temporal.taskQueue,
       dispatchHeartbeatTimeoutMs: options.temporal.dispatchHeartbeatTimeoutMs,
+      ...(options.temporal.modelHeartbeatTimeoutMs !== undefined
+        ? { modelHeartbeatTimeoutMs: options.temporal.modelHeartbeatTimeoutMs }
+        : {}),
       tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
       permission: sessionOptions.permissionHandler
         ? { handler: 'session' }

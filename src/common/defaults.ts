@@ -34,11 +34,8 @@ export const DEFAULTS = {
    * before any worker may take it, ms (Temporal's default: 10000).
    */
   stickyQueueScheduleToStartTimeoutMs: 1_000,
-  /**
-   * Workflow tasks one worker holds at once (Temporal's default: 40): enough that a busy
-   * worker takes its sessions' tasks before the 1 s sticky timeout sends them elsewhere.
-   */
-  maxConcurrentWorkflowTaskExecutions: 200,
+  /** Workflow tasks one worker holds at once: Temporal's default. */
+  maxConcurrentWorkflowTaskExecutions: 40,
   /**
    * Workflow task timeout of a session, ms: Temporal's default. 2000 brings recovery after a
    * worker death down to about 2 s, but on a starved machine (load 29 on 2 cores here) tasks

@@ -189,6 +189,8 @@ export interface SessionWorkflowInput {
   resumeSessionId?: string;
   /** Heartbeat timeout of hook dispatches: how soon a lost worker is noticed, in ms. */
   dispatchHeartbeatTimeoutMs: number;
+  /** Heartbeat timeout of model steps, ms; absent: `DEFAULTS.modelHeartbeatTimeoutMs`. */
+  modelHeartbeatTimeoutMs?: number;
   /** The tools the model may call, with their kinds (from the agent definition). */
   tools?: Array<{ name: string; kind: ToolKind }>;
   /** How permission is decided: a preset, or the agent's function (run as an activity). */

@@ -242,14 +242,24 @@ describe('advanced.temporal connection and seams options', () => {
     expect(resolveAgentOptions(temporal({ turnStatus: true })).temporal.turnStatus).toBe(true);
   });
 
-  it('takes the workflow task slots from 2 to 10000, 200 by default', () => {
-    expect(resolveAgentOptions(temporal({})).temporal.maxConcurrentWorkflowTaskExecutions).toBe(
-      200,
-    );
+  it("takes a model step heartbeat timeout from 1 s, into the session's input only when set", () => {
+    expect(resolveAgentOptions(temporal({})).temporal.modelHeartbeatTimeoutMs).toBeUndefined();
     expect(
-      resolveAgentOptions(temporal({ maxConcurrentWorkflowTaskExecutions: 40 })).temporal
+      resolveAgentOptions(temporal({ modelHeartbeatTimeoutMs: 2_000 })).temporal
+        .modelHeartbeatTimeoutMs,
+    ).toBe(2_000);
+    expectConfigError(
+      thrownBy(() => resolveAgentOptions(temporal({ modelHeartbeatTimeoutMs: 250 }))),
+      'advanced.temporal.modelHeartbeatTimeoutMs must be an integer from 1000 to 3600000 (the step heartbeats every 250 ms), got 250',
+    );
+  });
+
+  it("takes the workflow task slots from 2 to 10000, Temporal's 40 by default", () => {
+    expect(resolveAgentOptions(temporal({})).temporal.maxConcurrentWorkflowTaskExecutions).toBe(40);
+    expect(
+      resolveAgentOptions(temporal({ maxConcurrentWorkflowTaskExecutions: 200 })).temporal
         .maxConcurrentWorkflowTaskExecutions,
-    ).toBe(40);
+    ).toBe(200);
     for (const [value, shown] of [
       [1, '1'],
       [2.5, '2.5'],

@@ -1,0 +1,55 @@
+/**
+ * `advanced.temporal.modelHeartbeatTimeoutMs`: the model step's heartbeat timeout, which
+ * bounds how long a session stalls when its worker dies during a model call (issue 19,
+ * item 4). It reaches the step's activity options; a session started without it keeps the
+ * 30 s default (and an input without the field).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { createAgent, type Agent } from '../../src/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+
+const agents: Agent[] = [];
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a.shutdown()));
+});
+
+async function stepHeartbeatTimeouts(modelHeartbeatTimeoutMs?: number) {
+  const agent = await createAgent({
+    model: scriptedModel(() => 'ok'),
+    advanced: {
+      temporal: {
+        address: temporalAddress(),
+        taskQueue: uniqueTaskQueue('model-heartbeat'),
+        ...(modelHeartbeatTimeoutMs ? { modelHeartbeatTimeoutMs } : {}),
+      },
+    },
+  });
+  agents.push(agent);
+  const session = await agent.createSession();
+  await session.send('one');
+  await session.send('two');
+  await session.close();
+  const client = await rawClient();
+  try {
+    const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+    const events = history.events ?? [];
+    const input = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    return {
+      inInput: Buffer.from(input!).toString('utf8').includes('modelHeartbeatTimeoutMs'),
+      timeouts: events
+        .map((e) => e.activityTaskScheduledEventAttributes)
+        .filter((a) => a?.activityType?.name === 'modelStep')
+        .map((a) => Number(a!.heartbeatTimeout?.seconds ?? 0)),
+    };
+  } finally {
+    await client.connection.close();
+  }
+}
+
+describe('advanced.temporal.modelHeartbeatTimeoutMs', () => {
+  it("sets the model step's heartbeat timeout; 30 s when not set", async () => {
+    expect(await stepHeartbeatTimeouts(2_000)).toEqual({ inInput: true, timeouts: [2, 2] });
+    expect(await stepHeartbeatTimeouts()).toEqual({ inInput: false, timeouts: [30, 30] });
+  }, 60_000);
+});
