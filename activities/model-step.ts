@@ -96,9 +96,9 @@ export function createModelActivities(deps: {
     const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
     if (!cached) return deferred('context');
     // What the callbacks decided rides on the model call's heartbeats: a step that times out
-    // during the call (its timeouts are tens of seconds, the heartbeats 250 ms apart) still
-    // tells the workflow. None is sent at once: a heartbeat is an RPC, and a step's first
-    // one holds up its completion by a round trip.
+    // during the call (its heartbeat timeout is 1 s at least, the heartbeats 250 ms apart)
+    // still tells the workflow. None is sent at once: a heartbeat is an RPC, and a step's
+    // first one holds up its completion by a round trip.
     const detail: InlineHookDetail = { inlineHook: hook };
     try {
       // Cancelled, the step ends at once (the workflow waits for it to report), whether or not

@@ -78,14 +78,8 @@ export async function runPrompt(
     if (runsInline(state)) {
       ({ merged: submitted, first } = await submitInline(state, request, promptIndex, original));
     } else {
-      submitted = (await dispatchEvent(
-        state,
-        HookEvent.UserPromptSubmit,
-        { ...original },
-        {
-          requestId,
-        },
-      ))!;
+      const payload = { ...original };
+      submitted = (await dispatchEvent(state, HookEvent.UserPromptSubmit, payload, { requestId }))!;
     }
     const decision = applyUserPromptSubmit(prompt, submitted);
     if (decision.kind === 'reject') {

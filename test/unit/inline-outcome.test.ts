@@ -105,7 +105,7 @@ describe('an inline step calling its model', () => {
       },
     };
     expect(await env.run(modelStep, input)).toMatchObject({ text: 'ok', hook: outcome });
-    // One as the model call starts, then one every 250 ms while it runs: all carry it.
+    // One every 250 ms while the model call runs (none at once): all carry it.
     expect(beats.length).toBeGreaterThanOrEqual(2);
     expect(beats.every((b) => JSON.stringify(b) === JSON.stringify({ inlineHook: outcome }))).toBe(
       true,
