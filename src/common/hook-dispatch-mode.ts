@@ -40,7 +40,8 @@ import { HookEvent } from './hook-events.js';
  *   other. For short, idempotent hooks only, because:
  *   - **at-least-once**: a model step is retried (a provider's 503, a worker lost mid-step)
  *     and every attempt runs the callbacks again before calling the model.
- *   - **a lost worker is noticed late**: at the model step's heartbeat timeout (30 s), after
+ *   - **a lost worker is noticed late**: at the model step's heartbeat timeout
+ *     (`advanced.temporal.modelHeartbeatTimeoutMs`, 30 s by default), after
  *     which the step (callbacks included) runs again on another worker; there is no
  *     `HOOK_WORKER_LOST` unless every attempt is lost.
  *   - the budget is kept exactly, as for an activity, and `abort()` reaches the callbacks'
