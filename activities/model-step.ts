@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { AgentSdkError, serializeError } from '../src/common/errors.js';
+import { AgentSdkError, messageOf, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import type {
   DispatchHookInput,
@@ -183,7 +183,7 @@ export function createModelActivities(deps: {
 function withInlineHook(error: unknown, hook: HookDispatchOutcome, ctx: Context): unknown {
   const detail: InlineHookDetail = { inlineHook: hook };
   if (error instanceof CancelledFailure || ctx.cancellationSignal.aborted) {
-    return new CancelledFailure(messageOfError(error), [detail]);
+    return new CancelledFailure(messageOf(error), [detail]);
   }
   if (error instanceof ApplicationFailure) {
     return ApplicationFailure.create({
@@ -194,15 +194,11 @@ function withInlineHook(error: unknown, hook: HookDispatchOutcome, ctx: Context)
     });
   }
   return ApplicationFailure.create({
-    message: messageOfError(error),
+    message: messageOf(error),
     type: error instanceof Error ? error.name : 'Error',
     details: [null, detail],
     ...(error instanceof Error ? { cause: error } : {}),
   });
-}
-
-function messageOfError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

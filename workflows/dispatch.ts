@@ -191,17 +191,7 @@ export async function dispatchInline<T>(
     setCurrentDetails(`running ${event} inline`);
     let result: { outcome: HookDispatchOutcome; value: T };
     try {
-      result = await run({
-        dispatchId: uuid4(),
-        sessionId: state.input.sessionId,
-        agentName: state.input.agentName,
-        ...identityFields(state.input),
-        event,
-        payload,
-        budgetMs,
-        callbackCount: entry.callbackCount,
-        ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
-      });
+      result = await run(dispatchInputOf(state, event, payload, entry, budgetMs));
     } catch (error) {
       const decided = inlineOutcomeOf(error);
       if (!decided) throw dispatchFailure(state, entry, event, error);
@@ -216,6 +206,27 @@ export async function dispatchInline<T>(
     delete entry.pending;
     state.lastDecision = entry.outcome;
   }
+}
+
+/** What the dispatch behind `entry` gives its callbacks' activity (a new dispatch id). */
+function dispatchInputOf(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  entry: TimelineEntry,
+  budgetMs: number,
+): DispatchHookInput {
+  return {
+    dispatchId: uuid4(),
+    sessionId: state.input.sessionId,
+    agentName: state.input.agentName,
+    ...identityFields(state.input),
+    event,
+    payload,
+    budgetMs,
+    callbackCount: entry.callbackCount,
+    ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+  };
 }
 
 /**
@@ -300,21 +311,12 @@ function dispatchCall(
   lean: boolean,
 ): DispatchCall {
   const budgetMs = budgetOf(state.input, event);
-  const dispatchId = uuid4();
-  const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
-  setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
   const dispatchInput = {
-    dispatchId,
-    sessionId: state.input.sessionId,
-    agentName: state.input.agentName,
-    ...identityFields(state.input),
-    event,
-    payload,
-    budgetMs,
-    callbackCount: entry.callbackCount,
-    ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),
+    ...dispatchInputOf(state, event, payload, entry, budgetMs),
     ...takeStreamEvents(state, entry.requestId),
   };
+  const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
+  setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);
   const started = Date.now();
   const what = { task: `the ${event} dispatch`, event };
   const onQueue = (eager: boolean) =>
