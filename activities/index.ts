@@ -46,10 +46,11 @@ interface ActivityDeps {
  * (`version-guard.ts`).
  */
 export function createActivities(deps: ActivityDeps) {
-  // A model step's inline dispatch runs the finished `dispatchHook` below: the same stream
-  // event and span as a dispatch of its own.
+  // A model step's or a tool's inline dispatch runs the finished `dispatchHook` below: the
+  // same stream event and span as a dispatch of its own.
   let dispatchHook: (input: DispatchHookInput) => Promise<HookDispatchOutcome> = () =>
     Promise.reject(new Error('dispatchHook is not built yet'));
+  const dispatchInline = (input: DispatchHookInput) => dispatchHook(input);
   // The hook, tool and permission activities publish to their send's live stream; a worker of
   // another version refuses first (nothing runs, nothing is published). With tracing on,
   // each runs in its span, a refusal included.
@@ -60,8 +61,8 @@ export function createActivities(deps: ActivityDeps) {
       deps.registry,
       withStreamEvents(deps.registry, {
         ...createHookActivities(deps),
-        ...createModelActivities({ ...deps, dispatchInline: (input) => dispatchHook(input) }),
-        ...createToolActivities(deps),
+        ...createModelActivities({ ...deps, dispatchInline }),
+        ...createToolActivities({ ...deps, dispatchInline }),
         ...createArchiveActivities(deps),
         ...createDefinitionActivities(deps),
         // Publishes what the workflow decided (no definition code runs): any worker may.

@@ -12,10 +12,14 @@ import type {
   CheckPermissionInput,
   CheckPermissionOutput,
   DescribeToolCallInput,
+  DispatchHookInput,
   ExecuteToolInput,
   ExecuteToolOutput,
+  HookDispatchOutcome,
+  InlineToolDetail,
   ToolCallDescription,
 } from '../src/common/protocol.js';
+import type { ToolResult } from '../src/common/types.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/agent/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
@@ -30,9 +34,15 @@ interface ToolActivityDeps {
   payloadStore?: PayloadStore;
   /** The clock tool budgets run on. @default the process's clock */
   clock?: BudgetClock;
+  /** Runs an inline PostToolUse dispatch (the worker's `dispatchHook`). */
+  dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }
 
-/** Build `describeToolCall`, `checkPermission` and `executeTool`. */
+/**
+ * Build `describeToolCall`, `checkPermission` and `executeTool`. An execution carrying an
+ * inline PostToolUse dispatch (`input.hook`) runs it after a tool that succeeded, with
+ * `dispatchInline` (its stream event and span included).
+ */
 export function createToolActivities(deps: ToolActivityDeps) {
   const { registry } = deps;
   const clock = deps.clock ?? realClock;
@@ -103,6 +113,29 @@ export function createToolActivities(deps: ToolActivityDeps) {
   }
 
   async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
+    const result = await executeOnce(input);
+    if (!input.hook || result.status !== 'success') return result;
+    if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
+    const { hook } = input;
+    try {
+      const outcome = await deps.dispatchInline({
+        ...hook,
+        payload: { ...hook.payload, toolOutput: result.model },
+      });
+      return { ...result, hook: outcome };
+    } catch (error) {
+      // Aborted while the callbacks ran: the tool ran, and its result goes with the
+      // cancellation (after the dispatch's cleanup handle), as the default dispatch keeps it.
+      if (error instanceof CancelledFailure) {
+        const detail: InlineToolDetail = { inlineTool: result };
+        throw new CancelledFailure(error.message, [...error.details, detail]);
+      }
+      throw error;
+    }
+  }
+
+  /** The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up. */
+  async function executeOnce(input: ExecuteToolInput): Promise<ToolResult> {
     const ctx = Context.current();
     const agent = registry.agent(input.agentName, input.version);
     const tool = agent.tools.find((t) => t.name === input.toolName);
@@ -118,7 +151,7 @@ export function createToolActivities(deps: ToolActivityDeps) {
       timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
     );
     const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
-    const timedOut = new Promise<ExecuteToolOutput>((resolve) => {
+    const timedOut = new Promise<ToolResult>((resolve) => {
       timeout.signal.addEventListener('abort', () => {
         const message = `Tool ${input.toolName} timed out after ${input.timeoutMs} ms`;
         resolve({ status: 'error', model: message, error: { message, type: 'TimeoutError' } });

@@ -167,19 +167,24 @@ export function checkPermissionActivity(taskQueue: string, eager = true, summary
 /**
  * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
  * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
+ * @param inlineBudgetMs the budget of the inline PostToolUse dispatch the execution runs
+ *   after the tool (`ExecuteToolInput.hook`), when it runs one.
+ * @param heartbeatTimeoutMs how soon a lost worker is noticed (`toolHeartbeatTimeoutMs`).
  */
 export function executeToolActivity(
   taskQueue: string,
   timeoutMs: number,
   eager = true,
   summary?: string,
+  inlineBudgetMs = 0,
+  heartbeatTimeoutMs: number = DEFAULTS.toolHeartbeatTimeoutMs,
 ) {
   return proxyActivities<Activities>({
     ...summaryOf(summary),
     taskQueue,
     ...notEager(eager),
-    startToCloseTimeout: timeoutMs + 30_000,
-    heartbeatTimeout: 10_000,
+    startToCloseTimeout: timeoutMs + 30_000 + inlineBudgetMs,
+    heartbeatTimeout: heartbeatTimeoutMs,
     retry: { maximumAttempts: 1 },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).executeTool;

@@ -208,12 +208,84 @@ export async function dispatchInline<T>(
   }
 }
 
-/** What the dispatch behind `entry` gives its callbacks' activity (a new dispatch id). */
+/**
+ * The input of an inline dispatch of `event` run inside another activity whose result brings
+ * its outcome back (`hookDispatch: { PostToolUse: 'inline' }`: in the tool's execution), to
+ * be recorded with {@link settleInline}. Undefined when the event has no callbacks, or while
+ * the session is fail-closed: the default dispatch then refuses it and records the refusal.
+ */
+export function inlineDispatchInput(
+  state: DispatchState,
+  event: HookEvent,
+  payload: JsonObject,
+  tags: DispatchTags,
+): DispatchHookInput | undefined {
+  const callbackCount = state.input.hookCounts[event] ?? 0;
+  if (callbackCount === 0 || state.pendingCleanups.size > 0) return undefined;
+  return dispatchInputOf(
+    state,
+    event,
+    payload,
+    { callbackCount, ...tags },
+    budgetOf(state.input, event),
+  );
+}
+
+/**
+ * Record what the inline dispatch `hook` ({@link inlineDispatchInput}) reported: the timeline
+ * entry {@link dispatchEvent} would have made, opened now, and the merged outputs.
+ * @throws as {@link dispatchEvent} for what the callbacks did.
+ */
+export function settleInline(
+  state: DispatchState,
+  hook: DispatchHookInput,
+  tags: DispatchTags,
+  outcome: HookDispatchOutcome,
+): MergedHookResult {
+  return recordInline(state, hook, tags, (entry) => {
+    entry.startedAt -= Math.round(outcome.durationMs);
+    return outcomeResult(state, entry, hook.event, outcome, hook.budgetMs);
+  });
+}
+
+/**
+ * Record that the activity running the inline dispatch `hook` was cancelled (an abort) while
+ * its callbacks ran: a cancelled entry, which holds the session fail-closed while a callback
+ * cleans up, as for {@link dispatchEvent}.
+ * @returns the cancellation, to rethrow.
+ */
+export function inlineCancelled(
+  state: DispatchState,
+  hook: DispatchHookInput,
+  tags: DispatchTags,
+  error: unknown,
+): unknown {
+  return recordInline(state, hook, tags, (entry) =>
+    dispatchFailure(state, entry, hook.event, error),
+  );
+}
+
+function recordInline<T>(
+  state: DispatchState,
+  hook: DispatchHookInput,
+  tags: DispatchTags,
+  record: (entry: TimelineEntry) => T,
+): T {
+  const entry = openEntry(state, hook.event, hook.callbackCount, tags);
+  try {
+    return record(entry);
+  } finally {
+    delete entry.pending;
+    state.lastDecision = entry.outcome;
+  }
+}
+
+/** What a dispatch gives its callbacks' activity (a new dispatch id). */
 function dispatchInputOf(
   state: DispatchState,
   event: HookEvent,
   payload: JsonObject,
-  entry: TimelineEntry,
+  entry: Pick<TimelineEntry, 'callbackCount' | 'requestId'>,
   budgetMs: number,
 ): DispatchHookInput {
   return {

@@ -5,7 +5,13 @@
  *
  * @module
  */
-import { ApplicationFailure, isCancellation, setCurrentDetails } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  isCancellation,
+  setCurrentDetails,
+} from '@temporalio/workflow';
 import type { ToolCall } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
@@ -23,14 +29,27 @@ import {
 import type { JsonObject } from '../src/common/json.js';
 import { toolLabel } from '../src/common/summaries.js';
 import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
-import type { ToolCallDescription, ToolCallRecord } from '../src/common/protocol.js';
+import type {
+  DispatchHookInput,
+  ExecuteToolOutput,
+  HookDispatchOutcome,
+  InlineToolDetail,
+  ToolCallDescription,
+  ToolCallRecord,
+} from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
 import {
   describeToolCallActivity,
   describeToolCallOnQueueActivity,
   executeToolActivity,
 } from './activity-options.js';
-import { dispatchEvent, type DispatchState } from './dispatch.js';
+import {
+  dispatchEvent,
+  inlineCancelled,
+  inlineDispatchInput,
+  settleInline,
+  type DispatchState,
+} from './dispatch.js';
 import { failureMessage, toFailure } from './failures.js';
 import {
   askPerson,
@@ -83,10 +102,41 @@ export async function runToolCall(
     (await permissionRequest(run)) ??
     (await permission(run));
   if (ended) return ended;
-  const result = await execute(run);
+  const hook = inlinePostToolUse(run);
+  let executed: ExecuteToolOutput;
+  try {
+    executed = await execute(run, hook);
+  } catch (error) {
+    // Aborted while its inline PostToolUse callbacks ran: the tool ran, and its result stands.
+    const ran = hook && inlineToolResultOf(error);
+    if (!ran) throw error;
+    onExecuted(end(run, ran, 'success'));
+    throw inlineCancelled(state, hook, run.tags, error);
+  }
+  const { hook: decided, ...result } = executed;
   // The tool ran: if the prompt is aborted from here on, its result still stands.
   onExecuted(end(run, result, result.status === 'success' ? 'success' : 'error'));
-  return result.status === 'success' ? postToolUse(run, result) : postToolUseFailure(run, result);
+  if (result.status !== 'success') return postToolUseFailure(run, result);
+  // A worker of an SDK from before inline dispatch ran the tool alone: dispatched as usual.
+  return postToolUse(run, result, hook && decided ? { hook, outcome: decided } : undefined);
+}
+
+/** The inline PostToolUse dispatch the execution runs, when this session runs one. */
+function inlinePostToolUse(run: CallRun): DispatchHookInput | undefined {
+  if (!run.state.input.inlineDispatch?.includes(HookEvent.PostToolUse)) return undefined;
+  const { toolName, toolUseId } = run.call;
+  // The activity adds `toolOutput` once the tool succeeded.
+  const payload = { toolName, toolInput: run.input, toolUseId };
+  return inlineDispatchInput(run.state, HookEvent.PostToolUse, payload, run.tags);
+}
+
+/** The tool's result an execution cancelled during its inline callbacks carries. */
+function inlineToolResultOf(error: unknown): ToolResult | undefined {
+  const cause = error instanceof ActivityFailure ? error.cause : undefined;
+  if (!(cause instanceof CancelledFailure)) return undefined;
+  const last = cause.details.at(-1) as Partial<InlineToolDetail> | null | undefined;
+  const result = last?.inlineTool;
+  return result && typeof result === 'object' && result.status === 'success' ? result : undefined;
 }
 
 /** How the call ended: its result for the model and its record (`reason`: why it did not run). */
@@ -262,8 +312,11 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
   return undefined;
 }
 
-/** 5. Execution. A tool that could not run gives an error result, as a tool error does. */
-async function execute(run: CallRun): Promise<ToolResult> {
+/**
+ * 5. Execution. A tool that could not run gives an error result, as a tool error does. With
+ * `hook`, the activity runs that inline PostToolUse dispatch after a tool that succeeded.
+ */
+async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteToolOutput> {
   const { state } = run;
   const { toolName, toolUseId } = run.call;
   try {
@@ -281,12 +334,21 @@ async function execute(run: CallRun): Promise<ToolResult> {
       requestId: run.tags.requestId,
       // The permission decision just made (a preset's, a person's) goes out with the tool.
       ...takeStreamEvents(state, run.tags.requestId),
+      ...(hook ? { hook } : {}),
     };
     return await withRefusalRetries(
       state.input,
       { task: `the execution of ${toolName}` },
       timeoutMs,
-      (eager) => executeToolActivity(state.taskQueue, timeoutMs, eager, `tool ${label}`)(execInput),
+      (eager) =>
+        executeToolActivity(
+          state.taskQueue,
+          timeoutMs,
+          eager,
+          `tool ${label}`,
+          hook?.budgetMs,
+          state.input.toolHeartbeatTimeoutMs,
+        )(execInput),
     );
   } catch (error) {
     if (isCancellation(error)) throw error;
@@ -295,17 +357,26 @@ async function execute(run: CallRun): Promise<ToolResult> {
   }
 }
 
-/** 6a. PostToolUse, after a call that succeeded. */
-async function postToolUse(run: CallRun, ran: ToolResult): Promise<ToolCallOutcome> {
+/**
+ * 6a. PostToolUse, after a call that succeeded; `inline`: its callbacks ran in the tool's
+ * activity already, and this is what they reported.
+ */
+async function postToolUse(
+  run: CallRun,
+  ran: ToolResult,
+  inline?: { hook: DispatchHookInput; outcome: HookDispatchOutcome },
+): Promise<ToolCallOutcome> {
   const { toolName, toolUseId } = run.call;
   let result = ran;
   try {
-    const merged = await dispatchEvent(
-      run.state,
-      HookEvent.PostToolUse,
-      { toolName, toolInput: run.input, toolOutput: result.model, toolUseId },
-      run.tags,
-    );
+    const merged = inline
+      ? settleInline(run.state, inline.hook, run.tags, inline.outcome)
+      : await dispatchEvent(
+          run.state,
+          HookEvent.PostToolUse,
+          { toolName, toolInput: run.input, toolOutput: result.model, toolUseId },
+          run.tags,
+        );
     if (merged) result = applyPostToolUse(result, merged);
   } catch (error) {
     if (isCancellation(error)) throw error;

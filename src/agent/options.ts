@@ -252,6 +252,14 @@ export interface TemporalOptions {
    */
   modelHeartbeatTimeoutMs?: number;
   /**
+   * How soon a worker that died while running a tool is noticed, ms: the call then ends as a
+   * tool that failed to run (tools run at most once: none is run again). A running tool
+   * heartbeats every `heartbeatIntervalMs` from its own timer, so only a worker whose event
+   * loop is stuck this long is taken for dead by mistake (its tool's result is then dropped).
+   * Set when a session starts (later runs keep it). @default 10000
+   */
+  toolHeartbeatTimeoutMs?: number;
+  /**
    * How long a stopping worker lets in-flight activities finish, ms. Set it at least as long
    * as your longest hook budget, or a deploy fails in-flight hooks.
    * @default `advanced.hookTimeoutMs` (600000 unless set)
@@ -729,7 +737,14 @@ export interface ResolvedAgentOptions {
         | 'workflowTaskTimeoutMs'
       >
     > &
-    Pick<TemporalOptions, 'address' | 'embedded' | 'workflowBundle' | 'modelHeartbeatTimeoutMs'> & {
+    Pick<
+      TemporalOptions,
+      | 'address'
+      | 'embedded'
+      | 'workflowBundle'
+      | 'modelHeartbeatTimeoutMs'
+      | 'toolHeartbeatTimeoutMs'
+    > & {
       /** The resolved connection (address and namespace as above, TLS, API key, metadata). */
       connection: ResolvedTemporalConnection;
       plugins: TemporalPlugin[];
@@ -1231,6 +1246,11 @@ const agentSchema = z.strictObject({
             (v) => Number.isInteger(v) && (v as number) >= 1_000 && (v as number) <= 3_600_000,
             'must be an integer from 1000 to 3600000 (the step heartbeats every 250 ms)',
           ),
+          toolHeartbeatTimeoutMs: checked(
+            'advanced.temporal.toolHeartbeatTimeoutMs',
+            (v) => Number.isInteger(v) && (v as number) >= 1_000 && (v as number) <= 3_600_000,
+            'must be an integer from 1000 to 3600000',
+          ),
           shutdownGraceTimeMs: positiveInt('advanced.temporal.shutdownGraceTimeMs'),
           stickyQueueScheduleToStartTimeoutMs: positiveInt(
             'advanced.temporal.stickyQueueScheduleToStartTimeoutMs',
@@ -1403,6 +1423,9 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       // Only when set: sessions keep the inputs they had before it existed.
       ...(temporal.modelHeartbeatTimeoutMs !== undefined
         ? { modelHeartbeatTimeoutMs: temporal.modelHeartbeatTimeoutMs }
+        : {}),
+      ...(temporal.toolHeartbeatTimeoutMs !== undefined
+        ? { toolHeartbeatTimeoutMs: temporal.toolHeartbeatTimeoutMs }
         : {}),
       // A deploy must not fail in-flight hooks: by default the grace time is the hook budget.
       shutdownGraceTimeMs:

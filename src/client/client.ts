@@ -441,6 +441,9 @@ function createClientOn(
       ...(options.temporal.modelHeartbeatTimeoutMs !== undefined
         ? { modelHeartbeatTimeoutMs: options.temporal.modelHeartbeatTimeoutMs }
         : {}),
+      ...(options.temporal.toolHeartbeatTimeoutMs !== undefined
+        ? { toolHeartbeatTimeoutMs: options.temporal.toolHeartbeatTimeoutMs }
+        : {}),
       tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
       permission: sessionOptions.permissionHandler
         ? { handler: 'session' }

@@ -54,6 +54,8 @@ export const DEFAULTS = {
    * worker died is retried on another.
    */
   modelHeartbeatTimeoutMs: 30_000,
+  /** Heartbeat timeout of a tool's execution, ms: how soon a lost worker's call ends. */
+  toolHeartbeatTimeoutMs: 10_000,
   /** Timeout of one model step, ms. */
   modelTimeoutMs: 120_000,
   /** Time budget of one tool execution, ms. */

@@ -29,7 +29,7 @@ import { HookEvent } from './hook-events.js';
  *     worker extend the task.
  *   - it runs on whichever worker runs the workflow task (session hooks given to
  *     `createSession` live in the creating process, as always).
- * - `'inline'`, for UserPromptSubmit only: the callbacks run at the start of the send's first
+ * - `'inline'` for UserPromptSubmit: the callbacks run at the start of the send's first
  *   model step, inside that activity, and the model is called in the same activity when they
  *   leave the prompt as it is (no activity or workflow task of their own: well under a
  *   millisecond besides the callbacks). When they reject or rewrite the prompt, or the step
@@ -47,21 +47,40 @@ import { HookEvent } from './hook-events.js';
  *   - the budget is kept exactly, as for an activity, and `abort()` reaches the callbacks'
  *     `abortSignal` as for an activity (heartbeats); a callback that outlives its abort holds
  *     the session fail-closed as usual.
+ * - `'inline'` for PostToolUse: the callbacks run in the tool's own activity, right after a
+ *   tool that succeeded, on its output (a failed tool's PostToolUseFailure is dispatched as
+ *   usual). Their outcome comes back with the tool's result and is applied, recorded and
+ *   streamed as any dispatch's. The tool runs at most once, and so do they, but:
+ *   - **a lost worker is noticed at the tool's heartbeat timeout**
+ *     (`advanced.temporal.toolHeartbeatTimeoutMs`, 10 s by default), and a worker lost while
+ *     the callbacks run loses the tool's result with it: the call ends as a tool that failed
+ *     to run (PostToolUseFailure is dispatched), with no row for the PostToolUse callbacks
+ *     that may have run.
+ *   - an `abort()` during the callbacks reaches their `abortSignal` and keeps the tool's
+ *     result, as with the default dispatch; one after the tool but before them drops it, as
+ *     an abort during the tool does.
+ *   - while a callback of the session is still cleaning up (fail-closed), the call runs with
+ *     the default dispatch, which refuses it.
  *
  * Given as one mode for every event, or per event (`{ UserPromptSubmit: 'local' }`; events
  * not named use `'activity'`). SessionStart and SessionEnd cannot be local: their
  * once-only guarantees rest on at-most-once dispatch. `'inline'` is given per event, for
- * UserPromptSubmit.
+ * UserPromptSubmit and PostToolUse.
  */
 export type HookDispatchMode =
   | 'activity'
   | 'local'
-  | (Partial<Record<Exclude<HookEvent, 'UserPromptSubmit'>, 'activity' | 'local'>> & {
+  | (Partial<
+      Record<Exclude<HookEvent, 'UserPromptSubmit' | 'PostToolUse'>, 'activity' | 'local'>
+    > & {
       UserPromptSubmit?: 'activity' | 'local' | 'inline';
+      PostToolUse?: 'activity' | 'local' | 'inline';
     });
 
 const ONCE_ONLY: readonly HookEvent[] = [HookEvent.SessionStart, HookEvent.SessionEnd];
 const EVENTS = Object.values(HookEvent) as HookEvent[];
+/** The events that can run inside the activity of the step they belong to. */
+const INLINE_EVENTS: readonly HookEvent[] = [HookEvent.UserPromptSubmit, HookEvent.PostToolUse];
 
 /**
  * What is wrong with `value` as a {@link HookDispatchMode} at `path`, or undefined when it is
@@ -70,7 +89,7 @@ const EVENTS = Object.values(HookEvent) as HookEvent[];
 export function hookDispatchProblem(value: unknown, path: string): string | undefined {
   if (value === undefined || value === 'activity' || value === 'local') return undefined;
   if (value === 'inline') {
-    return `${path} cannot be 'inline' for every event: only UserPromptSubmit runs inline, given per event ({ UserPromptSubmit: 'inline' })`;
+    return `${path} cannot be 'inline' for every event: only UserPromptSubmit and PostToolUse run inline, given per event ({ PostToolUse: 'inline' })`;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return `${path} must be 'activity', 'local' or an object of them by event, got ${typeof value === 'string' ? `'${value}'` : String(value)}`;
@@ -79,14 +98,12 @@ export function hookDispatchProblem(value: unknown, path: string): string | unde
     if (!EVENTS.includes(event as HookEvent)) {
       return `${path} names '${event}', which is not a hook event (${EVENTS.join(', ')})`;
     }
-    if (mode === 'inline' && event !== HookEvent.UserPromptSubmit) {
-      return `${path}.${event} cannot be 'inline': only UserPromptSubmit runs inline (inside the send's first model step)`;
+    const inlineable = INLINE_EVENTS.includes(event as HookEvent);
+    if (mode === 'inline' && !inlineable) {
+      return `${path}.${event} cannot be 'inline': only UserPromptSubmit (inside the send's first model step) and PostToolUse (inside the tool's execution) run inline`;
     }
     if (mode !== 'activity' && mode !== 'local' && mode !== 'inline') {
-      const modes =
-        event === HookEvent.UserPromptSubmit
-          ? "'activity', 'local' or 'inline'"
-          : "'activity' or 'local'";
+      const modes = inlineable ? "'activity', 'local' or 'inline'" : "'activity' or 'local'";
       return `${path}.${event} must be ${modes}, got ${typeof mode === 'string' ? `'${mode}'` : String(mode)}`;
     }
     if (mode === 'local' && ONCE_ONLY.includes(event as HookEvent)) {
@@ -117,7 +134,7 @@ export function localDispatchEvents(
 }
 
 /**
- * The events whose callbacks run inline (`'inline'`: UserPromptSubmit only), by the same
+ * The events whose callbacks run inline (`'inline'`: UserPromptSubmit, PostToolUse), by the same
  * precedence as {@link localDispatchEvents}.
  * @throws {ConfigError} for a mode that is not a {@link HookDispatchMode}.
  */

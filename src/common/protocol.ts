@@ -191,6 +191,8 @@ export interface SessionWorkflowInput {
   dispatchHeartbeatTimeoutMs: number;
   /** Heartbeat timeout of model steps, ms; absent: `DEFAULTS.modelHeartbeatTimeoutMs`. */
   modelHeartbeatTimeoutMs?: number;
+  /** Heartbeat timeout of tool executions, ms; absent: `DEFAULTS.toolHeartbeatTimeoutMs`. */
+  toolHeartbeatTimeoutMs?: number;
   /** The tools the model may call, with their kinds (from the agent definition). */
   tools?: Array<{ name: string; kind: ToolKind }>;
   /** How permission is decided: a preset, or the agent's function (run as an activity). */
@@ -737,6 +739,21 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
    * decisions): the activity publishes them first. Absent when there are none.
    */
   streamEvents?: WorkflowStreamEvent[];
+  /**
+   * An inline PostToolUse dispatch (`hookDispatch: { PostToolUse: 'inline' }`): after a tool
+   * that succeeded, the activity runs these callbacks on its output (added to `payload` as
+   * `toolOutput`) and returns their outcome with the result.
+   */
+  hook?: DispatchHookInput;
+}
+
+/**
+ * What an execution with an inline PostToolUse dispatch attaches to its CancelledFailure (the
+ * last detail; the first is the dispatch's cleanup handle) when an abort came while the
+ * callbacks ran: the tool ran, and its result stands.
+ */
+export interface InlineToolDetail {
+  inlineTool: ToolResult;
 }
 
 /**
@@ -752,7 +769,10 @@ export interface PublishStreamEventsInput {
 }
 
 /** What `executeTool` returns. */
-export type ExecuteToolOutput = ToolResult;
+export type ExecuteToolOutput = ToolResult & {
+  /** The inline PostToolUse dispatch's outcome, when the execution ran one (`hook`). */
+  hook?: HookDispatchOutcome;
+};
 
 /** One page of the conversation: query answers must stay under Temporal's 2 MiB limit. */
 export interface ConversationPage {

@@ -123,8 +123,11 @@ export interface HistoryDispatch {
    */
   local?: true;
   /**
-   * Run inline (`hookDispatch: { UserPromptSubmit: 'inline' }`): inside the send's first model
-   * step, whose `modelStep` activity is this row's (its result or failure carries the outcome).
+   * Run inline: UserPromptSubmit (`hookDispatch: { UserPromptSubmit: 'inline' }`) inside the
+   * send's first model step, whose `modelStep` activity is this row's (its result or failure
+   * carries the outcome); PostToolUse (`{ PostToolUse: 'inline' }`) inside the tool's
+   * `executeTool` activity, after the tool succeeded (the row exists once the execution
+   * closed with the outcome, or was cancelled while the callbacks ran).
    */
   inline?: true;
   /** How many times a worker of another version refused it before it ran (or was refused for good). */
@@ -458,7 +461,7 @@ export function timelineFromHistory(
         event,
         canceled.scheduledEventId,
         'lost',
-        { kind: 'cancelled' },
+        { kind: 'cancelled', details: canceled.details },
         (dispatch) => {
           const detail = decode<Partial<CleanupHandle> & { inlineHook?: unknown }>(
             build,
@@ -510,7 +513,7 @@ type ActivityClose =
   | { kind: 'completed'; result: () => unknown; offloaded: boolean }
   | { kind: 'failed'; message: string }
   | { kind: 'worker_lost' }
-  | { kind: 'cancelled' };
+  | { kind: 'cancelled'; details?: PayloadList };
 
 /** What {@link timelineFromHistory} keeps while it reads a history's events. */
 interface TimelineBuild {
@@ -525,7 +528,10 @@ interface TimelineBuild {
   /** Each dispatch's payload (what its callbacks got), by `seq`, until it closes. */
   payloads: Map<number, JsonObject>;
   /** Other activities of a tool call (model step, permission check, tool), by scheduled id. */
-  others: Map<number, (close: ActivityClose, durationMs: number | undefined) => void>;
+  others: Map<
+    number,
+    (close: ActivityClose, durationMs: number | undefined, closed: HistoryEvent) => void
+  >;
   tools: ToolCallTracker;
   /** Events whose payload was a payload-store reference. */
   stored: ReadonlySet<number>;
@@ -877,17 +883,21 @@ function activityScheduled(
       );
     });
   } else if (type === ActivityNames.executeTool) {
-    const run = decode<{ toolUseId?: unknown; toolName?: unknown; input?: unknown }>(
-      build,
-      scheduled.input,
-    );
+    const run = decode<{
+      toolUseId?: unknown;
+      toolName?: unknown;
+      input?: unknown;
+      hook?: unknown;
+    }>(build, scheduled.input);
     if (typeof run?.toolUseId !== 'string') return;
     const state: ToolCallState = build.tools.executeScheduled(
       run.toolUseId,
       run.toolName,
       run.input,
     );
-    build.others.set(eventId, (close, durationMs) => {
+    const hook = isPlainObject(run.hook) ? (run.hook as Partial<DispatchHookInput>) : undefined;
+    build.others.set(eventId, (close, durationMs, closed) => {
+      const inline = hook ? inlineToolEnd(build, close) : undefined;
       const outcome: ToolExecuteOutcome =
         close.kind === 'completed'
           ? {
@@ -895,10 +905,87 @@ function activityScheduled(
               result: close.result() as ToolExecuteOutcomeResult,
               offloaded: close.offloaded,
             }
-          : close;
+          : inline && 'cancelled' in inline
+            ? {
+                kind: 'completed',
+                result: inline.ran as unknown as ToolExecuteOutcomeResult,
+                offloaded: false,
+              }
+            : close;
       build.tools.executeClosed(state, outcome, durationMs);
+      if (hook && inline) inlineToolDispatch(build, event, closed, hook, inline);
     });
   }
+}
+
+/**
+ * How an execution that carried an inline PostToolUse dispatch (`ExecuteToolInput.hook`)
+ * ended for it: the callbacks' outcome came with the tool's result; or the execution was
+ * cancelled while they ran (its details: the dispatch's cleanup handle, then the tool's
+ * result, which stands); or its result is in the payload store, out of this history's reach.
+ * Undefined when the callbacks did not run (the tool failed, was cancelled, or its worker
+ * was lost).
+ */
+function inlineToolEnd(
+  build: TimelineBuild,
+  close: ActivityClose,
+):
+  | { outcome: unknown; ran: JsonObject }
+  | { cancelled: Partial<CleanupHandle> | undefined; ran: JsonObject }
+  | { unreadable: true; ran?: undefined }
+  | undefined {
+  if (close.kind === 'completed') {
+    const result = close.result();
+    if (isPlainObject(result)) {
+      return 'hook' in result ? { outcome: result.hook, ran: result as JsonObject } : undefined;
+    }
+    return close.offloaded ? { unreadable: true } : undefined;
+  }
+  if (close.kind !== 'cancelled') return undefined;
+  const details = (close.details?.payloads ?? []).map((payload) =>
+    decodePayload<unknown>(payload as Parameters<typeof decodePayload>[0], build.converter),
+  );
+  const last = details.at(-1);
+  if (!isPlainObject(last) || !isPlainObject(last.inlineTool)) return undefined;
+  return {
+    cancelled: details[0] as Partial<CleanupHandle> | undefined,
+    ran: last.inlineTool as JsonObject,
+  };
+}
+
+/** The row of an execution's inline PostToolUse dispatch, opened and closed with it. */
+function inlineToolDispatch(
+  build: TimelineBuild,
+  scheduled: HistoryEvent,
+  closed: HistoryEvent,
+  hook: Partial<DispatchHookInput>,
+  inline: NonNullable<ReturnType<typeof inlineToolEnd>>,
+): void {
+  // The callbacks were given the tool's output with the input the workflow scheduled.
+  const payload = isPlainObject(hook.payload) ? hook.payload : {};
+  const toolOutput = inline.ran?.model;
+  const dispatch = openDispatch(build, scheduled, {
+    ...hook,
+    payload: toolOutput === undefined ? payload : { ...payload, toolOutput },
+  });
+  dispatch.inline = true;
+  // The row belongs to the execution's activity, which has closed: nothing else refers to it.
+  build.byScheduledId.delete(dispatch.scheduledEventId);
+  if ('outcome' in inline) {
+    const outcome = inline.outcome as HookDispatchOutcome;
+    applyOutcome(dispatch, outcome, build.payloads.get(dispatch.seq));
+    if (outcome?.status === 'timeout') watchCleanup(build, dispatch, outcome);
+  } else if ('cancelled' in inline) {
+    dispatch.decision = 'cancelled';
+    dispatch.cancelRequested = true;
+    watchCleanup(build, dispatch, inline.cancelled);
+  } else {
+    dispatch.decision = 'error';
+    dispatch.reason =
+      "the outcome is in the tool's result, which this history does not hold " +
+      '(kept in the payload store: read it with its payloads, `inspect --payloads <folder>`)';
+  }
+  dispatchEnded(build, dispatch, closed);
 }
 
 /**
@@ -997,6 +1084,7 @@ function activityClosed(
         scheduledAt !== undefined && closedAt !== undefined
           ? Math.max(0, closedAt - scheduledAt)
           : undefined,
+        event,
       );
       return;
     }
@@ -1004,6 +1092,11 @@ function activityClosed(
     return;
   }
   fill(dispatch);
+  dispatchEnded(build, dispatch, event);
+}
+
+/** A dispatch's row has its decision: its closing event and duration. */
+function dispatchEnded(build: TimelineBuild, dispatch: HistoryDispatch, event: HistoryEvent): void {
   build.payloads.delete(dispatch.seq);
   build.tools.dispatchClosed(dispatch, mergedInputOf(dispatch));
   dispatch.closedEventId = numberOf(event.eventId);

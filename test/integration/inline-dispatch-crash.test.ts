@@ -4,6 +4,9 @@
  * at-least-once. The model step holding the callbacks is retried on the next worker at its
  * heartbeat timeout; there the callbacks run again, then the model, once; nothing of the
  * send is lost and the conversation holds the prompt once.
+ * An inline PostToolUse dispatch (`{ PostToolUse: 'inline' }`) killed the same way: at most
+ * once, as the README promises: the call ends as a tool that failed to run at the tool's
+ * heartbeat timeout, and PostToolUseFailure is dispatched on the next worker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient } from '../../src/index.js';
@@ -17,6 +20,7 @@ import {
   startWorkerProcess,
   waitForEffect,
 } from '../process-helpers.js';
+import { waitFor } from '../helpers.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {
@@ -63,5 +67,46 @@ describe('an inline dispatch whose worker is killed', () => {
     ).toEqual(['continue', 'continue', 'continue']);
     await session.close();
     expect(count(env, 'SessionEnd:end')).toBe(1);
+  }, 120_000);
+
+  it("PostToolUse inline: a kill while its callbacks run loses the tool's result with them; the tool ran once", async () => {
+    const env = crashEnv({
+      hookDispatch: { PostToolUse: 'inline' },
+      toolHooks: true,
+      toolHeartbeatTimeoutMs: 2_000,
+    });
+    const a = await startWorkerProcess(env, 'A');
+    const client = await createAgentClient(crashAgentOptions(env));
+    clients.push(client);
+    const session = await client.createSession();
+    const pending = session.send('record:hold-it');
+    let requestId = '';
+    await waitFor(
+      async () => {
+        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
+        return requestId !== '';
+      },
+      15_000,
+      'the ask',
+    );
+    await session.approve(requestId);
+    await waitForEffect(env, 'A PostToolUse:start recorded hold-it');
+    await a.kill();
+    await startWorkerProcess(env, 'B');
+    // At the tool's heartbeat timeout the call ends as a tool that failed to run: at most once.
+    expect((await pending).text()).toBe('done:error');
+    expect(count(env, 'Record hold-it')).toBe(1);
+    expect(count(env, 'PostToolUse:end')).toBe(0);
+    const failures = effects(env).filter((line) => line.includes('PostToolUseFailure:start'));
+    expect(failures).toHaveLength(1);
+    expect(failures[0]).toMatch(/^B PostToolUseFailure:start Tool Record failed to run: /);
+    // No row for the callbacks that were cut short; the failure's dispatch as usual.
+    expect(
+      (await session.timeline())
+        .filter((e) => e.event.startsWith('PostToolUse'))
+        .map((e) => [e.event, e.outcome]),
+    ).toEqual([['PostToolUseFailure', 'continue']]);
+    openGate(env);
+    await session.close();
   }, 120_000);
 });

@@ -419,7 +419,7 @@ describe("hookDispatch: { UserPromptSubmit: 'inline' }", () => {
   it('is refused for other events and as a mode for every event, naming the option', async () => {
     await expect(agentWith({ PreToolUse: 'inline' } as never, [])).rejects.toThrow(ConfigError);
     await expect(agentWith({ PreToolUse: 'inline' } as never, [])).rejects.toThrow(
-      /advanced\.hookDispatch\.PreToolUse cannot be 'inline': only UserPromptSubmit/,
+      /advanced\.hookDispatch\.PreToolUse cannot be 'inline': only UserPromptSubmit \(inside/,
     );
     await expect(agentWith('inline' as never, [])).rejects.toThrow(
       /advanced\.hookDispatch cannot be 'inline' for every event/,

@@ -27,10 +27,14 @@ describe('hookDispatch modes', () => {
     expect(inlineDispatchEvents(undefined)).toEqual([]);
   });
 
-  it("refuses 'inline' anywhere but UserPromptSubmit, naming the path", () => {
-    expect(hookDispatchProblem({ PostToolUse: 'inline' }, 'hookDispatch')).toBe(
-      "hookDispatch.PostToolUse cannot be 'inline': only UserPromptSubmit runs inline (inside the send's first model step)",
+  it("refuses 'inline' anywhere but UserPromptSubmit and PostToolUse, naming the path", () => {
+    expect(hookDispatchProblem({ PreToolUse: 'inline' }, 'hookDispatch')).toBe(
+      "hookDispatch.PreToolUse cannot be 'inline': only UserPromptSubmit (inside the send's first model step) and PostToolUse (inside the tool's execution) run inline",
     );
+    expect(hookDispatchProblem({ PostToolUse: 'inline' }, 'hookDispatch')).toBeUndefined();
+    expect(inlineDispatchEvents({ PostToolUse: 'inline', UserPromptSubmit: 'local' })).toEqual([
+      'PostToolUse',
+    ]);
     expect(hookDispatchProblem('inline', 'advanced.hookDispatch')).toMatch(
       /^advanced\.hookDispatch cannot be 'inline' for every event/,
     );

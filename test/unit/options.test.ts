@@ -254,6 +254,24 @@ describe('advanced.temporal connection and seams options', () => {
     );
   });
 
+  it("takes a tool heartbeat timeout from 1 s, into the session's input only when set", () => {
+    expect(resolveAgentOptions(temporal({})).temporal.toolHeartbeatTimeoutMs).toBeUndefined();
+    expect(
+      resolveAgentOptions(temporal({ toolHeartbeatTimeoutMs: 2_000 })).temporal
+        .toolHeartbeatTimeoutMs,
+    ).toBe(2_000);
+    for (const [value, shown] of [
+      [999, '999'],
+      [1_500.5, '1500.5'],
+      ['2000', "'2000'"],
+    ] as const) {
+      expectConfigError(
+        thrownBy(() => resolveAgentOptions(temporal({ toolHeartbeatTimeoutMs: value as never }))),
+        `advanced.temporal.toolHeartbeatTimeoutMs must be an integer from 1000 to 3600000, got ${shown}`,
+      );
+    }
+  });
+
   it("takes the workflow task slots from 2 to 10000, Temporal's 40 by default", () => {
     expect(resolveAgentOptions(temporal({})).temporal.maxConcurrentWorkflowTaskExecutions).toBe(40);
     expect(
