@@ -12,6 +12,8 @@
  *   workers) and the server used, and the workflow tasks that timed out on the sticky queue;
  * - a UserPromptSubmit hook dispatched inline (`hookDispatch: { UserPromptSubmit: 'inline' }`)
  *   and as a local activity (`hookDispatch: 'local'`) against the default;
+ * - the same for a PostToolUse hook (part `tool`: each send makes one call of a tool that does
+ *   nothing), inline (`{ PostToolUse: 'inline' }`: in the tool's activity), local and default;
  * - one session of 2,500 sends (BENCH_LONG_SENDS), left to roll over by itself: the median
  *   latency of its last 100 sends against its first 100 after warm-up, each send paired with
  *   one to a session rotated every BENCH_ROTATE sends, whose same ratio is the machine's
@@ -35,6 +37,7 @@ import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import {
   createAgent,
+  defineTool,
   HookEvent,
   type HookDispatchMode,
   type HookMap,
@@ -46,6 +49,7 @@ import { installQuietRuntime } from '../src/worker/worker.js';
 import { workflowBundle } from '../src/worker/workflow-code.js';
 import { processCacheStats } from '../src/worker/conversation-cache.js';
 import { scriptedModel } from '../src/testing/index.js';
+import { z } from 'zod';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
@@ -58,7 +62,7 @@ const TP_SESSIONS = Number(process.env.BENCH_TP_SESSIONS ?? 100);
 const TP_SENDS = Number(process.env.BENCH_TP_SENDS ?? 10);
 const TP_ROUNDS = Number(process.env.BENCH_TP_ROUNDS ?? 2);
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
-/** The parts to run (`latency,throughput,local,long`; all by default). */
+/** The parts to run (`counts,promises,latency,throughput,local,tool,long`; all by default). */
 const PARTS = process.env.BENCH_PARTS?.split(',');
 const want = (part: string) => !PARTS || PARTS.includes(part);
 const now = () => performance.now();
@@ -139,6 +143,27 @@ const sticky10Agent = want('throughput')
         stickyQueueScheduleToStartTimeoutMs: 10_000,
       }),
     )
+  : undefined;
+
+/** Ours with a tool: each send makes one call of `Noop`, then answers (the `tool` part). */
+const toolAgent = want('tool')
+  ? await createAgent({
+      ...benchAgentOptions(server.address, `bench-tool-${randomUUID()}`, {}),
+      model: scriptedModel((request) =>
+        request.messages.at(-1)?.role === 'tool'
+          ? 'ok'
+          : { toolCalls: [{ toolName: 'Noop', input: {} }] },
+      ),
+      tools: [
+        defineTool({
+          name: 'Noop',
+          description: 'Does nothing',
+          kind: 'readonly',
+          inputSchema: z.object({}),
+          execute: async () => 'done',
+        }),
+      ],
+    })
   : undefined;
 
 /**
@@ -544,6 +569,52 @@ async function localDispatch(): Promise<string[][]> {
 }
 
 /**
+ * A PostToolUse dispatch's own cost, inline in the tool's activity, as a local activity and
+ * by default: sends that each make one tool call, with the hook and without (paired).
+ */
+async function toolDispatch(): Promise<string[][]> {
+  const of = toolAgent!;
+  const hooks = { [HookEvent.PostToolUse]: [continueHook] } as HookMap;
+  const series = {
+    inline: await oursSender(hooks, { PostToolUse: 'inline' }, of),
+    local: await oursSender(hooks, 'local', of),
+    remote: await oursSender(hooks, undefined, of),
+    none: await oursSender(HOOKS.none, undefined, of),
+  };
+  type Name = keyof typeof series;
+  const names = Object.keys(series) as Name[];
+  const times = {} as Record<Name, number[]>;
+  for (const name of names) times[name] = [];
+  for (let i = 0; i < SENDS + 10; i++) {
+    for (const name of names) {
+      const t0 = now();
+      await series[name].send(`t${i}`);
+      if (i >= 10) times[name].push(now() - t0);
+      await series[name].rotate();
+    }
+  }
+  await Promise.all(Object.values(series).map((s) => s.close()));
+  const cost = (withHook: number[]) => withHook.map((t, i) => t - times.none[i]!);
+  const [inline, local, remote] = [cost(times.inline), cost(times.local), cost(times.remote)];
+  return [
+    [
+      'a send with one tool call: no hook / PostToolUse inline / local / default (ms)',
+      names.map((n) => fmt(percentile(times[n], 50))).join(' / '),
+      names.map((n) => fmt(percentile(times[n], 99))).join(' / '),
+      '',
+      '',
+    ],
+    [
+      'a PostToolUse dispatch alone (paired): inline / local / default (ms)',
+      [inline, local, remote].map((t) => fmt(percentile(t, 50))).join(' / '),
+      [inline, local, remote].map((t) => fmt(percentile(t, 99))).join(' / '),
+      fmt(percentile(inline, 50) / percentile(remote, 50), 2),
+      'inline p50 <= 5',
+    ],
+  ];
+}
+
+/**
  * One session of ours, never rotated by the benchmark: it rolls over by itself (every 200
  * Updates). The median of the last ten sends against the median of sends 10 to 20.
  */
@@ -802,6 +873,7 @@ try {
     ...(want('latency') ? await latencySeries() : []),
     ...(want('throughput') ? await throughput() : []),
     ...(want('local') ? await localDispatch() : []),
+    ...(want('tool') ? await toolDispatch() : []),
     ...(want('long') ? await longSession() : []),
   ];
   printTable(
@@ -814,6 +886,7 @@ try {
   await turnsAgent?.shutdown();
   await sticky10Agent?.shutdown();
   await slots200Agent?.shutdown();
+  await toolAgent?.shutdown();
   handWorker.shutdown();
   await handRunning;
   await clientConnection.close();

@@ -220,8 +220,9 @@ export interface SessionWorkflowInput {
   /** Events whose callbacks are dispatched as local activities (`hookDispatch`); absent: none. */
   localDispatch?: HookEvent[];
   /**
-   * Events whose callbacks run inside the send's first model step (`hookDispatch`
-   * `'inline'`: UserPromptSubmit only); absent: none.
+   * Events whose callbacks run inside another activity (`hookDispatch` `'inline'`):
+   * UserPromptSubmit in the send's first model step, PostToolUse in the tool's execution;
+   * absent: none.
    */
   inlineDispatch?: HookEvent[];
   /**
