@@ -16,7 +16,7 @@ import { createArchiveActivities } from './archive-run.js';
 import { createDefinitionActivities } from './describe-definition.js';
 import { createHookActivities } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
-import { createToolActivities } from './tool-exec.js';
+import { createToolActivities, withInlinePostToolUse } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
 import { createStreamActivities, withStreamEvents } from './stream-events.js';
 import { withTracing } from './tracing.js';
@@ -54,20 +54,25 @@ export function createActivities(deps: ActivityDeps) {
   // The hook, tool and permission activities publish to their send's live stream; a worker of
   // another version refuses first (nothing runs, nothing is published). With tracing on,
   // each runs in its span, a refusal included.
+  const streamed = withStreamEvents(deps.registry, {
+    ...createHookActivities(deps),
+    ...createModelActivities({ ...deps, dispatchInline }),
+    ...createToolActivities(deps),
+    ...createArchiveActivities(deps),
+    ...createDefinitionActivities(deps),
+    // Publishes what the workflow decided (no definition code runs): any worker may.
+    ...createStreamActivities(deps.registry),
+  });
   const activities = withTracing(
     deps.tracing,
     deps.registry,
     guardVersions(
       deps.registry,
-      withStreamEvents(deps.registry, {
-        ...createHookActivities(deps),
-        ...createModelActivities({ ...deps, dispatchInline }),
-        ...createToolActivities({ ...deps, dispatchInline }),
-        ...createArchiveActivities(deps),
-        ...createDefinitionActivities(deps),
-        // Publishes what the workflow decided (no definition code runs): any worker may.
-        ...createStreamActivities(deps.registry),
-      }),
+      // A tool's inline PostToolUse runs after the tool's own stream events.
+      {
+        ...streamed,
+        executeTool: withInlinePostToolUse(streamed.executeTool, dispatchInline),
+      },
       ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
     ),
   );

@@ -34,15 +34,47 @@ interface ToolActivityDeps {
   payloadStore?: PayloadStore;
   /** The clock tool budgets run on. @default the process's clock */
   clock?: BudgetClock;
-  /** Runs an inline PostToolUse dispatch (the worker's `dispatchHook`). */
-  dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }
 
 /**
- * Build `describeToolCall`, `checkPermission` and `executeTool`. An execution carrying an
- * inline PostToolUse dispatch (`input.hook`) runs it after a tool that succeeded, with
- * `dispatchInline` (its stream event and span included).
+ * `executeTool` that runs the execution's inline PostToolUse dispatch (`input.hook`,
+ * `hookDispatch: { PostToolUse: 'inline' }`) after a tool that succeeded, with
+ * `dispatchInline` (the worker's `dispatchHook`: its stream event and span included), and
+ * returns its outcome with the result. Applied outside the live stream's wrapper of
+ * `executeTool`, so the stream says the tool ended (with its own duration) before the
+ * callbacks' `hook` event, as with the default dispatch.
  */
+export function withInlinePostToolUse(
+  executeTool: (input: ExecuteToolInput) => Promise<ExecuteToolOutput>,
+  dispatchInline: (input: DispatchHookInput) => Promise<HookDispatchOutcome>,
+): (input: ExecuteToolInput) => Promise<ExecuteToolOutput> {
+  return async (input) => {
+    const result = await executeTool(input);
+    if (!input.hook || result.status !== 'success') return result;
+    const { hook } = input;
+    const started = performance.now();
+    try {
+      const outcome = await dispatchInline({
+        ...hook,
+        payload: { ...hook.payload, toolOutput: result.model },
+      });
+      return { ...result, hook: outcome };
+    } catch (error) {
+      // Aborted while the callbacks ran: the tool ran, and its result goes with the
+      // cancellation (after the dispatch's cleanup handle), as the default dispatch keeps it.
+      if (error instanceof CancelledFailure) {
+        const detail: InlineToolDetail = {
+          inlineTool: result,
+          durationMs: Math.round(performance.now() - started),
+        };
+        throw new CancelledFailure(error.message, [...error.details, detail]);
+      }
+      throw error;
+    }
+  };
+}
+
+/** Build `describeToolCall`, `checkPermission` and `executeTool`. */
 export function createToolActivities(deps: ToolActivityDeps) {
   const { registry } = deps;
   const clock = deps.clock ?? realClock;
@@ -112,30 +144,8 @@ export function createToolActivities(deps: ToolActivityDeps) {
     }
   }
 
-  async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
-    const result = await executeOnce(input);
-    if (!input.hook || result.status !== 'success') return result;
-    if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
-    const { hook } = input;
-    try {
-      const outcome = await deps.dispatchInline({
-        ...hook,
-        payload: { ...hook.payload, toolOutput: result.model },
-      });
-      return { ...result, hook: outcome };
-    } catch (error) {
-      // Aborted while the callbacks ran: the tool ran, and its result goes with the
-      // cancellation (after the dispatch's cleanup handle), as the default dispatch keeps it.
-      if (error instanceof CancelledFailure) {
-        const detail: InlineToolDetail = { inlineTool: result };
-        throw new CancelledFailure(error.message, [...error.details, detail]);
-      }
-      throw error;
-    }
-  }
-
   /** The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up. */
-  async function executeOnce(input: ExecuteToolInput): Promise<ToolResult> {
+  async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
     const ctx = Context.current();
     const agent = registry.agent(input.agentName, input.version);
     const tool = agent.tools.find((t) => t.name === input.toolName);

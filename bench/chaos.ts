@@ -2,8 +2,10 @@
  * Recovery after a worker dies (issue 19, item 4): three worker processes, one SIGKILLed
  * (and replaced) every BENCH_KILL_MS (default 4000), while 30 sessions send 4 prompts each
  * (one UserPromptSubmit hook, one model step; 1 to 2 s apart). Prints the send
- * latencies (p50, p99, max), how the sends ended, and the kills, for each series of
- * settings below, interleaved per round.
+ * latencies (p50, p99, max), the kills, the sends in flight at a kill (on any worker; from
+ * the kill to their end: the p99 is how soon the dead worker's sessions resumed, at most)
+ * against the p99 of the other sends (the load alone), and how the sends ended, for each
+ * series of settings below, interleaved per round.
  *
  *   npm run bench:chaos      (BENCH_ADDRESS to reuse a server; BENCH_CHAOS_ROUNDS=1)
  */
@@ -118,6 +120,8 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
   };
   const sessions = await Promise.all(Array.from({ length: SESSIONS }, create));
   let kills = 0;
+  /** When each kill happened (performance.now()). */
+  const killedAt: number[] = [];
   let running = true;
   const chaos = (async () => {
     while (running) {
@@ -125,6 +129,7 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
       // Never the last one standing: a replacement may still be starting.
       if (!running || workers.length < 2) continue;
       const victim = workers.shift()!;
+      killedAt.push(performance.now());
       await kill(victim);
       kills++;
       starting.push(startWorker(settings).then((w) => workers.push(w)));
@@ -132,6 +137,8 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
     await Promise.all(starting);
   })();
   const latencies: number[] = [];
+  /** Each send's start and end (performance.now()). */
+  const spans: Array<[number, number]> = [];
   const outcomes = new Map<string, number>();
   const messages = new Map<string, string>();
   const note = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
@@ -151,6 +158,7 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
             messages.set(code, String((error as Error).message).slice(0, 300));
         }
         latencies.push(performance.now() - start);
+        spans.push([start, performance.now()]);
       }
     }),
   );
@@ -172,7 +180,16 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
   await client.close();
   await Promise.all(workers.map(kill));
   for (const [code, message] of messages) console.log(`  ${code}: ${message}`);
-  return { latencies, outcomes, kills, wall, misplaced };
+  // The sends a kill caught in flight, and how long after it each ended (at most this long
+  // to resume, the rest of the send's own work included); the others show the load alone.
+  const afterKill: number[] = [];
+  const untouched: number[] = [];
+  for (const [start, end] of spans) {
+    const caught = killedAt.filter((k) => start <= k && k <= end);
+    if (caught.length > 0) afterKill.push(end - Math.min(...caught));
+    else untouched.push(end - start);
+  }
+  return { latencies, outcomes, kills, wall, misplaced, afterKill, untouched };
 }
 
 const rows: string[][] = [];
@@ -187,6 +204,8 @@ try {
         fmt(percentile(r.latencies, 99)),
         fmt(Math.max(...r.latencies)),
         String(r.kills),
+        `${r.afterKill.length}: ${fmt(percentile(r.afterKill, 50))} / ${fmt(percentile(r.afterKill, 99))}`,
+        fmt(percentile(r.untouched, 99)),
         [...r.outcomes].map(([k, v]) => `${k} ${v}`).join(', '),
         String(r.misplaced),
       ]);
@@ -200,6 +219,8 @@ try {
       'p99',
       'max',
       'kills',
+      'sends a kill caught: n: kill to end p50 / p99',
+      'p99 of the other sends',
       'sends ended',
       'sessions with a prompt lost or twice',
     ],

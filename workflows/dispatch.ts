@@ -250,8 +250,8 @@ export function settleInline(
 
 /**
  * Record that the activity running the inline dispatch `hook` was cancelled (an abort) while
- * its callbacks ran: a cancelled entry, which holds the session fail-closed while a callback
- * cleans up, as for {@link dispatchEvent}.
+ * its callbacks ran, for `durationMs`: a cancelled entry, which holds the session fail-closed
+ * while a callback cleans up, as for {@link dispatchEvent}.
  * @returns the cancellation, to rethrow.
  */
 export function inlineCancelled(
@@ -259,10 +259,12 @@ export function inlineCancelled(
   hook: DispatchHookInput,
   tags: DispatchTags,
   error: unknown,
+  durationMs: number,
 ): unknown {
-  return recordInline(state, hook, tags, (entry) =>
-    dispatchFailure(state, entry, hook.event, error),
-  );
+  return recordInline(state, hook, tags, (entry) => {
+    entry.startedAt -= durationMs;
+    return dispatchFailure(state, entry, hook.event, error);
+  });
 }
 
 function recordInline<T>(

@@ -108,10 +108,10 @@ export async function runToolCall(
     executed = await execute(run, hook);
   } catch (error) {
     // Aborted while its inline PostToolUse callbacks ran: the tool ran, and its result stands.
-    const ran = hook && inlineToolResultOf(error);
+    const ran = hook && inlineToolDetailOf(error);
     if (!ran) throw error;
-    onExecuted(end(run, ran, 'success'));
-    throw inlineCancelled(state, hook, run.tags, error);
+    onExecuted(end(run, ran.inlineTool, 'success'));
+    throw inlineCancelled(state, hook, run.tags, error, ran.durationMs);
   }
   const { hook: decided, ...result } = executed;
   // The tool ran: if the prompt is aborted from here on, its result still stands.
@@ -130,13 +130,14 @@ function inlinePostToolUse(run: CallRun): DispatchHookInput | undefined {
   return inlineDispatchInput(run.state, HookEvent.PostToolUse, payload, run.tags);
 }
 
-/** The tool's result an execution cancelled during its inline callbacks carries. */
-function inlineToolResultOf(error: unknown): ToolResult | undefined {
+/** What an execution cancelled during its inline callbacks carries: the tool's result. */
+function inlineToolDetailOf(error: unknown): InlineToolDetail | undefined {
   const cause = error instanceof ActivityFailure ? error.cause : undefined;
   if (!(cause instanceof CancelledFailure)) return undefined;
   const last = cause.details.at(-1) as Partial<InlineToolDetail> | null | undefined;
   const result = last?.inlineTool;
-  return result && typeof result === 'object' && result.status === 'success' ? result : undefined;
+  if (!result || typeof result !== 'object' || result.status !== 'success') return undefined;
+  return { inlineTool: result, durationMs: Number(last.durationMs) || 0 };
 }
 
 /** How the call ended: its result for the model and its record (`reason`: why it did not run). */

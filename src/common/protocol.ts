@@ -755,6 +755,8 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
  */
 export interface InlineToolDetail {
   inlineTool: ToolResult;
+  /** How long the callbacks ran until the execution was cancelled, ms. */
+  durationMs: number;
 }
 
 /**

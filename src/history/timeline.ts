@@ -931,15 +931,18 @@ function inlineToolEnd(
   close: ActivityClose,
 ):
   | { outcome: unknown; ran: JsonObject }
-  | { cancelled: Partial<CleanupHandle> | undefined; ran: JsonObject }
+  | { cancelled: Partial<CleanupHandle> | undefined; ran: JsonObject; durationMs?: number }
   | { unreadable: true; ran?: undefined }
   | undefined {
   if (close.kind === 'completed') {
     const result = close.result();
-    if (isPlainObject(result)) {
-      return 'hook' in result ? { outcome: result.hook, ran: result as JsonObject } : undefined;
+    if (isPlainObject(result) && 'hook' in result) {
+      return { outcome: result.hook, ran: result as JsonObject };
     }
-    return close.offloaded ? { unreadable: true } : undefined;
+    // A tool's result without an outcome: the tool failed, so the callbacks did not run.
+    if (isPlainObject(result) && typeof result.status === 'string') return undefined;
+    // Anything else is a reference to the payload store (a big result and outcome together).
+    return { unreadable: true };
   }
   if (close.kind !== 'cancelled') return undefined;
   const details = (close.details?.payloads ?? []).map((payload) =>
@@ -950,6 +953,7 @@ function inlineToolEnd(
   return {
     cancelled: details[0] as Partial<CleanupHandle> | undefined,
     ran: last.inlineTool as JsonObject,
+    ...(typeof last.durationMs === 'number' ? { durationMs: last.durationMs } : {}),
   };
 }
 
@@ -978,6 +982,7 @@ function inlineToolDispatch(
   } else if ('cancelled' in inline) {
     dispatch.decision = 'cancelled';
     dispatch.cancelRequested = true;
+    if (inline.durationMs !== undefined) dispatch.durationMs = inline.durationMs;
     watchCleanup(build, dispatch, inline.cancelled);
   } else {
     dispatch.decision = 'error';

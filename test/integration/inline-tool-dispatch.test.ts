@@ -17,7 +17,12 @@ import {
   type AgentOptions,
   type ConversationMessage,
   type SendResponse,
+  type Session,
+  fileStore,
 } from '../../src/index.js';
+import { decodeHistoryPayloads, storedPayloadEventIds } from '../../src/history/decode.js';
+import { encryptedCodecs } from '../../src/payloads/data-converter.js';
+import { tempDir } from '../temp-dirs.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { timelineFromHistory, type HistoryDispatch } from '../../src/history/timeline.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
@@ -27,7 +32,10 @@ afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
 
-/** `Echo` answers `echo <word>`; the word `fail` makes it throw. */
+/**
+ * `Echo` answers `echo <word>`; the word `fail` makes it throw, `slow` makes it take 400 ms,
+ * `big` makes it answer 150,000 characters more.
+ */
 const echoTool = defineTool({
   name: 'Echo',
   description: 'Echo a word back',
@@ -35,9 +43,21 @@ const echoTool = defineTool({
   inputSchema: z.object({ word: z.string().min(1) }),
   execute: async ({ word }) => {
     if (word.includes('fail')) throw new Error(`cannot echo ${word}`);
-    return `echo ${word}`;
+    if (word.includes('slow')) await new Promise((resolve) => setTimeout(resolve, 400));
+    return `echo ${word}${word.includes('big') ? ` ${'x'.repeat(150_000)}` : ''}`;
   },
 });
+
+/** The live stream of `call`: its events as `type[:status or decision]`. */
+async function streamOf(call: ReturnType<Session['send']>): Promise<string[]> {
+  const events: string[] = [];
+  for await (const event of call.stream()) {
+    if (event.type === 'tool-start') events.push('tool-start');
+    if (event.type === 'tool-end') events.push(`tool-end:${event.status}`);
+    if (event.type === 'hook') events.push(`hook:${event.event}:${event.decision}`);
+  }
+  return events;
+}
 
 /** `call <word>` makes the model call Echo with it, then say what the tool answered. */
 const newModel = () =>
@@ -60,6 +80,8 @@ function hooksFor(calls: Calls): NonNullable<AgentOptions['advanced']>['hooks'] 
         const output = String(input.toolOutput);
         calls.push(`post ${output}`);
         if (output.includes('secret')) return { action: 'continue', modifiedOutput: 'redacted' };
+        if (output.includes('big'))
+          return { action: 'continue', modifiedOutput: 'y'.repeat(200_000) };
         if (output.includes('block')) return { action: 'abort', reason: 'blocked by policy' };
         if (output.includes('throw')) throw new Error('the check broke');
         if (output.includes('wait')) {
@@ -147,12 +169,9 @@ describe("hookDispatch: { PostToolUse: 'inline' }", () => {
       for (const word of ['plain', 'secret', 'block', 'throw', 'fail', 'wait']) {
         texts.push((await session.send(`call ${word}`)).text());
       }
-      // The stream of one send shows the dispatch as any other.
+      // The stream of one send shows the dispatch as any other, after the tool's end.
       const call = session.send('call streamed');
-      const streamed: string[] = [];
-      for await (const event of call.stream()) {
-        if (event.type === 'hook') streamed.push(`${event.event} ${event.decision}`);
-      }
+      const streamed = await streamOf(call);
       texts.push((await call).text());
       const conversation = await session.conversation();
       const live = (await session.timeline()).map((e) => [e.event, e.outcome, e.toolName]);
@@ -179,7 +198,7 @@ describe("hookDispatch: { PostToolUse: 'inline' }", () => {
     ]);
     expect(ours.calls).toContain('aborted Hook PostToolUse exceeded 1500ms');
     expect(ours.calls).toContain('failure Echo failed: cannot echo fail');
-    expect(ours.streamed).toEqual(['PostToolUse continue']);
+    expect(ours.streamed).toEqual(['tool-start', 'tool-end:success', 'hook:PostToolUse:continue']);
     // Same answers, callbacks, conversation and rows; ours marked inline.
     expect(ours.texts).toEqual(ordinary.texts);
     expect(ours.calls).toEqual(ordinary.calls);
@@ -212,24 +231,33 @@ describe("hookDispatch: { PostToolUse: 'inline' }", () => {
       const agent = await agentWith(hookDispatch, calls);
       // A budget the abort comes well within.
       const session = await agent.createSession({ hookTimeoutMs: 60_000 });
-      const pending = session.send('call wait');
-      await waitFor(() => calls.includes('post echo wait'), 10_000, 'the callback started');
+      // A tool of 400 ms, then a callback that waits 300 ms or more for its abort.
+      const pending = session.send('call slow wait');
+      const streamed = streamOf(pending);
+      await waitFor(() => calls.includes('post echo slow wait'), 10_000, 'the callback started');
+      await new Promise((resolve) => setTimeout(resolve, 300));
       const aborted = await session.abort('stop');
       const response: SendResponse = await pending;
       const after = (await session.send('call after')).text();
       const conversation = await session.conversation();
-      const live = (await session.timeline()).map((e) => [e.event, e.outcome]);
+      const entries = await session.timeline();
       await session.close();
       const timeline = timelineFromHistory(await historyOf(session.workflowId));
       return {
         aborted,
         status: response.status,
+        streamed: await streamed,
         after,
         calls,
         results: toolResults(conversation),
-        live,
+        live: entries.map((e) => [e.event, e.outcome]),
         rows: timeline.dispatches.map((d) => [d.event, d.decision]),
         tools: timeline.toolCalls.map((c) => c.result?.status),
+        // How long the cancelled dispatch ran: its callback's wait, not the tool's time.
+        durations: {
+          live: entries[0]!.durationMs,
+          row: timeline.dispatches[0]!.durationMs!,
+        },
       };
     };
     const [ours, ordinary] = await Promise.all([run(inline), run(undefined)]);
@@ -237,18 +265,69 @@ describe("hookDispatch: { PostToolUse: 'inline' }", () => {
       aborted: true,
       status: 'aborted',
       after: 'saw success: echo after',
-      calls: ['post echo wait', 'aborted stop', 'post echo after'],
+      calls: ['post echo slow wait', 'aborted stop', 'post echo after'],
+      streamed: ['tool-start', 'tool-end:success', 'hook:PostToolUse:cancelled'],
     });
     // The tool ran: its result stands, as with the ordinary dispatch.
     expect(ours.results[0]).toBe(
-      'success: echo wait\n[the prompt was aborted after this tool ran]',
+      'success: echo slow wait\n[the prompt was aborted after this tool ran]',
     );
+    expect(ours.durations.live).toBeGreaterThanOrEqual(300);
+    expect(ours.durations.row).toBe(ours.durations.live);
+    expect(ordinary.durations.live).toBeGreaterThanOrEqual(300);
+    const { durations: _ours, ...oursRest } = ours;
+    const { durations: _ordinary, ...ordinaryRest } = ordinary;
+    expect(oursRest).toEqual(ordinaryRest);
     expect(ours.live).toEqual([
       ['PostToolUse', 'cancelled'],
       ['PostToolUse', 'continue'],
     ]);
     expect(ours.rows).toEqual(ours.live);
-    expect(ours).toEqual(ordinary);
+  }, 60_000);
+
+  it("reads a row from history without the payload store as unreadable when the tool's result and outcome were stored together", async () => {
+    const dir = tempDir('inline-tool-payloads');
+    const run = async (hookDispatch: typeof inline | undefined) => {
+      const agent = await createAgent({
+        model: newModel(),
+        tools: [echoTool],
+        advanced: {
+          ...(hookDispatch ? { hookDispatch } : {}),
+          maxToolOutputBytes: 300_000,
+          payloadStore: fileStore(dir),
+          hooks: hooksFor([]),
+          temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('inline-tool') },
+        },
+      });
+      agents.push(agent);
+      const session = await agent.createSession();
+      // 150,000 characters of output, 200,000 of modifiedOutput: each under the store's
+      // 256 KiB threshold, together over it.
+      const text = (await session.send('call big')).text();
+      await session.close();
+      const history = await historyOf(session.workflowId);
+      const stored = storedPayloadEventIds(history);
+      const decoded = await decodeHistoryPayloads(
+        history,
+        encryptedCodecs(undefined, { payloadStore: fileStore(dir), offloadPayloadBytes: 262_144 }),
+      );
+      const rows = (t: ReturnType<typeof timelineFromHistory>) =>
+        t.dispatches.map((d) => [d.event, d.decision, d.reason?.slice(0, 40)]);
+      return {
+        text,
+        without: rows(timelineFromHistory(history, { storedPayloadEventIds: stored })),
+        with: rows(timelineFromHistory(decoded, { storedPayloadEventIds: stored })),
+      };
+    };
+    const [ours, ordinary] = await Promise.all([run(inline), run(undefined)]);
+    expect(ours.text).toBe(`saw success: ${'y'.repeat(200_000)}`);
+    expect(ours.text).toBe(ordinary.text);
+    // With the store, the same rows; without it, the inline row says where its outcome is.
+    expect(ours.with).toEqual(ordinary.with);
+    expect(ours.with).toEqual([['PostToolUse', 'continue', undefined]]);
+    expect(ours.without).toEqual([
+      ['PostToolUse', 'error', "the outcome is in the tool's result, whi"],
+    ]);
   }, 60_000);
 
   it('sets the tool heartbeat timeout from advanced.temporal.toolHeartbeatTimeoutMs', async () => {
