@@ -256,7 +256,8 @@ export interface TemporalOptions {
    * tool that failed to run (tools run at most once: none is run again). A running tool
    * heartbeats every `heartbeatIntervalMs` from its own timer, so only a worker whose event
    * loop is stuck this long is taken for dead by mistake (its tool's result is then dropped).
-   * Set when a session starts (later runs keep it). @default 10000
+   * An integer from 1000 to 3600000. Set when a session starts (later runs keep it).
+   * @default 10000
    */
   toolHeartbeatTimeoutMs?: number;
   /**

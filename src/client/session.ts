@@ -295,7 +295,9 @@ export class Session {
   /**
    * Abort the prompt running now: its hook callback's `abortSignal` fires with `reason`, its
    * model step or tool is cancelled, and its `send()` resolves with status `aborted`. The
-   * session stays usable.
+   * session stays usable. Sends this client issued before the call reach the session first
+   * (an `abort()` right after a `send()` stops that send); sends issued after it wait until
+   * it has answered.
    *
    * @param reason handed to callbacks as `abortSignal.reason`. @default an `AbortError`
    * @returns once the prompt has stopped: whether it ended as aborted (false when nothing
@@ -314,10 +316,18 @@ export class Session {
       reason: serializeError(given),
       ...(requestId !== undefined ? { requestId } : {}),
     };
-    const { aborted } = await this.#update(Updates.abort, [request], {
-      updateId: abortId,
-    });
-    return aborted;
+    // The sends this client issued before reach the workflow first (an abort() right after a
+    // send() stops that send): the abort takes a turn among them, once they were accepted,
+    // and sends issued after it wait until it has answered.
+    const handOn = this.#calls ? await this.#calls.sendTurn(this.workflowId) : () => undefined;
+    try {
+      const { aborted } = await this.#update(Updates.abort, [request], {
+        updateId: abortId,
+      });
+      return aborted;
+    } finally {
+      handOn();
+    }
   }
 
   /**

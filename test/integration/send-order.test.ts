@@ -97,6 +97,32 @@ describe('send() without awaiting', () => {
   }, 120_000);
 });
 
+describe('abort() right after send()', () => {
+  it('stops that send, though its Update may not have reached the workflow yet', async () => {
+    // `hold` waits in UserPromptSubmit until its signal aborts: only the abort ends it.
+    holdGate = { entered: () => undefined, opened: new Promise<void>(() => undefined) };
+    try {
+      const session = await agent.createSession();
+      for (const reason of ['first', 'second']) {
+        const call = session.send('hold');
+        expect(await session.abort(new Error(reason))).toBe(true);
+        const response = await call;
+        expect(response.status).toBe('aborted');
+        expect(response.abortReason).toMatchObject({ message: reason });
+      }
+      // A send issued after the abort is not aborted by it.
+      const call = session.send('hold');
+      const after = session.send('after');
+      expect(await session.abort()).toBe(true);
+      expect((await call).status).toBe('aborted');
+      expect((await after).text()).toBe('echo:after');
+      await session.close();
+    } finally {
+      holdGate = undefined;
+    }
+  }, 60_000);
+});
+
 describe('sends queued behind a running prompt', () => {
   it('a queued send whose signal aborts resolves aborted and never runs; the rest keep call order', async () => {
     const entered = gate();
