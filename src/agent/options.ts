@@ -248,7 +248,8 @@ export interface TemporalOptions {
    * call stalls its session this long (`npm run bench:chaos`). The cost of a short one: a
    * worker whose event loop stalls this long (a long GC, a workflow bundle built at startup)
    * has its model calls made again by another worker, and the first answers are dropped.
-   * Set when a session starts (later runs keep it). @default 30000
+   * An integer from 1000 to 3600000. Set when a session starts (later runs keep it).
+   * @default 30000
    */
   modelHeartbeatTimeoutMs?: number;
   /**
