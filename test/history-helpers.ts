@@ -3,6 +3,7 @@
  * (an Update accepted, an Update completed) instead of sleeping.
  */
 import type { Client } from '@temporalio/client';
+import type { HistoryDispatch } from '../src/history/timeline.js';
 import { rawClient, waitFor } from './helpers.js';
 
 /** One Update as the history records it. */
@@ -72,4 +73,33 @@ export function waitForSendAccepted(workflowId: string, requestId: string): Prom
     (updates) => updates.some((u) => u.name === 'send' && u.updateId === requestId),
     `send ${requestId} to be accepted`,
   );
+}
+
+/** The history of the workflow `workflowId` (its newest run), read by a client of its own. */
+export async function historyOf(workflowId: string) {
+  const client = await rawClient();
+  try {
+    return await client.workflow.getHandle(workflowId).fetchHistory();
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/**
+ * A dispatch row without what differs between two sessions of the same script (ids, event
+ * ids, times) or marks it inline: what an inline dispatch's rows are compared on with the
+ * default dispatch's.
+ */
+export function comparableRow(dispatch: HistoryDispatch) {
+  const {
+    inline: _inline,
+    dispatchId: _dispatchId,
+    scheduledEventId: _scheduled,
+    closedEventId: _closed,
+    scheduledAt: _at,
+    durationMs: _duration,
+    callbacks,
+    ...rest
+  } = dispatch;
+  return { ...rest, callbacks: callbacks?.map(({ durationMs: _ms, ...callback }) => callback) };
 }

@@ -19,8 +19,9 @@ import {
   type SendResponse,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.js';
-import { timelineFromHistory, type HistoryDispatch } from '../../src/history/timeline.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { comparableRow, historyOf } from '../history-helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
@@ -94,15 +95,6 @@ async function agentWith(
   return agent;
 }
 
-async function historyOf(workflowId: string) {
-  const client = await rawClient();
-  try {
-    return await client.workflow.getHandle(workflowId).fetchHistory();
-  } finally {
-    await client.connection.close();
-  }
-}
-
 /** The activity types scheduled, in order, and how many local activities ran. */
 async function activitiesOf(workflowId: string) {
   const events = (await historyOf(workflowId)).events ?? [];
@@ -116,21 +108,6 @@ async function activitiesOf(workflowId: string) {
       return data && Buffer.from(data).toString('utf8').includes('dispatchHook');
     }).length,
   };
-}
-
-/** A row without what differs between two sessions (ids, event ids, times) or marks it inline. */
-function comparable(dispatch: HistoryDispatch) {
-  const {
-    inline: _inline,
-    dispatchId: _dispatchId,
-    scheduledEventId: _scheduled,
-    closedEventId: _closed,
-    scheduledAt: _at,
-    durationMs: _duration,
-    callbacks,
-    ...rest
-  } = dispatch;
-  return { ...rest, callbacks: callbacks?.map(({ durationMs: _ms, ...callback }) => callback) };
 }
 
 const inline = { UserPromptSubmit: 'inline' } as const;
@@ -243,8 +220,8 @@ describe("hookDispatch: { UserPromptSubmit: 'inline' }", () => {
       ['error', true],
       ['continue', true],
     ]);
-    expect(ours.timeline.dispatches.map(comparable)).toEqual(
-      ordinary.timeline.dispatches.map(comparable),
+    expect(ours.timeline.dispatches.map(comparableRow)).toEqual(
+      ordinary.timeline.dispatches.map(comparableRow),
     );
     expect(ordinary.timeline.dispatches.some((d) => d.inline)).toBe(false);
     // A step that ran only the callbacks (rewrite, refusal, failure) took one more activity.

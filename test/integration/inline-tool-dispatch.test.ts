@@ -24,8 +24,9 @@ import { decodeHistoryPayloads, storedPayloadEventIds } from '../../src/history/
 import { encryptedCodecs } from '../../src/payloads/data-converter.js';
 import { tempDir } from '../temp-dirs.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { timelineFromHistory, type HistoryDispatch } from '../../src/history/timeline.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { comparableRow, historyOf } from '../history-helpers.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
@@ -121,35 +122,11 @@ async function agentWith(hookDispatch: typeof inline | undefined, calls: Calls):
   return agent;
 }
 
-async function historyOf(workflowId: string) {
-  const client = await rawClient();
-  try {
-    return await client.workflow.getHandle(workflowId).fetchHistory();
-  } finally {
-    await client.connection.close();
-  }
-}
-
 /** The activity types scheduled, in order. */
 async function activitiesOf(workflowId: string): Promise<string[]> {
   return ((await historyOf(workflowId)).events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter((n): n is string => typeof n === 'string');
-}
-
-/** A row without what differs between two sessions (ids, event ids, times) or marks it inline. */
-function comparable(dispatch: HistoryDispatch) {
-  const {
-    inline: _inline,
-    dispatchId: _dispatchId,
-    scheduledEventId: _scheduled,
-    closedEventId: _closed,
-    scheduledAt: _at,
-    durationMs: _duration,
-    callbacks,
-    ...rest
-  } = dispatch;
-  return { ...rest, callbacks: callbacks?.map(({ durationMs: _ms, ...callback }) => callback) };
 }
 
 /** The tool results the conversation holds, as the model saw them. */
@@ -205,8 +182,8 @@ describe("hookDispatch: { PostToolUse: 'inline' }", () => {
     expect(ours.streamed).toEqual(ordinary.streamed);
     expect(toolResults(ours.conversation)).toEqual(toolResults(ordinary.conversation));
     expect(ours.live).toEqual(ordinary.live);
-    expect(ours.timeline.dispatches.map(comparable)).toEqual(
-      ordinary.timeline.dispatches.map(comparable),
+    expect(ours.timeline.dispatches.map(comparableRow)).toEqual(
+      ordinary.timeline.dispatches.map(comparableRow),
     );
     expect(ours.timeline.dispatches.map((d) => [d.event, d.decision, d.inline])).toEqual([
       ['PostToolUse', 'continue', true],
