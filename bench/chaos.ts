@@ -37,7 +37,8 @@ const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).
  * heartbeat timeout, 30 s before, is the package's constant in every series), then the
  * sticky queue's timeout, the workflow task timeout and the dispatch heartbeat timeout
  * brought down in turn; then the package's defaults now (the workflow task timeout back at
- * 10 s: see `workflowTaskTimeoutMs`).
+ * 10 s: see `workflowTaskTimeoutMs`), the 2 s settings with the model step's heartbeat
+ * timeout too, and those with 1 s more for a workflow task and a sticky queue.
  */
 const SERIES: Array<{ name: string; settings: Omit<ChaosSettings, 'address' | 'taskQueue'> }> = [
   {
@@ -62,6 +63,16 @@ const SERIES: Array<{ name: string; settings: Omit<ChaosSettings, 'address' | 't
     settings: {
       stickyMs: 1_000,
       workflowTaskTimeoutMs: 2_000,
+      dispatchHeartbeatTimeoutMs: 2_000,
+      modelHeartbeatTimeoutMs: 2_000,
+    },
+  },
+  {
+    // The 2 s series with a little more room for a slow workflow task on a loaded machine.
+    name: 'sticky 2 s, workflow task 3 s, dispatch and model-step heartbeats 2 s',
+    settings: {
+      stickyMs: 2_000,
+      workflowTaskTimeoutMs: 3_000,
       dispatchHeartbeatTimeoutMs: 2_000,
       modelHeartbeatTimeoutMs: 2_000,
     },
