@@ -7,7 +7,9 @@
  * against the p99 of the other sends (the load alone), and how the sends ended, for each
  * series of settings below, interleaved per round.
  *
- *   npm run bench:chaos      (BENCH_ADDRESS to reuse a server; BENCH_CHAOS_ROUNDS=1)
+ *   npm run bench:chaos      (BENCH_ADDRESS to reuse a server; BENCH_CHAOS_ROUNDS=1;
+ *                             BENCH_CHAOS_SLOW_MS=4000 prints each kill and each send slower
+ *                             than that, with its workflow id, to read its history after)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { build } from 'esbuild';
@@ -160,6 +162,8 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
       if (!running || workers.length < 2) continue;
       const victim = workers.shift()!;
       killedAt.push(performance.now());
+      if (process.env.BENCH_CHAOS_SLOW_MS)
+        console.log(`KILL ${new Date().toISOString()} pid ${victim.pid}`);
       await kill(victim);
       kills++;
       starting.push(startWorker(settings).then((w) => workers.push(w)));
@@ -189,6 +193,13 @@ async function chaosRun(partial: Omit<ChaosSettings, 'address' | 'taskQueue'>) {
         }
         latencies.push(performance.now() - start);
         spans.push([start, performance.now()]);
+        if (
+          process.env.BENCH_CHAOS_SLOW_MS &&
+          performance.now() - start > Number(process.env.BENCH_CHAOS_SLOW_MS)
+        )
+          console.log(
+            `SLOW ${session.workflowId} s${s}p${p} ${new Date(Date.now() - (performance.now() - start)).toISOString()} ${(performance.now() - start).toFixed(0)} ms`,
+          );
       }
     }),
   );
