@@ -485,21 +485,7 @@ async function localDispatch(): Promise<string[][]> {
   };
   type Name = keyof typeof series;
   const names = Object.keys(series) as Name[];
-  // Per series: its send times, and the workflow ids of its sessions (one per rotation).
-  const times = {} as Record<Name, number[]>;
-  const runs = {} as Record<Name, Set<string>>;
-  for (const name of names) [times[name], runs[name]] = [[], new Set()];
-  for (let i = 0; i < SENDS + 10; i++) {
-    for (const name of names) {
-      const sender = series[name];
-      const t0 = now();
-      await sender.send(`l${i}`);
-      if (i >= 10) times[name].push(now() - t0);
-      runs[name].add(sender.workflowId());
-      await sender.rotate();
-    }
-  }
-  await Promise.all(Object.values(series).map((s) => s.close()));
+  const { times, runs } = await sendInterleaved(series, 'l');
   // The workers' side, read from history: workflow-task time (started to completed) per send.
   const taskMs: Partial<Record<Name, number>> = {};
   for (const name of names) {
@@ -569,6 +555,34 @@ async function localDispatch(): Promise<string[][]> {
 }
 
 /**
+ * SENDS + 10 sends of each series, interleaved one send of each at a time (prompts
+ * `<prefix><i>`), then every sender closed.
+ * @returns per series: the times of its sends after the first 10 (warm-up), ms, and the
+ *   workflow ids of its sessions (one per rotation).
+ */
+async function sendInterleaved<Name extends string>(
+  series: Record<Name, Sender>,
+  prefix: string,
+): Promise<{ times: Record<Name, number[]>; runs: Record<Name, Set<string>> }> {
+  const names = Object.keys(series) as Name[];
+  const times = {} as Record<Name, number[]>;
+  const runs = {} as Record<Name, Set<string>>;
+  for (const name of names) [times[name], runs[name]] = [[], new Set()];
+  for (let i = 0; i < SENDS + 10; i++) {
+    for (const name of names) {
+      const sender = series[name];
+      const t0 = now();
+      await sender.send(`${prefix}${i}`);
+      if (i >= 10) times[name].push(now() - t0);
+      runs[name].add(sender.workflowId());
+      await sender.rotate();
+    }
+  }
+  await Promise.all(Object.values<Sender>(series).map((s) => s.close()));
+  return { times, runs };
+}
+
+/**
  * A PostToolUse dispatch's own cost, inline in the tool's activity, as a local activity and
  * by default: sends that each make one tool call, with the hook and without (paired).
  */
@@ -581,19 +595,8 @@ async function toolDispatch(): Promise<string[][]> {
     remote: await oursSender(hooks, undefined, of),
     none: await oursSender(HOOKS.none, undefined, of),
   };
-  type Name = keyof typeof series;
-  const names = Object.keys(series) as Name[];
-  const times = {} as Record<Name, number[]>;
-  for (const name of names) times[name] = [];
-  for (let i = 0; i < SENDS + 10; i++) {
-    for (const name of names) {
-      const t0 = now();
-      await series[name].send(`t${i}`);
-      if (i >= 10) times[name].push(now() - t0);
-      await series[name].rotate();
-    }
-  }
-  await Promise.all(Object.values(series).map((s) => s.close()));
+  const names = Object.keys(series) as Array<keyof typeof series>;
+  const { times } = await sendInterleaved(series, 't');
   const cost = (withHook: number[]) => withHook.map((t, i) => t - times.none[i]!);
   const [inline, local, remote] = [cost(times.inline), cost(times.local), cost(times.remote)];
   return [

@@ -36,6 +36,27 @@ export async function waitFor(
   }
 }
 
+/**
+ * The request id of the session's first pending permission request, once one is asked, or
+ * fail after `timeoutMs`.
+ */
+export async function pendingAsk(
+  session: { pendingPermissions(): Promise<Array<{ requestId: string }>> },
+  timeoutMs: number,
+  what: string,
+): Promise<string> {
+  let requestId = '';
+  await waitFor(
+    async () => {
+      requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
+      return requestId !== '';
+    },
+    timeoutMs,
+    what,
+  );
+  return requestId;
+}
+
 /** A promise and its opener, to hold a callback until the test lets it go. */
 export function gate(): { open: () => void; opened: Promise<void> } {
   let open!: () => void;

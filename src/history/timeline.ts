@@ -399,10 +399,7 @@ export function timelineFromHistory(
             if (outcome === undefined) {
               // The step's result holds the outcome: a big model answer moves it to the payload
               // store, which a history read without its payloads does not reach.
-              dispatch.decision = 'error';
-              dispatch.reason =
-                "the outcome is in the model step's result, which this history does not hold " +
-                '(kept in the payload store: read it with its payloads, `inspect --payloads <folder>`)';
+              outcomeStored(dispatch, "the model step's result");
               return;
             }
             // The step called the model too: its tool calls run next.
@@ -985,12 +982,20 @@ function inlineToolDispatch(
     if (inline.durationMs !== undefined) dispatch.durationMs = inline.durationMs;
     watchCleanup(build, dispatch, inline.cancelled);
   } else {
-    dispatch.decision = 'error';
-    dispatch.reason =
-      "the outcome is in the tool's result, which this history does not hold " +
-      '(kept in the payload store: read it with its payloads, `inspect --payloads <folder>`)';
+    outcomeStored(dispatch, "the tool's result");
   }
   dispatchEnded(build, dispatch, closed);
+}
+
+/**
+ * An inline dispatch whose outcome travelled in `where` (an activity's result), which the
+ * payload store kept: a history read without its payloads cannot say what was decided.
+ */
+function outcomeStored(dispatch: HistoryDispatch, where: string): void {
+  dispatch.decision = 'error';
+  dispatch.reason =
+    `the outcome is in ${where}, which this history does not hold ` +
+    '(kept in the payload store: read it with its payloads, `inspect --payloads <folder>`)';
 }
 
 /**

@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient, type Session } from '../../src/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
-import { waitFor } from '../helpers.js';
+import { pendingAsk, waitFor } from '../helpers.js';
 import { clusterDir, clusterTlsOptions } from './cluster-env.js';
 import {
   count,
@@ -65,20 +65,6 @@ function openNamedGate(env: CrashAgentEnv, name: string): void {
   writeFileSync(`${env.gateFile}.${name}`, 'open');
 }
 
-/** The request id of the session's one pending permission request, once it is asked. */
-async function pendingAsk(session: Session): Promise<string> {
-  let requestId = '';
-  await waitFor(
-    async () => {
-      requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
-      return requestId !== '';
-    },
-    30_000,
-    'the permission request',
-  );
-  return requestId;
-}
-
 /** Labels (A, B, C...) of the workers whose callbacks wrote lines containing `fragment`. */
 function workersThatRan(env: CrashAgentEnv, fragment: string): Set<string> {
   return new Set(
@@ -101,7 +87,7 @@ describe.each(['history', 'matching'] as const)('the %s service killed with SIGK
     // One session waits for a person; the others have a hook in flight on some worker.
     const asking = sessions[0]!;
     const approval = asking.send('record:kept');
-    const requestId = await pendingAsk(asking);
+    const requestId = await pendingAsk(asking, 30_000, 'the permission request');
     const inFlight = sessions.slice(1).map((s, i) => s.send(`gate:${service} ${i}`));
     for (let i = 0; i < inFlight.length; i++) {
       await waitForEffect(env, `UserPromptSubmit:start gate:${service} ${i}`, 30_000);

@@ -14,7 +14,7 @@ import {
   startWorkerProcess,
   waitForEffect,
 } from '../process-helpers.js';
-import { waitFor } from '../helpers.js';
+import { pendingAsk, waitFor } from '../helpers.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {
@@ -93,15 +93,7 @@ describe('a permission request waiting for a person', () => {
     const client = await clientFor(env);
     const session = await client.createSession();
     const pending = session.send('record:model-value');
-    let requestId = '';
-    await waitFor(
-      async () => {
-        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
-        return requestId !== '';
-      },
-      15_000,
-      'the ask',
-    );
+    const requestId = await pendingAsk(session, 15_000, 'the ask');
     await a.kill();
     await startWorkerProcess(env, 'B');
     await session.approve(requestId, { updatedInput: { value: 'approved-value' } });
@@ -118,15 +110,7 @@ describe('a permission request waiting for a person', () => {
     const client = await clientFor(env);
     const session = await client.createSession();
     const pending = session.send('record:never');
-    let requestId = '';
-    await waitFor(
-      async () => {
-        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
-        return requestId !== '';
-      },
-      15_000,
-      'the ask',
-    );
+    const requestId = await pendingAsk(session, 15_000, 'the ask');
     await a.kill();
     await startWorkerProcess(env, 'B');
     await session.deny(requestId, { message: 'no' });

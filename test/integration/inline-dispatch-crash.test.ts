@@ -20,7 +20,7 @@ import {
   startWorkerProcess,
   waitForEffect,
 } from '../process-helpers.js';
-import { waitFor } from '../helpers.js';
+import { pendingAsk } from '../helpers.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {
@@ -80,15 +80,7 @@ describe('an inline dispatch whose worker is killed', () => {
     clients.push(client);
     const session = await client.createSession();
     const pending = session.send('record:hold-it');
-    let requestId = '';
-    await waitFor(
-      async () => {
-        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
-        return requestId !== '';
-      },
-      15_000,
-      'the ask',
-    );
+    const requestId = await pendingAsk(session, 15_000, 'the ask');
     await session.approve(requestId);
     await waitForEffect(env, 'A PostToolUse:start recorded hold-it');
     await a.kill();

@@ -21,7 +21,7 @@ import { bundleWithExtras } from '../../src/worker/workflow-code.js';
 import { resolveTracing } from '../../src/tracing/options.js';
 import { acquireTracing } from '../../src/tracing/tracing.js';
 import { startCollector, type RunningCollector } from '../../scripts/otel-collector.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { pendingAsk, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const workspace = tempDir('tracing-ws');
@@ -173,15 +173,7 @@ describe('tracing to a real OpenTelemetry Collector', () => {
     sessionId = session.id;
     workflowId = session.workflowId;
     const pending = session.send('write the notes', { requestId: firstRequestId });
-    let requestId = '';
-    await waitFor(
-      async () => {
-        requestId = (await session.pendingPermissions())[0]?.requestId ?? '';
-        return requestId !== '';
-      },
-      30_000,
-      'the ask for Write',
-    );
+    const requestId = await pendingAsk(session, 30_000, 'the ask for Write');
     await session.approve(requestId);
     first = await pending;
     second = await session.send('and now?', { requestId: secondRequestId });
