@@ -170,6 +170,13 @@ function versionedPoller(poller: proto.temporal.api.taskqueue.v1.IPollerInfo): b
   );
 }
 
+/**
+ * How long a client waits for its version to be listed by its Worker Deployment before it
+ * refuses to start a session, ms: Temporal lists a worker's version about a second after the
+ * worker starts polling, so a client created with its worker would otherwise be refused.
+ */
+const VERSION_LISTING_GRACE_MS = 5_000;
+
 /** Whether `error` is Temporal's refusal to pin a workflow to a version its task queue lacks. */
 function versionNotPresent(error: unknown): boolean {
   for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
@@ -208,7 +215,9 @@ function createClientOn(
    * whose version is its fingerprint (no explicit `version`) checks once that the deployment
    * knows that version: a client built by another toolchain than its workers can print a
    * callback differently and compute another fingerprint, and a session pinned to a version
-   * no worker runs would wait forever. A deployment not created yet (no worker polled) passes:
+   * no worker runs would wait forever. A version the deployment does not list is asked for
+   * again for {@link VERSION_LISTING_GRACE_MS} before the refusal (a worker started just now is
+   * listed a little later). A deployment not created yet (no worker polled) passes:
    * Temporal then refuses to pin the session until a worker registers ({@link startPinned}).
    */
   function versionServed(): Promise<void> {
@@ -216,19 +225,30 @@ function createClientOn(
     if (explicit || registry?.versionsOf(options.name).has(options.version)) {
       return Promise.resolve();
     }
-    served ??= (async () => {
-      let versions: string[];
+    /** The deployment's versions (build ids), or undefined when there is no such deployment. */
+    const listed = async (): Promise<string[] | undefined> => {
       try {
         const { workerDeploymentInfo } = await client.workflowService.describeWorkerDeployment({
           namespace: options.temporal.namespace,
           deploymentName: options.name,
         });
-        versions = (workerDeploymentInfo?.versionSummaries ?? []).map(
+        return (workerDeploymentInfo?.versionSummaries ?? []).map(
           (v) => v.deploymentVersion?.buildId ?? '',
         );
       } catch {
-        return; // no such deployment yet
+        return undefined;
       }
+    };
+    served ??= (async () => {
+      // A worker that has just started polling is listed about a second later: a version
+      // still missing is asked again for VERSION_LISTING_GRACE_MS before it is refused.
+      const deadline = Date.now() + VERSION_LISTING_GRACE_MS;
+      let versions = await listed();
+      while (versions && !versions.includes(options.version) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        versions = await listed();
+      }
+      if (!versions) return; // no such deployment yet
       if (!versions.includes(options.version)) {
         throw new ConfigError(
           `Agent '${options.name}' version '${options.version}' (this client's fingerprint of its ` +
