@@ -74,6 +74,14 @@ export function createModelActivities(deps: {
   dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
+    try {
+      return await runStep(input);
+    } catch (error) {
+      throw withStepBackoff(error, Context.current().info.attempt);
+    }
+  }
+
+  async function runStep(input: ModelStepInput): Promise<ModelStepOutput> {
     if (!input.hook) return callModel(input);
     if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
     const ctx = Context.current();
@@ -172,6 +180,26 @@ export function createModelActivities(deps: {
     }
   }
   return { modelStep };
+}
+
+/** The wait before the retry of a step that failed, ms: 1 s, doubled per attempt, 30 s at most. */
+export function stepRetryDelayMs(attempt: number): number {
+  return Math.min(1_000 * 2 ** (Math.max(attempt, 1) - 1), 30_000);
+}
+
+/**
+ * A failure the step threw, with the wait before its retry ({@link stepRetryDelayMs}) as its
+ * `nextRetryDelay`. The retry policy's own backoff (`modelStepActivity`: 100 ms, doubled)
+ * then applies only where the step threw nothing: a heartbeat or start-to-close timeout, that
+ * is a lost worker, whose step goes to another worker at once. Cancellations and failures that
+ * are not retried pass as they are.
+ */
+export function withStepBackoff(error: unknown, attempt: number): unknown {
+  if (error instanceof CancelledFailure) return error;
+  if (error instanceof ApplicationFailure && (error.nonRetryable || error.nextRetryDelay)) {
+    return error;
+  }
+  return ApplicationFailure.fromError(error, { nextRetryDelay: stepRetryDelayMs(attempt) });
 }
 
 /**

@@ -87,8 +87,10 @@ export function awaitHookSettledActivity(cleanupQueue: string, summary?: string)
 }
 
 /**
- * One model step. Transient provider errors are retried with backoff; the model adapter
- * marks client errors (400, 401) non-retryable.
+ * One model step, at most 5 attempts. Transient provider errors are retried after 1 s, 2 s,
+ * 4 s, 8 s (the step sets the wait: `stepRetryDelayMs`); the model adapter marks client errors
+ * (400, 401) non-retryable. A step lost with its worker (its heartbeat timed out) is retried
+ * 100 ms later, doubled per attempt.
  * @param inlineBudgetMs the budget of the inline dispatch the step runs first
  *   (`ModelStepInput.hook`), when it runs one.
  * @param heartbeatTimeoutMs how soon a lost worker is noticed (`modelHeartbeatTimeoutMs`).
@@ -109,8 +111,10 @@ export function modelStepActivity(
     // A step running an inline dispatch first has that dispatch's budget more.
     startToCloseTimeout: timeoutMs + 10_000 + (inlineBudgetMs ?? 0),
     heartbeatTimeout: heartbeatTimeoutMs,
+    // A step that failed sets its own wait (1 s, doubled: `stepRetryDelayMs`); this backoff is
+    // for a step lost with its worker (a heartbeat timeout), retried on another at once.
     retry: {
-      initialInterval: '1s',
+      initialInterval: '100ms',
       backoffCoefficient: 2,
       maximumInterval: '30s',
       maximumAttempts: 5,

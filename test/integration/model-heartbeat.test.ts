@@ -34,13 +34,18 @@ async function stepHeartbeatTimeouts(modelHeartbeatTimeoutMs?: number) {
   try {
     const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
     const events = history.events ?? [];
+    const steps = events
+      .map((e) => e.activityTaskScheduledEventAttributes)
+      .filter((a) => a?.activityType?.name === 'modelStep');
     const input = events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
     return {
       inInput: Buffer.from(input!).toString('utf8').includes('modelHeartbeatTimeoutMs'),
-      timeouts: events
-        .map((e) => e.activityTaskScheduledEventAttributes)
-        .filter((a) => a?.activityType?.name === 'modelStep')
-        .map((a) => Number(a!.heartbeatTimeout?.seconds ?? 0)),
+      timeouts: steps.map((a) => Number(a!.heartbeatTimeout?.seconds ?? 0)),
+      retry: steps.map((a) => ({
+        initialMs: Number(a!.retryPolicy?.initialInterval?.nanos ?? 0) / 1e6,
+        coefficient: a!.retryPolicy?.backoffCoefficient,
+        attempts: a!.retryPolicy?.maximumAttempts,
+      }))[0],
     };
   } finally {
     await client.connection.close();
@@ -49,7 +54,14 @@ async function stepHeartbeatTimeouts(modelHeartbeatTimeoutMs?: number) {
 
 describe('advanced.temporal.modelHeartbeatTimeoutMs', () => {
   it("sets the model step's heartbeat timeout; 30 s when not set", async () => {
-    expect(await stepHeartbeatTimeouts(2_000)).toEqual({ inInput: true, timeouts: [2, 2] });
-    expect(await stepHeartbeatTimeouts()).toEqual({ inInput: false, timeouts: [30, 30] });
+    // The policy's backoff paces only a step lost with its worker: retried 100 ms later
+    // (a step that failed sets its own wait, 1 s doubled; model-retries.test.ts).
+    const retry = { initialMs: 100, coefficient: 2, attempts: 5 };
+    expect(await stepHeartbeatTimeouts(2_000)).toEqual({
+      inInput: true,
+      timeouts: [2, 2],
+      retry,
+    });
+    expect(await stepHeartbeatTimeouts()).toEqual({ inInput: false, timeouts: [30, 30], retry });
   }, 60_000);
 });
