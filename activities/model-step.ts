@@ -7,12 +7,14 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AgentSdkError, messageOf, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
-import type {
-  DispatchHookInput,
-  HookDispatchOutcome,
-  InlineHookDetail,
-  ModelStepInput,
-  ModelStepOutput,
+import {
+  MODEL_STEP_MAX_ATTEMPTS,
+  MODEL_STEP_PROVIDER_ATTEMPTS,
+  type DispatchHookInput,
+  type HookDispatchOutcome,
+  type InlineHookDetail,
+  type ModelStepInput,
+  type ModelStepOutput,
 } from '../src/common/protocol.js';
 import { leavesPromptAsIs } from '../src/common/hook-rules.js';
 import { readConversationPages } from '../src/client/conversation-reader.js';
@@ -189,15 +191,20 @@ export function stepRetryDelayMs(attempt: number): number {
 
 /**
  * A failure the step threw, with the wait before its retry ({@link stepRetryDelayMs}) as its
- * `nextRetryDelay`. The retry policy's own backoff (`modelStepActivity`: 100 ms, doubled)
- * then applies only where the step threw nothing: a heartbeat or start-to-close timeout, that
- * is a lost worker, whose step goes to another worker at once. Cancellations and failures that
- * are not retried pass as they are.
+ * `nextRetryDelay`, or final from attempt {@link MODEL_STEP_PROVIDER_ATTEMPTS} on. The retry
+ * policy's own backoff (`modelStepActivity`: 100 ms, doubled, up to
+ * {@link MODEL_STEP_MAX_ATTEMPTS} attempts) then applies only where the step threw nothing: a
+ * heartbeat or start-to-close timeout, that is a lost worker, whose step goes to another
+ * worker at once. Cancellations and failures that are not retried pass as they are; a final
+ * failure keeps its details (a ProviderError's `retryable` stays as the provider said).
  */
 export function withStepBackoff(error: unknown, attempt: number): unknown {
   if (error instanceof CancelledFailure) return error;
   if (error instanceof ApplicationFailure && (error.nonRetryable || error.nextRetryDelay)) {
     return error;
+  }
+  if (attempt >= MODEL_STEP_PROVIDER_ATTEMPTS) {
+    return ApplicationFailure.fromError(error, { nonRetryable: true });
   }
   return ApplicationFailure.fromError(error, { nextRetryDelay: stepRetryDelayMs(attempt) });
 }
@@ -230,6 +237,29 @@ function withInlineHook(error: unknown, hook: HookDispatchOutcome, ctx: Context)
 }
 
 /**
+ * Let any worker take the session's next workflow task and query (`ResetStickyTaskQueue`).
+ * A retried step that misses the cache most likely follows a lost worker, and that worker
+ * was the session's sticky one too (the step started eagerly where it was scheduled): the
+ * step's query would first wait out the sticky schedule-to-start timeout on a queue nobody
+ * polls (measured by `bench:chaos` with `BENCH_CHAOS_MODEL_MS`: such retries reached their
+ * model call 1.8 to 2 s after being scheduled). Where that worker lives, it costs one replay.
+ * Best effort: a refusal leaves the query to Temporal's own fallback.
+ */
+async function leaveStickyQueue(
+  ctx: Context,
+  execution: { workflowId: string; runId: string },
+): Promise<void> {
+  try {
+    await ctx.client.workflowService.resetStickyTaskQueue({
+      namespace: ctx.info.workflowNamespace,
+      execution,
+    });
+  } catch {
+    // Not allowed to, or the run is gone: the query goes its usual way.
+  }
+}
+
+/**
  * The conversation, read from the session workflow by query: queries are not recorded in
  * history, so each message is in history once, however many steps read it.
  */
@@ -242,6 +272,7 @@ async function conversationOf(
   if (!execution) return { messages: [] };
   const cached = cache?.lookup(execution.workflowId, input.context);
   if (cached) return { ...cached, messages: cached.messages as ConversationMessage[] };
+  if (ctx.info.attempt > 1) await leaveStickyQueue(ctx, execution);
   // This run, by run id: a step of an earlier run (a retry racing a rollover) reads its own.
   const read = await readConversationPages(
     ctx.client.workflow.getHandle(execution.workflowId, execution.runId),

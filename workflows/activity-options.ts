@@ -10,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULTS } from '../src/common/defaults.js';
+import { MODEL_STEP_MAX_ATTEMPTS } from '../src/common/protocol.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -87,10 +88,11 @@ export function awaitHookSettledActivity(cleanupQueue: string, summary?: string)
 }
 
 /**
- * One model step, at most 5 attempts. Transient provider errors are retried after 1 s, 2 s,
- * 4 s, 8 s (the step sets the wait: `stepRetryDelayMs`); the model adapter marks client errors
- * (400, 401) non-retryable. A step lost with its worker (its heartbeat timed out) is retried
- * 100 ms later, doubled per attempt.
+ * One model step. Transient provider errors are retried after 1 s, 2 s, 4 s, 8 s, the 5th
+ * final (the step sets the wait, `stepRetryDelayMs`, and makes the failure of its 5th attempt
+ * final); the model adapter marks client errors (400, 401) non-retryable. A step lost with its
+ * worker (its heartbeat timed out) is retried 100 ms later, doubled per attempt, and up to
+ * {@link MODEL_STEP_MAX_ATTEMPTS} attempts in all.
  * @param inlineBudgetMs the budget of the inline dispatch the step runs first
  *   (`ModelStepInput.hook`), when it runs one.
  * @param heartbeatTimeoutMs how soon a lost worker is noticed (`modelHeartbeatTimeoutMs`).
@@ -117,7 +119,7 @@ export function modelStepActivity(
       initialInterval: '100ms',
       backoffCoefficient: 2,
       maximumInterval: '30s',
-      maximumAttempts: 5,
+      maximumAttempts: MODEL_STEP_MAX_ATTEMPTS,
     },
     // An inline dispatch reports on cancel whether its callbacks settled (as `dispatchHook`).
     cancellationType:

@@ -792,3 +792,14 @@ export interface ConversationPage {
  * query answer instead of becoming a stored value each model step.
  */
 export const CONVERSATION_PAGE_BYTES = 200_000;
+
+/**
+ * Attempts of a model step whose provider keeps failing (429, 5xx, timeouts): the 5th such
+ * failure is final. Steps lost with their worker count as attempts too, so Temporal's retry
+ * policy allows {@link MODEL_STEP_MAX_ATTEMPTS}: a step retried after a lost worker keeps
+ * some of its provider retries.
+ */
+export const MODEL_STEP_PROVIDER_ATTEMPTS = 5;
+
+/** Most attempts of one model step, lost workers included (the retry policy's maximum). */
+export const MODEL_STEP_MAX_ATTEMPTS = 10;

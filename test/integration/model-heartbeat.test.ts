@@ -54,9 +54,10 @@ async function stepHeartbeatTimeouts(modelHeartbeatTimeoutMs?: number) {
 
 describe('advanced.temporal.modelHeartbeatTimeoutMs', () => {
   it("sets the model step's heartbeat timeout; 30 s when not set", async () => {
-    // The policy's backoff paces only a step lost with its worker: retried 100 ms later
-    // (a step that failed sets its own wait, 1 s doubled; model-retries.test.ts).
-    const retry = { initialMs: 100, coefficient: 2, attempts: 5 };
+    // The policy's backoff paces only a step lost with its worker: retried 100 ms later, up
+    // to 10 attempts (a step that failed sets its own wait, 1 s doubled, and its 5th failure
+    // is final; model-retries.test.ts).
+    const retry = { initialMs: 100, coefficient: 2, attempts: 10 };
     expect(await stepHeartbeatTimeouts(2_000)).toEqual({
       inInput: true,
       timeouts: [2, 2],

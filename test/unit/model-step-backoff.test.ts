@@ -1,11 +1,16 @@
 /**
  * The model step's retry waits (issue 19, item 4): a step that failed sets its own wait, 1 s
  * doubled per attempt, so the activity's retry policy (100 ms) only paces a step lost with its
- * worker; cancellations and failures that are not retried pass untouched.
+ * worker; the 5th attempt's failure is final (lost workers may take the policy's 10);
+ * cancellations and failures that are not retried pass untouched.
  */
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { stepRetryDelayMs, withStepBackoff } from '../../activities/model-step.js';
+import {
+  MODEL_STEP_MAX_ATTEMPTS,
+  MODEL_STEP_PROVIDER_ATTEMPTS,
+} from '../../src/common/protocol.js';
 
 describe('stepRetryDelayMs', () => {
   it('is 1 s, doubled per attempt, at most 30 s', () => {
@@ -38,6 +43,22 @@ describe('withStepBackoff', () => {
     expect(out.nextRetryDelay).toBe(1_000);
     expect(out.type).toBe('ProviderError');
     expect(out.details).toEqual([{ statusCode: 503 }]);
+  });
+
+  it("makes the 5th attempt's failure final, keeping its details (lost workers may retry more)", () => {
+    const failure = ApplicationFailure.create({
+      type: 'ProviderError',
+      message: '503',
+      details: [{ statusCode: 503, retryable: true }],
+    });
+    const out = withStepBackoff(failure, MODEL_STEP_PROVIDER_ATTEMPTS) as ApplicationFailure;
+    expect(out.nonRetryable).toBe(true);
+    expect(out.nextRetryDelay).toBeUndefined();
+    expect(out.details).toEqual([{ statusCode: 503, retryable: true }]);
+    const plain = withStepBackoff(new Error('reset'), 7) as ApplicationFailure;
+    expect(plain.nonRetryable).toBe(true);
+    expect(MODEL_STEP_MAX_ATTEMPTS).toBeGreaterThan(MODEL_STEP_PROVIDER_ATTEMPTS);
+    expect((withStepBackoff(new Error('reset'), 4) as ApplicationFailure).nonRetryable).toBe(false);
   });
 
   it('leaves a cancellation, a failure not retried, and a wait already set as they are', () => {
