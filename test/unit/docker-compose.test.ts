@@ -298,6 +298,11 @@ describe('dynamic config (deploy/dynamicconfig/development-sql.yaml)', () => {
     expect(dynamicConfigValues('frontend.enableServerVersionCheck')).toEqual([false]);
   });
 
+  it('fires short timers on time (a 100 ms timer shift), as the embedded dev server does', () => {
+    expect(dynamicConfigValues('history.timerProcessorMaxTimeShift')).toEqual(['100ms']);
+    expect(DEV_SERVER_DYNAMIC_CONFIG['history.timerProcessorMaxTimeShift']).toBe('"100ms"');
+  });
+
   it('turns Worker Deployments on, as the embedded dev server does', () => {
     expect(dynamicConfigValues('system.enableDeploymentVersions')).toEqual([true]);
     expect(dynamicConfigValues('frontend.workerVersioningWorkflowAPIs')).toEqual([true]);
