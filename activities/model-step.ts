@@ -8,7 +8,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { AgentSdkError, messageOf, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import {
-  MODEL_STEP_MAX_ATTEMPTS,
   MODEL_STEP_PROVIDER_ATTEMPTS,
   type DispatchHookInput,
   type HookDispatchOutcome,
@@ -193,7 +192,7 @@ export function stepRetryDelayMs(attempt: number): number {
  * A failure the step threw, with the wait before its retry ({@link stepRetryDelayMs}) as its
  * `nextRetryDelay`, or final from attempt {@link MODEL_STEP_PROVIDER_ATTEMPTS} on. The retry
  * policy's own backoff (`modelStepActivity`: 100 ms, doubled, up to
- * {@link MODEL_STEP_MAX_ATTEMPTS} attempts) then applies only where the step threw nothing: a
+ * `MODEL_STEP_MAX_ATTEMPTS` attempts) then applies only where the step threw nothing: a
  * heartbeat or start-to-close timeout, that is a lost worker, whose step goes to another
  * worker at once. Cancellations and failures that are not retried pass as they are; a final
  * failure keeps its details (a ProviderError's `retryable` stays as the provider said).
@@ -251,7 +250,7 @@ async function leaveStickyQueue(
 ): Promise<void> {
   try {
     await ctx.client.workflowService.resetStickyTaskQueue({
-      namespace: ctx.info.workflowNamespace,
+      namespace: ctx.info.namespace,
       execution,
     });
   } catch {
