@@ -4,8 +4,8 @@
  * @module
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { AgentSdkError, messageOf, serializeError } from '../src/common/errors.js';
+import { ApplicationFailure, CancelledFailure, ensureApplicationFailure } from '@temporalio/common';
+import { AgentSdkError, ModelError, messageOf, serializeError } from '../src/common/errors.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import {
   MODEL_STEP_PROVIDER_ATTEMPTS,
@@ -75,15 +75,16 @@ export function createModelActivities(deps: {
   dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
+    const ctx = Context.current();
     try {
-      return await runStep(input);
+      return await runStep(input, Date.now());
     } catch (error) {
-      throw withStepBackoff(error, Context.current().info.attempt);
+      throw withStepBackoff(error, ctx.info.attempt, ctx.cancellationSignal.aborted);
     }
   }
 
-  async function runStep(input: ModelStepInput): Promise<ModelStepOutput> {
-    if (!input.hook) return callModel(input);
+  async function runStep(input: ModelStepInput, startedAt: number): Promise<ModelStepOutput> {
+    if (!input.hook) return callModel(input, startedAt);
     if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
     const ctx = Context.current();
     const { stream } = deps.registry.agent(input.agentName, input.version);
@@ -113,7 +114,7 @@ export function createModelActivities(deps: {
       // Cancelled, the step ends at once (the workflow waits for it to report), whether or not
       // the model heeds its signal; a late answer is dropped.
       const output = await Promise.race([
-        callModel(input, { cached, live, detail }),
+        callModel(input, startedAt, { cached, live, detail }),
         ctx.cancelled,
       ]);
       if (ctx.cancellationSignal.aborted)
@@ -130,6 +131,7 @@ export function createModelActivities(deps: {
    */
   async function callModel(
     input: ModelStepInput,
+    startedAt: number,
     inline?: {
       cached: CachedContext;
       live: ReturnType<typeof modelStepStream>;
@@ -143,6 +145,7 @@ export function createModelActivities(deps: {
     const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
     // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
     const heartbeat = setInterval(() => ctx.heartbeat(inline?.detail), MODEL_HEARTBEAT_MS);
+    const deadline = stepDeadline(ctx, startedAt);
     try {
       const { messages, prompt } = cached
         ? { ...cached, messages: cached.messages as ConversationMessage[] }
@@ -150,14 +153,17 @@ export function createModelActivities(deps: {
       // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
       const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
       const { prompt: _carried, streamEvents: _published, ...rest } = input;
-      const output = await model.step({
-        ...rest,
-        ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
-        messages,
-        tools,
-        signal: ctx.cancellationSignal,
-        ...live.request,
-      });
+      const output = await Promise.race([
+        model.step({
+          ...rest,
+          ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
+          messages,
+          tools,
+          signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
+          ...live.request,
+        }),
+        deadline.reached,
+      ]);
       return boundOutput(output);
     } catch (error) {
       // Our own errors (a script that ran out, a 401) are not worth retrying unless they
@@ -177,10 +183,42 @@ export function createModelActivities(deps: {
       throw error;
     } finally {
       clearInterval(heartbeat);
+      deadline.clear();
       await live.flush();
     }
   }
   return { modelStep };
+}
+
+/** How long before Temporal's start-to-close backstop a step ends itself, ms. */
+const STEP_DEADLINE_MARGIN_MS = 5_000;
+
+/**
+ * The step's own end, {@link STEP_DEADLINE_MARGIN_MS} before the activity's start-to-close
+ * timeout (`modelTimeoutMs` + 10 s, plus an inline dispatch's budget): a model that ignores
+ * its budget then fails the step with a retryable ModelError, paced like any provider failure
+ * ({@link withStepBackoff}), rather than timing out, which Temporal retries as a lost worker
+ * would be (100 ms later). Its signal aborts the model call; `reached` rejects at the end.
+ */
+function stepDeadline(ctx: Context, startedAt: number) {
+  const controller = new AbortController();
+  const budgetMs = ctx.info.startToCloseTimeoutMs - STEP_DEADLINE_MARGIN_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const reached = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => {
+        const error = new ModelError(
+          `The model did not answer within ${budgetMs} ms (modelTimeoutMs, and the step's margin)`,
+          { retryable: true },
+        );
+        controller.abort(error);
+        reject(error);
+      },
+      Math.max(budgetMs - (Date.now() - startedAt), 0),
+    );
+  });
+  reached.catch(() => undefined); // raced while the call runs; unobserved after
+  return { signal: controller.signal, reached, clear: () => clearTimeout(timer) };
 }
 
 /** The wait before the retry of a step that failed, ms: 1 s, doubled per attempt, 30 s at most. */
@@ -194,18 +232,29 @@ export function stepRetryDelayMs(attempt: number): number {
  * policy's own backoff (`modelStepActivity`: 100 ms, doubled, up to
  * `MODEL_STEP_MAX_ATTEMPTS` attempts) then applies only where the step threw nothing: a
  * heartbeat or start-to-close timeout, that is a lost worker, whose step goes to another
- * worker at once. Cancellations and failures that are not retried pass as they are; a final
- * failure keeps its details (a ProviderError's `retryable` stays as the provider said).
+ * worker at once. Cancellations (`cancelled`: the step's cancellation signal fired, whatever
+ * it threw) and failures that are not retried pass as they are; the others are copied, with a
+ * `nextRetryDelay` the model set kept, and a final one keeps its details (a ProviderError's
+ * `retryable` stays as the provider said).
  */
-export function withStepBackoff(error: unknown, attempt: number): unknown {
-  if (error instanceof CancelledFailure) return error;
-  if (error instanceof ApplicationFailure && (error.nonRetryable || error.nextRetryDelay)) {
-    return error;
-  }
-  if (attempt >= MODEL_STEP_PROVIDER_ATTEMPTS) {
-    return ApplicationFailure.fromError(error, { nonRetryable: true });
-  }
-  return ApplicationFailure.fromError(error, { nextRetryDelay: stepRetryDelayMs(attempt) });
+export function withStepBackoff(error: unknown, attempt: number, cancelled = false): unknown {
+  // A cancelled step's error (an AbortError too) is left for the worker to report as cancelled.
+  if (cancelled || error instanceof CancelledFailure) return error;
+  if (error instanceof ApplicationFailure && error.nonRetryable) return error;
+  // A copy: the model may throw one failure object again at every attempt.
+  const failure = ensureApplicationFailure(error);
+  const final = attempt >= MODEL_STEP_PROVIDER_ATTEMPTS;
+  const paced = new ApplicationFailure(
+    failure.message,
+    failure.type,
+    final,
+    failure.details,
+    failure.cause,
+    final ? undefined : (failure.nextRetryDelay ?? stepRetryDelayMs(attempt)),
+    failure.category,
+  );
+  paced.stack = failure.stack;
+  return paced;
 }
 
 /**

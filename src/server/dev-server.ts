@@ -30,9 +30,9 @@ import { SESSION_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../common/searc
  *   already, set here so that a server whose defaults differ still routes by version.
  * - `history.timerProcessorMaxTimeShift="100ms"`: a timer task due sooner than this shift
  *   (default 1 s) after it is written fires at the shift, so every short timer of recovery
- *   came late: a 100 ms retry backoff took ~1 s and a 1 s heartbeat timeout ~2 s to reach
- *   the next attempt (measured on the dev server with plain SDK code: 1.0 s and 2.8-3.0 s;
- *   at 100 ms, 0.11-0.12 s and 1.17 s). The shift allows for clock skew between history
+ *   came late: with plain SDK code on the dev server, a 100 ms retry backoff reached the next
+ *   attempt 1.0 s after the failure, and a 1 s heartbeat timeout (then a 100 ms backoff) 2.8
+ *   to 3.0 s after the last heartbeat; at 100 ms, 0.11 to 0.12 s and 1.17 s. The shift allows for clock skew between history
  *   hosts; one process has none.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {

@@ -1,12 +1,17 @@
 /**
  * README, Models: a model step's 429, 5xx, timeouts and connection errors are retried with
  * backoff, 5 attempts, 1 s doubling; then `send()` fails with a ModelError naming the
- * provider, model and status. Against a real HTTP server that counts the requests.
+ * provider, model and status. Against a real HTTP server that counts the requests. A model
+ * that ignores its budget is ended by the step itself and paced the same way.
  */
+import { temporal } from '@temporalio/proto';
 import { afterEach, expect, it } from 'vitest';
 import { createAgent, ModelError, type Agent } from '../../src/index.js';
+import { scriptedModel } from '../../src/testing/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+
+const { EventType } = temporal.api.enums.v1;
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;
@@ -39,5 +44,39 @@ it('a provider answering 503 is tried 5 times, 1 s doubling, then send() fails w
   // The session stays usable: the next prompt gets the sixth answer.
   expect((await session.send('again')).text()).toBe('back again');
   expect(server.chatBodies).toHaveLength(6);
+  await session.close();
+}, 60_000);
+
+it('a model that ignores its budget and its signal: the step ends itself before the backstop, and is retried as a provider failure (1 s later), not as a lost worker', async () => {
+  let calls = 0;
+  agent = await createAgent({
+    // The first call never settles and never looks at its signal; the second answers.
+    model: scriptedModel(() => (++calls === 1 ? new Promise<never>(() => undefined) : 'late')),
+    advanced: {
+      modelTimeoutMs: 1_000,
+      temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('deadline') },
+    },
+  });
+  const session = await agent.createSession();
+  expect((await session.send('hi')).text()).toBe('late');
+  expect(calls).toBe(2);
+  const raw = await rawClient();
+  try {
+    const events = (await raw.workflow.getHandle(session.workflowId).fetchHistory()).events ?? [];
+    const started = events.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
+        (e.activityTaskStartedEventAttributes?.attempt ?? 1) === 2,
+    )?.activityTaskStartedEventAttributes;
+    // Attempt 1 failed with the step's own ModelError, retryable, paced 1 s: no timeout.
+    const failure = started?.lastFailure;
+    expect(failure?.timeoutFailureInfo).toBeFalsy();
+    expect(failure?.applicationFailureInfo?.type).toBe('ModelError');
+    expect(failure?.applicationFailureInfo?.nonRetryable).toBeFalsy();
+    expect(Number(failure?.applicationFailureInfo?.nextRetryDelay?.seconds ?? 0)).toBe(1);
+    expect(failure?.message).toContain('did not answer within');
+  } finally {
+    await raw.connection.close();
+  }
   await session.close();
 }, 60_000);

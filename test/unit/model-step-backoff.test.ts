@@ -61,6 +61,25 @@ describe('withStepBackoff', () => {
     expect((withStepBackoff(new Error('reset'), 4) as ApplicationFailure).nonRetryable).toBe(false);
   });
 
+  it('copies the failure it is given (a model may throw one object at every attempt)', () => {
+    const shared = ApplicationFailure.create({ type: 'ProviderError', message: '429' });
+    const first = withStepBackoff(shared, 1) as ApplicationFailure;
+    expect(first).not.toBe(shared);
+    expect(shared.nextRetryDelay).toBeUndefined();
+    expect(first.nextRetryDelay).toBe(1_000);
+    expect((withStepBackoff(shared, 3) as ApplicationFailure).nextRetryDelay).toBe(4_000);
+    // Its own wait is kept, but not past the 5th attempt.
+    const own = ApplicationFailure.create({ message: 'later', nextRetryDelay: 50 });
+    expect(
+      (withStepBackoff(own, MODEL_STEP_PROVIDER_ATTEMPTS) as ApplicationFailure).nonRetryable,
+    ).toBe(true);
+  });
+
+  it('leaves what a cancelled step threw as it is (an AbortError too)', () => {
+    const abort = Object.assign(new Error('aborted'), { name: 'AbortError' });
+    expect(withStepBackoff(abort, 1, true)).toBe(abort);
+  });
+
   it('leaves a cancellation, a failure not retried, and a wait already set as they are', () => {
     const cancelled = new CancelledFailure('aborted');
     expect(withStepBackoff(cancelled, 2)).toBe(cancelled);
