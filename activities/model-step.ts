@@ -211,7 +211,8 @@ function stepDeadline(ctx: Context, startedAt: number) {
     timer = setTimeout(
       () => {
         const error = new ModelError(
-          `The model did not answer within ${budgetMs} ms (modelTimeoutMs, and the step's margin)`,
+          `The model did not answer within ${budgetMs} ms: the step's own limit, modelTimeoutMs ` +
+            `+ 5 s (a built-in provider ends its call at modelTimeoutMs; this model did not)`,
           { retryable: true },
         );
         controller.abort(error);

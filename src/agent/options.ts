@@ -434,7 +434,8 @@ export interface AdvancedOptions {
   toolEnv?: ToolEnvOptions;
   /**
    * Time budget of one model step (one provider call), ms; a step that runs out is retried
-   * like any transient provider failure.
+   * like any transient provider failure. The built-in providers end their call at this; a
+   * custom `Model` that does not end its own is cut off by the step 5 s later.
    * @default 120000
    */
   modelTimeoutMs?: number;
