@@ -3,6 +3,7 @@
  * (an Update accepted, an Update completed) instead of sleeping.
  */
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type { HistoryDispatch } from '../src/history/timeline.js';
 import { rawClient, waitFor } from './helpers.js';
 
@@ -83,6 +84,21 @@ export async function historyOf(workflowId: string) {
   } finally {
     await client.connection.close();
   }
+}
+
+/**
+ * The recorded start of an activity's `attempt` (Temporal records a retried activity's last
+ * attempt only, with the failure of the one before as its `lastFailure`), or undefined.
+ */
+export function startedAttempt(
+  history: Awaited<ReturnType<typeof historyOf>>,
+  attempt: number,
+): temporal.api.history.v1.IActivityTaskStartedEventAttributes | undefined {
+  return (
+    (history.events ?? [])
+      .map((e) => e.activityTaskStartedEventAttributes)
+      .find((started) => (started?.attempt ?? 1) === attempt) ?? undefined
+  );
 }
 
 /**

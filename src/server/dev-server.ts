@@ -32,8 +32,8 @@ import { SESSION_SEARCH_ATTRIBUTES, searchAttributeFlags } from '../common/searc
  *   (default 1 s) after it is written fires at the shift, so every short timer of recovery
  *   came late: with plain SDK code on the dev server, a 100 ms retry backoff reached the next
  *   attempt 1.0 s after the failure, and a 1 s heartbeat timeout (then a 100 ms backoff) 2.8
- *   to 3.0 s after the last heartbeat; at 100 ms, 0.11 to 0.12 s and 1.17 s. The shift allows for clock skew between history
- *   hosts; one process has none.
+ *   to 3.0 s after the last heartbeat; at 100 ms, 0.11 to 0.12 s and 1.17 s. The shift
+ *   allows for clock skew between history hosts; one process has none.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
   'frontend.enableServerVersionCheck': 'false',

@@ -41,11 +41,11 @@ async function stepHeartbeatTimeouts(modelHeartbeatTimeoutMs?: number) {
     return {
       inInput: Buffer.from(input!).toString('utf8').includes('modelHeartbeatTimeoutMs'),
       timeouts: steps.map((a) => Number(a!.heartbeatTimeout?.seconds ?? 0)),
-      retry: steps.map((a) => ({
-        initialMs: Number(a!.retryPolicy?.initialInterval?.nanos ?? 0) / 1e6,
-        coefficient: a!.retryPolicy?.backoffCoefficient,
-        attempts: a!.retryPolicy?.maximumAttempts,
-      }))[0],
+      retry: {
+        initialMs: Number(steps[0]?.retryPolicy?.initialInterval?.nanos ?? 0) / 1e6,
+        coefficient: steps[0]?.retryPolicy?.backoffCoefficient,
+        attempts: steps[0]?.retryPolicy?.maximumAttempts,
+      },
     };
   } finally {
     await client.connection.close();

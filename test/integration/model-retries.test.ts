@@ -4,14 +4,12 @@
  * provider, model and status. Against a real HTTP server that counts the requests. A model
  * that ignores its budget is ended by the step itself and paced the same way.
  */
-import { temporal } from '@temporalio/proto';
 import { afterEach, expect, it } from 'vitest';
 import { createAgent, ModelError, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
-
-const { EventType } = temporal.api.enums.v1;
+import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { historyOf, startedAttempt } from '../history-helpers.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;
@@ -60,23 +58,14 @@ it('a model that ignores its budget and its signal: the step ends itself before 
   const session = await agent.createSession();
   expect((await session.send('hi')).text()).toBe('late');
   expect(calls).toBe(2);
-  const raw = await rawClient();
-  try {
-    const events = (await raw.workflow.getHandle(session.workflowId).fetchHistory()).events ?? [];
-    const started = events.find(
-      (e) =>
-        e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
-        (e.activityTaskStartedEventAttributes?.attempt ?? 1) === 2,
-    )?.activityTaskStartedEventAttributes;
-    // Attempt 1 failed with the step's own ModelError, retryable, paced 1 s: no timeout.
-    const failure = started?.lastFailure;
-    expect(failure?.timeoutFailureInfo).toBeFalsy();
-    expect(failure?.applicationFailureInfo?.type).toBe('ModelError');
-    expect(failure?.applicationFailureInfo?.nonRetryable).toBeFalsy();
-    expect(Number(failure?.applicationFailureInfo?.nextRetryDelay?.seconds ?? 0)).toBe(1);
-    expect(failure?.message).toContain('did not answer within');
-  } finally {
-    await raw.connection.close();
-  }
+  const started = startedAttempt(await historyOf(session.workflowId), 2);
+  expect(started).toBeDefined();
+  // Attempt 1 failed with the step's own ModelError, retryable, paced 1 s: no timeout.
+  const failure = started?.lastFailure;
+  expect(failure?.timeoutFailureInfo).toBeFalsy();
+  expect(failure?.applicationFailureInfo?.type).toBe('ModelError');
+  expect(failure?.applicationFailureInfo?.nonRetryable).toBeFalsy();
+  expect(Number(failure?.applicationFailureInfo?.nextRetryDelay?.seconds ?? 0)).toBe(1);
+  expect(failure?.message).toContain('did not answer within');
   await session.close();
 }, 60_000);

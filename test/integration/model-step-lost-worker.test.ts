@@ -1,11 +1,11 @@
 /**
  * A model step whose worker dies mid-call (issue 19, item 4): the step is retried on another
- * worker 100 ms after its heartbeat timeout, reads the whole conversation by query (its cache
- * never saw the session), and the session goes on there. The dead worker was also the
- * session's sticky worker (the step started eagerly on the worker that scheduled it), so the
- * retry first gives up the session's sticky queue: the session's next workflow task goes to
- * any worker at once instead of waiting out the sticky schedule-to-start timeout on a queue
- * nobody polls (and so does the step's query).
+ * worker after its heartbeat timeout, reads the whole conversation by query (its cache never
+ * saw the session), and the session goes on there, with no workflow task timed out on the
+ * dead worker's sticky queue. That last check holds with Temporal's own query fallback too
+ * (a sticky query that times out clears stickiness); how much sooner the step's own reset
+ * (`leaveStickyQueue`) gets the retry to its model is a latency, measured by `bench:chaos`
+ * (`BENCH_CHAOS_MODEL_MS`, `BENCH_CHAOS_TRACE`), not asserted here.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
@@ -20,7 +20,7 @@ import {
   startWorkerProcess,
   waitForEffect,
 } from '../process-helpers.js';
-import { rawClient } from '../helpers.js';
+import { historyOf, startedAttempt } from '../history-helpers.js';
 
 const { EventType, TimeoutType } = temporal.api.enums.v1;
 
@@ -61,28 +61,20 @@ describe('a model step lost with its worker', () => {
       new RegExp(`^${other} model model-block second messages=3 hits=\\d+ misses=1$`),
     );
 
-    const raw = await rawClient();
-    try {
-      const events = (await raw.workflow.getHandle(session.workflowId).fetchHistory()).events ?? [];
-      const retried = events.find(
-        (e) =>
-          e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED &&
-          (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1,
-      );
-      expect(retried?.activityTaskStartedEventAttributes?.attempt).toBe(2);
-      expect(
-        retried?.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType,
-      ).toBe(TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
-      const stickyTimeouts = events.filter(
-        (e) =>
-          e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT &&
-          e.workflowTaskTimedOutEventAttributes?.timeoutType ===
-            TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START,
-      );
-      expect(stickyTimeouts).toEqual([]);
-    } finally {
-      await raw.connection.close();
-    }
+    const history = await historyOf(session.workflowId);
+    // The retry is attempt 2, after attempt 1's heartbeat timed out (no attempt 3).
+    const retried = startedAttempt(history, 2);
+    expect(retried?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(
+      TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+    );
+    expect(startedAttempt(history, 3)).toBeUndefined();
+    const stickyTimeouts = (history.events ?? []).filter(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT &&
+        e.workflowTaskTimedOutEventAttributes?.timeoutType ===
+          TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START,
+    );
+    expect(stickyTimeouts).toEqual([]);
     expect(await session.conversation()).toHaveLength(6);
     await session.close();
   }, 120_000);
