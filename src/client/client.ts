@@ -111,9 +111,14 @@ export interface AgentClient {
    * timed out or lost its worker) can be created again with the same `sessionId`:
    * SessionStart then runs again, in a new run of the session's workflow. A first workflow
    * task that failed (its worker died or refused it) is waited out as any Update of the
-   * session waits: for about 40 s, until a worker runs the task.
-   * @throws {ConfigError} for bad options, or session hooks without an in-process worker; with
-   *   Worker Deployments, when no worker of this version polls the task queue within 15 s;
+   * session waits: for about 40 s, until a worker runs the task. Attaching to an open
+   * session (a `sessionId` whose session runs) does not depend on this client's definition:
+   * the session keeps the version it was started with, so a client-only definition (no
+   * hooks, another build) attaches as `session()` does; only a new session is pinned to this
+   * client's version. A given `sessionId` costs one DescribeWorkflowExecution first.
+   * @throws {ConfigError} for bad options, or session hooks without an in-process worker; for
+   *   a new session only: with Worker Deployments, when this client's version is not a
+   *   version of the agent's deployment, or no worker of it polls the task queue within 15 s;
    *   unversioned and client-only, when every worker listed on the task queue is versioned
    *   (see `advanced.temporal.versioning`).
    * @throws {HookError} `SESSION_START_FAILED` when SessionStart aborted or failed: `message`
@@ -425,9 +430,19 @@ function createClientOn(
 
   async function startSession(sessionOptions: SessionOptions = {}): Promise<Session> {
     validateSessionOptions(sessionOptions);
-    if (deployments) await versionServed();
-    else await unpinnedServed();
     const sessionId = sessionOptions.sessionId ?? randomUUID();
+    const workflowId = sessionWorkflowId(sessionId);
+    // An open session already runs its own version: attaching to it pins nothing, so it does
+    // not depend on this client's fingerprint (an operator tool, a client-only process of
+    // another build, a client after a crash). Only a new session is checked and pinned.
+    const existing =
+      sessionOptions.sessionId !== undefined ? await sessionState(workflowId) : undefined;
+    if (existing === 'closed') throw new SessionClosedError(sessionId);
+    const attaching = existing === 'open';
+    if (!attaching) {
+      if (deployments) await versionServed();
+      else await unpinnedServed();
+    }
     if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
       if (!registry) {
         throw new ConfigError(
@@ -488,7 +503,6 @@ function createClientOn(
         ? { isResume: true, resumeSessionId: sessionOptions.resumeSessionId }
         : {}),
     };
-    const workflowId = sessionWorkflowId(sessionId);
     const startOnce = (reuse: 'REJECT_DUPLICATE' | 'ALLOW_DUPLICATE') => {
       const typedSearchAttributes = searchAttributes.initial();
       return client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
@@ -525,7 +539,7 @@ function createClientOn(
       );
     try {
       try {
-        await start('REJECT_DUPLICATE');
+        if (!attaching) await start('REJECT_DUPLICATE');
       } catch (error) {
         // A closed session of this id: refused, unless it never opened (its SessionStart
         // failed). Then the id is free again, and a new run starts the session afresh.
@@ -600,6 +614,24 @@ function createClientOn(
       streams,
       tracing?.run,
     );
+  }
+
+  /**
+   * The newest run of `workflowId` as a `createSession` of its id sees it: `open` (running,
+   * SessionStart run or still running), `closed` (it opened and ended), or `undefined` (no
+   * such session, one that never opened, or unknown: the start then decides).
+   */
+  async function sessionState(workflowId: string): Promise<'open' | 'closed' | undefined> {
+    const status = await client.workflow
+      .getHandle(workflowId)
+      .describe()
+      .then(
+        (d) => d.status.name,
+        () => undefined,
+      );
+    if (status === undefined) return undefined;
+    if (status === 'RUNNING') return 'open';
+    return (await neverOpened(workflowId)) ? undefined : 'closed';
   }
 
   /** Whether the newest run of `workflowId` is closed and ended with a start error. */
