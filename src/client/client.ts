@@ -15,6 +15,7 @@ import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import {
   Client,
   type Connection,
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
@@ -129,6 +130,10 @@ export interface AgentClient {
    *   (closed, idle-timed out, cancelled or terminated).
    * @throws {EngineError} `ENGINE_ERROR` when the session's workflow task kept failing all
    *   that time: the message names its last recorded failure; the workflow still runs.
+   * @throws {EngineError} `ENGINE_ERROR` when the Temporal server refused the start (nothing
+   *   started): the message names its gRPC status and text (e.g. `INVALID_ARGUMENT: WorkflowId
+   *   exceeds length limit`), the `ServiceError` is `cause`. A refusal for the session search
+   *   attributes is not one: the start is sent again without them (one WARN line a client).
    * @throws {EngineError} `WORKER_UNAVAILABLE` when no worker took the session's first
    *   workflow task within 40 s (no worker of this agent, or of this version with Worker
    *   Deployments, serves the task queue: its workers stopped, or none started yet). The
@@ -552,7 +557,7 @@ function createClientOn(
       if (error instanceof SessionClosedError || error instanceof ConfigError) throw error;
       if (error instanceof WorkflowExecutionAlreadyStartedError)
         throw new SessionClosedError(sessionId);
-      throw toSdkError(error, sessionId);
+      throw startRefused(error, sessionId);
     }
     // Attaching to a session that continued as new: `start` answers with the current run as
     // `firstExecutionRunId`, which updates cannot use. Follow the workflow id instead.
@@ -739,6 +744,45 @@ async function taskKeepsFailing(
     `Session '${sessionId}' did not open: its workflow task kept failing while createSession ` +
       `waited (about 40 s); ${failure}. Its workflow (${handle.workflowId}) still runs and opens ` +
       `once a worker runs the task; terminate it if none will.`,
+    { cause: error },
+  );
+}
+
+/** gRPC status names by code, for the message of a refused start. */
+const GRPC_STATUS = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+] as const;
+
+/**
+ * The documented error of a session's start the server refused: `ENGINE_ERROR` naming the
+ * server's answer (Temporal's own message, `Failed to start Workflow`, says nothing of why),
+ * the `ServiceError` as `cause`. Anything else as {@link toSdkError} maps it.
+ */
+function startRefused(error: unknown, sessionId: string): Error {
+  if (!(error instanceof ServiceError)) return toSdkError(error, sessionId);
+  const grpc = (error.cause ?? {}) as { code?: unknown; details?: unknown; message?: unknown };
+  const status = typeof grpc.code === 'number' ? GRPC_STATUS[grpc.code] : undefined;
+  const said = String(grpc.details || grpc.message || error.message);
+  return new EngineError(
+    'ENGINE_ERROR',
+    `Session '${sessionId}' was not started: the Temporal server refused its workflow's ` +
+      `start (${status ? `${status}: ` : ''}${said}).`,
     { cause: error },
   );
 }

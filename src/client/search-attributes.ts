@@ -1,8 +1,8 @@
 /**
  * The session search attributes a client sets when it starts a session, and what it does on
- * a server that lacks them: it finds out once (the first start is refused for an unknown
- * attribute), logs one WARN line naming the command that registers them, and starts that
- * session and every later one without them. Such sessions work as any other; they are
+ * a server that lacks them: it finds out at the first start refused for an unknown attribute,
+ * logs one WARN line naming the command that registers them, and starts that session, the
+ * starts sent at the same time, and every later one without them. Such sessions work as any other; they are
  * only not findable by status or agent.
  *
  * @module
@@ -34,8 +34,9 @@ interface SessionSearchAttributes {
   initial(): SearchAttributePair[] | undefined;
   /**
    * Whether `error`, the failure of a start with {@link initial}'s attributes, says the
-   * server lacks them. The first time, logs the WARN line; from then on {@link initial} is
-   * `undefined` (start again without them).
+   * server lacks them (then start again without them): true for every such refusal, those
+   * of starts sent at once with the first included. The first time, logs the WARN line;
+   * from then on {@link initial} is `undefined`.
    */
   refusedForMissing(error: unknown): boolean;
 }
@@ -61,7 +62,10 @@ export function sessionSearchAttributes(options: {
             { key: PENDING_APPROVALS_KEY, value: 0 },
           ],
     refusedForMissing(error) {
-      if (missing || !isMissingSearchAttribute(error)) return false;
+      if (!isMissingSearchAttribute(error)) return false;
+      // Starts sent at once all carried the attributes: each refusal starts again without
+      // them, and only the first one warns.
+      if (missing) return true;
       missing = true;
       const message =
         `Namespace '${options.namespace}' has no session search attributes: sessions run ` +
