@@ -11,6 +11,12 @@
  *    `package`, the path is the installed file) and runs the tool in a session; and the
  *    `durable-agent-sdk/codec-server` subpath encodes and decodes a payload over HTTP, and the
  *    `durable-agent-sdk/ui` subpath serves the session list behind its token.
+ * 4. The installed package's cluster command runs (`npx tsx
+ *    node_modules/durable-agent-sdk/scripts/cluster.ts`): the tarball ships the `deploy/`
+ *    files it reads, as in the repo; `certs` makes a CA; and when this clone has built the
+ *    cluster's binaries (`npx tsx scripts/cluster.ts build`) and PostgreSQL is installed, `start`
+ *    from the installed package brings a cluster up (its binaries found through
+ *    `DURABLE_AGENT_CACHE_DIR`), `check` finds it usable, and `stop --clean` removes it.
  *
  *   npm run build && npx tsx scripts/check-package.ts [--keep]
  *
@@ -30,7 +36,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import {
@@ -39,6 +45,13 @@ import {
   bundleWorkflowSources,
   checkPrebuiltBundle,
 } from '../src/worker/workflow-code.js';
+import {
+  DYNAMIC_CONFIG_FILE,
+  SCHEMA_SETUP_SCRIPT,
+  SERVER_CONFIG_FILE,
+  TEMPORAL_SERVER_VERSION,
+  freeClusterPort,
+} from './cluster.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(repo, 'dist');
@@ -127,6 +140,14 @@ function fail(message: string): never {
 }
 function ok(message: string): void {
   console.log(`check-package: ok: ${message}`);
+}
+function commandExists(name: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 function run(command: string, args: string[], cwd: string): string {
   return execFileSync(command, args, {
@@ -271,6 +292,71 @@ try {
       'the /server and /payloads subpaths load; durable-agent-sdk/codec-server round-tripped a payload; ' +
       'durable-agent-sdk/ui listed the session behind its token (401 without)',
   );
+
+  // 4. The cluster command of the installed package.
+  for (const file of [SERVER_CONFIG_FILE, DYNAMIC_CONFIG_FILE, SCHEMA_SETUP_SCRIPT]) {
+    const shipped = join(installed, relative(repo, file));
+    if (!existsSync(shipped)) fail(`${packed.filename} has no ${relative(repo, file)}`);
+    if (!readFileSync(shipped).equals(readFileSync(file))) {
+      fail(`${relative(repo, file)} in ${packed.filename} differs from the repo's`);
+    }
+  }
+  const tsx = join(repo, 'node_modules', '.bin', 'tsx');
+  const clusterScript = join(installed, 'scripts', 'cluster.ts');
+  // Not under tmp: PostgreSQL (user postgres, when this runs as root) must pass every folder
+  // above the cluster's; the cluster's own 0700 folder the script opens itself.
+  const clusterDir = mkdtempSync(join(tmpdir(), 'durable-agent-pack-cluster '));
+  run(tsx, [clusterScript, 'certs', '--dir', clusterDir], app);
+  if (!existsSync(join(clusterDir, 'tls', 'ca.pem'))) {
+    fail(`the installed cluster.ts certs made no ${join(clusterDir, 'tls', 'ca.pem')}`);
+  }
+  const cache = join(repo, '.temporal');
+  const built = existsSync(join(cache, 'cluster', `v${TEMPORAL_SERVER_VERSION}`, 'bin', 'server'));
+  const postgres = existsSync('/usr/lib/postgresql') || commandExists('initdb');
+  if (!built || !postgres) {
+    rmSync(clusterDir, { recursive: true, force: true });
+    ok(
+      `${packed.filename} ships deploy/ for scripts/cluster.ts, whose certs ran from the installed ` +
+        `package; start not tried (${built ? 'no PostgreSQL' : 'cluster binaries not built: npx tsx scripts/cluster.ts build'})`,
+    );
+  } else {
+    const port = await freeClusterPort();
+    const clusterEnv = { ...process.env, DURABLE_AGENT_CACHE_DIR: cache };
+    // fail() exits at once: the cluster is stopped before any failure is reported.
+    let failure: string | undefined;
+    try {
+      const exports = execFileSync(
+        tsx,
+        [clusterScript, 'start', '--tls', '--dir', clusterDir, '--port', String(port)],
+        { cwd: app, encoding: 'utf8', env: clusterEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const checked = execFileSync(tsx, [clusterScript, 'check', '--dir', clusterDir], {
+        cwd: app,
+        encoding: 'utf8',
+        env: clusterEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      if (!exports.includes(`export TEMPORAL_ADDRESS='127.0.0.1:${port}'`)) {
+        failure = `the installed cluster.ts start printed no TEMPORAL_ADDRESS export: ${exports}`;
+      } else if (!checked.includes(': usable')) {
+        failure = `the installed cluster.ts check did not find the cluster usable: ${checked}`;
+      }
+    } catch (error) {
+      const e = error as { stderr?: string; stdout?: string; message: string };
+      failure = `the installed cluster.ts failed: ${(e.stderr || e.stdout || e.message).trim()}`;
+    } finally {
+      execFileSync(tsx, [clusterScript, 'stop', '--dir', clusterDir, '--clean'], {
+        cwd: app,
+        env: clusterEnv,
+        stdio: 'ignore',
+      });
+    }
+    if (failure) fail(failure);
+    ok(
+      `${packed.filename} ships deploy/ for scripts/cluster.ts; from the installed package it ` +
+        `made certificates, started a cluster (mTLS, port ${port}), checked it usable and removed it`,
+    );
+  }
 } finally {
   await server?.stop();
   if (keep) console.log(`check-package: kept ${tmp}`);

@@ -7,6 +7,7 @@
  * and schema setup (deploy/temporal/setup-postgres.sh) as docker-compose.yml.
  *
  *   npx tsx scripts/cluster.ts start [--tls] [--dir D] [--port 7233] [--namespace default]
+ *   npx tsx scripts/cluster.ts restart frontend|history|matching|worker [--dir D]
  *   npx tsx scripts/cluster.ts check [--dir D]
  *   npx tsx scripts/cluster.ts stop  [--dir D] [--clean]
  *   npx tsx scripts/cluster.ts build                 (only build and cache the binaries)
@@ -14,10 +15,20 @@
  *
  * `--tls` turns on mTLS at the frontend, with a CA and certificates the script makes with
  * openssl (in `<dir>/tls`: ca.pem, frontend.pem/.key, system-worker.pem/.key, client.pem/.key).
- * `start` prints the address and, with `--tls`, the client settings; `stop` stops every process
- * it started (the services, then PostgreSQL) and leaves nothing running; `--clean` also removes
- * the folder (the cluster's data). Tests use the same functions ({@link startCluster},
- * {@link stopCluster}, {@link killService}, {@link startService}).
+ * `start` prints the address and, with `--tls`, the client settings as `export` lines for
+ * `eval "$(...)"` ({@link clusterExports}; progress goes to stderr); `restart` stops one service
+ * and starts it again on the same config and ports ({@link restartService}); `stop` stops every
+ * process it started (the services, then PostgreSQL) and leaves nothing running; `--clean`
+ * also removes the folder (the cluster's data). Tests use the same functions
+ * ({@link startCluster}, {@link stopCluster}, {@link killService}, {@link startService},
+ * {@link restartService}).
+ *
+ * In a clone, run it with `npm run cluster -- <command>` or `npx tsx scripts/cluster.ts`. The
+ * installed package ships it with `deploy/` and its build: from an app's folder,
+ * `npx tsx node_modules/durable-agent-sdk/scripts/cluster.ts <command>`; the binaries are then
+ * cached in the SDK's cache folder (`DURABLE_AGENT_CACHE_DIR`, else
+ * `~/.cache/durable-agent-sdk/temporal`), and the default `--dir` is `.temporal/cluster/run`
+ * in the current folder.
  *
  * @module
  */
@@ -37,12 +48,13 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection, type TLSConfig } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
-import { searchAttributeCreateArgs } from '../src/common/search-attributes.js';
-import { ensureTemporalCli } from '../src/server/temporal-cli.js';
+// Types only (erased): the modules load from src/ or dist/ at run time (sdkModules).
+import type * as SearchAttributesModule from '../src/common/search-attributes.js';
+import type * as TemporalCliModule from '../src/server/temporal-cli.js';
 
 const run = promisify(execFile);
 
@@ -55,22 +67,74 @@ export const CLUSTER_SERVICES = ['history', 'matching', 'frontend', 'worker'] as
 /** One of {@link CLUSTER_SERVICES}. */
 export type ClusterService = (typeof CLUSTER_SERVICES)[number];
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** The clone, or the installed package (node_modules/durable-agent-sdk), this script is in. */
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/**
+ * Whether the script runs in a clone (the TypeScript sources beside it) rather than in the
+ * installed package, which ships the build (`dist/`) and `deploy/` instead of `src/`.
+ */
+const inClone = existsSync(join(packageRoot, 'src', 'index.ts'));
+
+/** The SDK modules the script uses: the sources in a clone, the build in the package. */
+type SdkModules = typeof SearchAttributesModule & typeof TemporalCliModule;
+
+async function sdkModules(): Promise<SdkModules> {
+  if (inClone) {
+    return {
+      ...(await import('../src/common/search-attributes.js')),
+      ...(await import('../src/server/temporal-cli.js')),
+    };
+  }
+  const files = ['common/search-attributes.js', 'server/temporal-cli.js'].map((file) =>
+    join(packageRoot, 'dist', 'src', file),
+  );
+  const missing = files.filter((file) => !existsSync(file));
+  if (missing.length > 0) {
+    throw new Error(
+      `scripts/cluster.ts runs from a clone of durable-agent-sdk (with src/) or from the ` +
+        `installed package (with dist/); ${packageRoot} has no src/ and no ${missing.join(', ')} ` +
+        '(an unbuilt checkout? run `npm run build`)',
+    );
+  }
+  const loaded = await Promise.all(
+    files.map((file) => import(pathToFileURL(file).href) as Promise<Partial<SdkModules>>),
+  );
+  return Object.assign({}, ...loaded) as SdkModules;
+}
+
+/**
+ * The cache of the built binaries and the Temporal CLI: `<repo>/.temporal` in a clone; in the
+ * installed package, the SDK's cache folder (`DURABLE_AGENT_CACHE_DIR`, else
+ * `~/.cache/durable-agent-sdk/temporal`), which a reinstall does not wipe.
+ */
+async function defaultCacheDir(): Promise<string> {
+  if (inClone) return join(packageRoot, '.temporal');
+  return (await sdkModules()).defaultTemporalCacheDir();
+}
 
 /** The server config shared with docker-compose.yml. */
-export const SERVER_CONFIG_FILE = join(repoRoot, 'deploy', 'temporal', 'config.yaml');
+export const SERVER_CONFIG_FILE = join(packageRoot, 'deploy', 'temporal', 'config.yaml');
 /** The dynamic config shared with docker-compose.yml. */
 export const DYNAMIC_CONFIG_FILE = join(
-  repoRoot,
+  packageRoot,
   'deploy',
   'dynamicconfig',
   'development-sql.yaml',
 );
 /** The schema setup shared with docker-compose.yml. */
-export const SCHEMA_SETUP_SCRIPT = join(repoRoot, 'deploy', 'temporal', 'setup-postgres.sh');
+export const SCHEMA_SETUP_SCRIPT = join(packageRoot, 'deploy', 'temporal', 'setup-postgres.sh');
 
-/** The folder `start`, `check`, `stop` and `certs` use without `--dir` (docker compose mounts its `tls`). */
-export const DEFAULT_CLUSTER_DIR = join(repoRoot, '.temporal', 'cluster', 'run');
+/**
+ * The folder `start`, `restart`, `check`, `stop` and `certs` use without `--dir`: in a clone
+ * `<repo>/.temporal/cluster/run` (docker compose mounts its `tls`); run from the installed
+ * package, `.temporal/cluster/run` in the current folder.
+ */
+export const DEFAULT_CLUSTER_DIR = join(
+  inClone ? packageRoot : process.cwd(),
+  '.temporal',
+  'cluster',
+  'run',
+);
 
 /** What {@link makeCertificates} writes (docker compose and deploy/temporal/ read these names). */
 export const CERTIFICATE_FILES = [
@@ -111,7 +175,11 @@ export interface ClusterOptions {
   tls?: boolean;
   /** Namespace created on start. @default `default` */
   namespace?: string;
-  /** The cache folder. @default `<repo>/.temporal` */
+  /**
+   * The cache folder of the built binaries and the Temporal CLI. @default `<repo>/.temporal`
+   * in a clone; in the installed package `DURABLE_AGENT_CACHE_DIR`, else
+   * `~/.cache/durable-agent-sdk/temporal`
+   */
   cacheDir?: string;
   /** The server's log level. @default `info` */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
@@ -242,7 +310,7 @@ export async function ensureClusterBinaries(
   options: { cacheDir?: string; log?: (line: string) => void } = {},
 ): Promise<ClusterBinaries> {
   const home = join(
-    options.cacheDir ?? join(repoRoot, '.temporal'),
+    options.cacheDir ?? (await defaultCacheDir()),
     'cluster',
     `v${TEMPORAL_SERVER_VERSION}`,
   );
@@ -479,8 +547,10 @@ async function startPostgres(state: ClusterState, log: (line: string) => void): 
   const port = String(state.ports.postgres);
   mkdirSync(sockets, { recursive: true });
   if (isRoot()) {
-    // PostgreSQL runs as `postgres`: it must reach the folder and own its data.
-    let at = state.dir;
+    // PostgreSQL runs as `postgres`: it must reach the folder and own its data. The cluster's
+    // own folder is made searchable (not listable) by others, which `mktemp -d` (0700) is not;
+    // a folder above it is the operator's to open.
+    let at = dirname(state.dir);
     for (;;) {
       const mode = statSync(at).mode;
       if ((mode & 0o001) === 0) {
@@ -489,11 +559,16 @@ async function startPostgres(state: ClusterState, log: (line: string) => void): 
             'others (mode ' +
             (mode & 0o777).toString(8) +
             '); choose a cluster folder under a ' +
-            'world-searchable path, or `chmod o+x` it.',
+            `world-searchable path (e.g. \`--dir "$(mktemp -d)"\`), or \`chmod o+x ${at}\`.`,
         );
       }
       if (dirname(at) === at) break;
       at = dirname(at);
+    }
+    const own = statSync(state.dir).mode & 0o777;
+    if ((own & 0o001) === 0) {
+      chmodSync(state.dir, own | 0o001);
+      log(`chmod o+x ${state.dir} (PostgreSQL runs as user postgres and must reach its data)`);
     }
     const pgUser = await run('id', ['-u', 'postgres']).catch(() => undefined);
     if (!pgUser)
@@ -525,7 +600,8 @@ async function startPostgres(state: ClusterState, log: (line: string) => void): 
       '-t',
       '60',
       '-o',
-      `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+      // pg_ctl hands these to /bin/sh: the folder is quoted for paths with spaces.
+      `-p ${port} -k ${shellQuote(sockets)} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
       'start',
     ],
     state.dir,
@@ -711,6 +787,75 @@ export async function killService(
   writeState(state);
 }
 
+/** What {@link restartService} did. */
+export interface RestartedService {
+  service: ClusterService;
+  /** The process it stopped; undefined when the service did not run. */
+  stoppedPid: number | undefined;
+  /** The new process. */
+  pid: number;
+}
+
+/**
+ * Restart one service of the cluster in `dir` with the config and ports `cluster.json`
+ * records (what `start` gave it): stop its process when it runs (`signal`, SIGTERM by default,
+ * then SIGKILL when it is still there after 15 s), start it again, and wait until it is
+ * healthy: it listens on its gRPC port and, through the frontend, the namespace answers, a
+ * workflow can be started (history) and a task queue described (matching). The rest of the
+ * cluster (PostgreSQL and the other services) must run.
+ * @param timeoutMs how long the cluster may take to serve again after the process listens.
+ *   @default 60_000
+ * @throws when `service` is not one of {@link CLUSTER_SERVICES}, there is no cluster in
+ *   `dir`, its PostgreSQL does not listen, or the service does not come back healthy in
+ *   time (with the end of its log).
+ */
+export async function restartService(
+  dir: string,
+  service: ClusterService,
+  options: { signal?: NodeJS.Signals; timeoutMs?: number } = {},
+): Promise<RestartedService> {
+  if (!(CLUSTER_SERVICES as readonly string[]).includes(service)) {
+    throw new Error(
+      `no service '${String(service)}' to restart: one of ${CLUSTER_SERVICES.join(', ')}`,
+    );
+  }
+  const state = readClusterState(dir);
+  if (!(await listening(state.ports.postgres))) {
+    throw new Error(
+      `the cluster in ${state.dir} is not running (its PostgreSQL does not listen on ` +
+        `${state.ports.postgres}): start it with \`start --dir ${state.dir}\``,
+    );
+  }
+  const stoppedPid = alive(state.pids[service]) ? state.pids[service] : undefined;
+  if (stoppedPid !== undefined) {
+    const signal = options.signal ?? 'SIGTERM';
+    process.kill(stoppedPid, signal);
+    try {
+      await waitUntil(
+        `the ${service} service (pid ${stoppedPid}) to exit`,
+        15_000,
+        () => !alive(stoppedPid),
+      );
+    } catch {
+      if (alive(stoppedPid)) process.kill(stoppedPid, 'SIGKILL');
+      await waitUntil(
+        `the ${service} service (pid ${stoppedPid}) to exit after SIGKILL`,
+        10_000,
+        () => !alive(stoppedPid),
+      );
+    }
+    delete state.pids[service];
+    writeState(state);
+  }
+  // Its port may stay taken for a moment after the process is gone (sockets closing).
+  await waitUntil(`port ${state.ports[service]} of the ${service} service to be free`, 30_000, () =>
+    portFree(state.ports[service]),
+  );
+  const pid = await startService(dir, service);
+  await waitUntilUsable(readClusterState(dir), options.timeoutMs ?? 60_000);
+  return { service, stoppedPid, pid };
+}
+
 /** A client connection to the cluster's frontend (with its client certificate under TLS). */
 export async function connectToCluster(state: ClusterState): Promise<Connection> {
   return Connection.connect({
@@ -721,10 +866,10 @@ export async function connectToCluster(state: ClusterState): Promise<Connection>
 }
 
 /**
- * Wait until the frontend answers, the namespace exists (registered here when missing) and
- * the history service accepts a workflow in it (a probe started and terminated at once: a
- * new namespace reaches the history and matching services' caches some seconds after its
- * registration).
+ * Wait until the frontend answers, the namespace exists (registered here when missing), the
+ * history service accepts a workflow in it (a probe started and terminated at once: a new
+ * namespace reaches the history and matching services' caches some seconds after its
+ * registration) and the matching service describes the probe's task queue.
  */
 async function waitUntilUsable(state: ClusterState, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -749,6 +894,13 @@ async function waitUntilUsable(state: ClusterState, timeoutMs: number): Promise<
         workflowId: `cluster-probe-${Date.now()}`,
       });
       await probe.terminate('probe');
+      // The frontend asks the matching service for this (the probe's start does not wait
+      // for it: history hands the task to matching later).
+      await service.describeTaskQueue({
+        namespace: state.namespace,
+        taskQueue: { name: 'cluster-probe' },
+        taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+      });
       return;
     } catch (error) {
       last = error;
@@ -775,8 +927,9 @@ export async function registerSearchAttributes(
   state: ClusterState,
   cacheDir?: string,
 ): Promise<void> {
+  const { ensureTemporalCli, searchAttributeCreateArgs } = await sdkModules();
   const { temporalPath, failures } = await ensureTemporalCli({
-    cacheDir: cacheDir ?? join(repoRoot, '.temporal'),
+    cacheDir: cacheDir ?? (await defaultCacheDir()),
   });
   if (!temporalPath) {
     throw new Error(`no temporal CLI to register the search attributes: ${failures.join('; ')}`);
@@ -818,6 +971,16 @@ export async function registerSearchAttributes(
 export async function startCluster(options: ClusterOptions): Promise<ClusterState> {
   const log = options.log ?? (() => undefined);
   const dir = resolve(options.dir);
+  const missing = [SERVER_CONFIG_FILE, DYNAMIC_CONFIG_FILE, SCHEMA_SETUP_SCRIPT].filter(
+    (file) => !existsSync(file),
+  );
+  if (missing.length > 0) {
+    throw new Error(
+      `the cluster's config is missing from ${packageRoot}: ${missing.join(', ')} ` +
+        '(a clone and the package ship deploy/ beside scripts/; an older package did not: ' +
+        'reinstall it, or run the cluster from a clone)',
+    );
+  }
   if (existsSync(stateFile(dir))) {
     const old = readClusterState(dir);
     const running = CLUSTER_SERVICES.filter((s) => alive(old.pids[s]));
@@ -949,6 +1112,47 @@ export async function stopCluster(dir: string, options: { clean?: boolean } = {}
 // ---------------------------------------------------------------------------------------------
 // Command line
 
+/** `value` in single quotes for a POSIX shell (a `'` inside becomes `'\''`). */
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The settings a client of the cluster needs, as the `export KEY='value'` lines `start`
+ * prints on stdout (its progress goes to stderr), so that
+ * `eval "$(npx tsx scripts/cluster.ts start ...)"` sets them in a POSIX shell, whatever the
+ * paths hold (spaces, quotes): `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE` and, under TLS,
+ * `TEMPORAL_TLS_SERVER_CA_CERT_PATH`, `TEMPORAL_TLS_CLIENT_CERT_PATH`,
+ * `TEMPORAL_TLS_CLIENT_KEY_PATH` and `TEMPORAL_TLS_SERVER_NAME`.
+ */
+export function clusterExports(state: ClusterState): string[] {
+  const vars: [string, string][] = [
+    ['TEMPORAL_ADDRESS', state.address],
+    ['TEMPORAL_NAMESPACE', state.namespace],
+  ];
+  if (state.tls) {
+    vars.push(
+      ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', state.tls.caFile],
+      ['TEMPORAL_TLS_CLIENT_CERT_PATH', state.tls.clientCertFile],
+      ['TEMPORAL_TLS_CLIENT_KEY_PATH', state.tls.clientKeyFile],
+      ['TEMPORAL_TLS_SERVER_NAME', state.tls.serverName],
+    );
+  }
+  return vars.map(([key, value]) => `export ${key}=${shellQuote(value)}`);
+}
+
+const USAGE = [
+  'usage: tsx scripts/cluster.ts <command> [--dir D]',
+  '  start [--tls] [--port 7233] [--namespace default]   start the cluster; prints export lines',
+  '  restart <frontend|history|matching|worker>          stop one service, start it again, wait',
+  '  check                                                every process, and a workflow can start',
+  '  stop [--clean]                                       stop everything; --clean removes D',
+  '  build                                                only build and cache the binaries',
+  '  certs                                                only make the certificates, in D/tls',
+].join('\n');
+
+const VALUE_FLAGS = ['--dir', '--port', '--namespace'];
+
 function flag(args: string[], name: string): string | undefined {
   const at = args.indexOf(name);
   if (at < 0) return undefined;
@@ -960,7 +1164,8 @@ function flag(args: string[], name: string): string | undefined {
 async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   const dir = resolve(flag(args, '--dir') ?? DEFAULT_CLUSTER_DIR);
-  const log = (line: string) => console.log(`[cluster] ${line}`);
+  // Progress on stderr: stdout carries only what `start` gives a shell to eval.
+  const log = (line: string) => console.error(`[cluster] ${line}`);
   switch (command) {
     case 'build': {
       const started = Date.now();
@@ -992,14 +1197,26 @@ async function main(argv: string[]): Promise<number> {
       log(
         `started in ${((Date.now() - started) / 1000).toFixed(1)} s; logs in ${join(dir, 'logs')}`,
       );
-      console.log(`TEMPORAL_ADDRESS=${state.address}`);
-      console.log(`TEMPORAL_NAMESPACE=${state.namespace}`);
-      if (state.tls) {
-        console.log(`TEMPORAL_TLS_SERVER_CA_CERT_PATH=${state.tls.caFile}`);
-        console.log(`TEMPORAL_TLS_CLIENT_CERT_PATH=${state.tls.clientCertFile}`);
-        console.log(`TEMPORAL_TLS_CLIENT_KEY_PATH=${state.tls.clientKeyFile}`);
-        console.log(`TEMPORAL_TLS_SERVER_NAME=${state.tls.serverName}`);
+      for (const line of clusterExports(state)) console.log(line);
+      return 0;
+    }
+    case 'restart': {
+      const service = args.find(
+        (arg, i) => !arg.startsWith('--') && !VALUE_FLAGS.includes(args[i - 1] ?? ''),
+      );
+      if (!service || !(CLUSTER_SERVICES as readonly string[]).includes(service)) {
+        throw new Error(
+          `restart needs the service to restart, one of ${CLUSTER_SERVICES.join(', ')}` +
+            (service ? `, got '${service}'` : ''),
+        );
       }
+      const started = Date.now();
+      const done = await restartService(dir, service as ClusterService);
+      log(
+        `${service} restarted (pid ${done.pid}` +
+          (done.stoppedPid === undefined ? ', it was not running' : `, was ${done.stoppedPid}`) +
+          `) and the cluster serves, in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
       return 0;
     }
     case 'check': {
@@ -1012,9 +1229,7 @@ async function main(argv: string[]): Promise<number> {
       log(`stopped${args.includes('--clean') ? ` and removed ${dir}` : ''}`);
       return 0;
     default:
-      console.error(
-        'usage: tsx scripts/cluster.ts build|certs|start|check|stop [--dir D] [--port P] [--tls] [--namespace N] [--clean]',
-      );
+      console.error(USAGE);
       return 2;
   }
 }

@@ -7,7 +7,7 @@
  * and restart its services, and that read its certificates: test/cluster/cluster-env.ts).
  * Nothing sets TEMPORAL_TLS_*: each test passes the TLS settings it means.
  */
-import { chmodSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeClusterPort, startCluster, stopCluster } from '../../scripts/cluster.js';
@@ -18,9 +18,8 @@ export default async function setup() {
       'the cluster tests start their own cluster: unset TEMPORAL_ADDRESS (it names another server)',
     );
   }
+  // Mode 0700: when the tests run as root, startCluster opens it (o+x) to PostgreSQL's user.
   const dir = mkdtempSync(join(tmpdir(), 'durable-agent-cluster-'));
-  // PostgreSQL runs as user postgres when the tests run as root: it must reach the folder.
-  chmodSync(dir, 0o755);
   const started = Date.now();
   try {
     const state = await startCluster({
