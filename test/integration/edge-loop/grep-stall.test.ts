@@ -5,8 +5,7 @@
  * error. Real Temporal server; the agent's worker runs in this process, so a blocked event
  * loop would stop the abort as well as the callback.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -20,6 +19,7 @@ import {
 import { scriptedModel } from '../../../src/testing/index.js';
 import { runTool } from '../../../src/tools/run-tool.js';
 import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 import { makeContext } from '../../unit/tools/fixtures.js';
 
 const TOOL_BUDGET_MS = 8_000;
@@ -27,7 +27,7 @@ const TOOL_BUDGET_MS = 8_000;
 const ABORT_BOUND_MS = 1_000;
 const ABORTS = 3;
 
-const ws = mkdtempSync(join(tmpdir(), 'edge-grep-stall-'));
+const ws = tempDir('edge-grep-stall');
 // `(a+)+$` never finishes on this line: 2^40 ways to split the a's before it fails at the b.
 writeFileSync(join(ws, 'evil.txt'), `${'a'.repeat(40)}b\n`);
 

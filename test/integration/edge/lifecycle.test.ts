@@ -139,30 +139,62 @@ describe('per-event rules', () => {
   }, 30_000);
 
   it('SessionStart skip and modifiedInput are ignored: the session opens', async () => {
+    const started: HookInput[] = [];
+    const submitted: HookInput[] = [];
     const session = await agent.createSession({
       hooks: {
         [HookEvent.SessionStart]: [
-          async () => ({ action: 'skip', modifiedInput: { isResume: true, sessionId: 'other' } }),
+          async (input) => {
+            started.push(input);
+            return { action: 'skip', modifiedInput: { isResume: true, sessionId: 'other' } };
+          },
+        ],
+        [HookEvent.UserPromptSubmit]: [
+          async (input) => (submitted.push(input), { action: 'continue' }),
         ],
       },
     });
+    // The callback ran and its skip was recorded: what follows is it being ignored.
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ sessionId: session.id, isResume: false });
+    expect((await session.timeline())[0]).toMatchObject({
+      event: HookEvent.SessionStart,
+      outcome: 'skip',
+    });
     expect((await session.send('hi')).text()).toBe('echo:hi');
+    // Later events see the session as it is, not as the callback's modifiedInput had it.
+    expect(submitted.map((i) => [i.sessionId, i.isResume])).toEqual([[session.id, undefined]]);
+    expect((await session.describe()).sessionId).toBe(session.id);
     await session.close();
   }, 30_000);
 
   it('TaskCompleted modifiedInput/skip are ignored; abort fails the request with the reason', async () => {
     let mode: 'skip' | 'abort' = 'skip';
+    const summaries: unknown[] = [];
     const session = await agent.createSession({
       hooks: {
         [HookEvent.TaskCompleted]: [
-          async () =>
-            mode === 'skip'
+          async (input) => {
+            summaries.push(input.resultSummary);
+            return mode === 'skip'
               ? { action: 'skip', modifiedInput: { resultSummary: 'changed' } }
-              : { action: 'abort', reason: 'quality gate failed' },
+              : { action: 'abort', reason: 'quality gate failed' };
+          },
         ],
       },
     });
-    expect((await session.send('one')).text()).toBe('echo:one');
+    const response = await session.send('one');
+    // The callback saw the answer and skipped with an edit: the answer stands as the model gave it.
+    expect(summaries).toEqual(['echo:one']);
+    expect(response.status).toBe('completed');
+    expect(response.text()).toBe('echo:one');
+    const assistant = (await session.conversation()).filter((m) => m.role === 'assistant');
+    expect(assistant.map((m) => (m.role === 'assistant' ? m.text : undefined))).toEqual([
+      'echo:one',
+    ]);
+    expect(
+      (await session.timeline()).filter((e) => e.event === HookEvent.TaskCompleted),
+    ).toMatchObject([{ outcome: 'skip' }]);
     mode = 'abort';
     const error = await session.send('two').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HookError);
