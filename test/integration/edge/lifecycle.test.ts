@@ -287,25 +287,29 @@ describe('per-event rules', () => {
     expect(await session.close()).toEqual({ closedNow: true, sessionEndRan: false });
   }, 60_000);
 
-  it('hookTimeoutMs: 1 — a callback that needs a macrotask times out promptly; the session stays usable', async () => {
-    let slow = true;
+  it('hookTimeoutMs: 1 — the dispatch times out without waiting for a callback still running; the session stays usable', async () => {
+    let hold: ReturnType<typeof gate> | undefined = gate();
+    let returned = false;
     const session = await agent.createSession({
       hookTimeoutMs: 1,
       hooks: {
         [HookEvent.UserPromptSubmit]: [
           async () => {
-            if (slow) await new Promise((r) => setTimeout(r, 20));
+            // Held until send() has rejected: the timeout cannot have waited for it.
+            if (hold) await hold.opened;
+            returned = true;
             return { action: 'continue' };
           },
         ],
       },
     });
-    const started = Date.now();
     const error = await session.send('x').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'HOOK_TIMEOUT', timeoutMs: 1 });
-    expect(Date.now() - started).toBeLessThan(3_000);
-    slow = false;
-    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 10_000, 'settle');
+    expect(returned).toBe(false);
+    hold.open();
+    hold = undefined;
+    await waitFor(async () => (await session.describe()).pendingCleanups === 0, 15_000, 'settle');
+    expect(returned).toBe(true);
     expect((await session.send('y')).status).toBe('completed');
     await session.close();
   }, 30_000);
