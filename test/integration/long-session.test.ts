@@ -315,6 +315,48 @@ describe('continue-as-new in one process', () => {
     expect(counts.end - before.end).toBe(1);
   }, 60_000);
 
+  it('a send while the run archives itself is refused with SESSION_ROLLING_OVER; the client sends it again to the next run', async () => {
+    const entered = gate();
+    const release = gate();
+    archiveHold = { entered: entered.open, opened: release.opened };
+    const client = await rawClient();
+    try {
+      const session = await agent.createSession();
+      await session.send('one');
+      await session.send('two'); // the second prompt of the run: the run archives itself
+      await entered.opened;
+      // The workflow's own answer to a send now, as any client gets it.
+      const refused = await client.workflow
+        .getHandle(session.workflowId)
+        .executeUpdate('send', { args: [{ requestId: 'raw-1', prompt: 'raw' }] })
+        .catch((e: unknown) => e);
+      expect((refused as { cause?: unknown }).cause).toMatchObject({
+        type: 'EngineError',
+        message: `Session '${session.id}' is continuing as new; retry the send`,
+        details: [expect.objectContaining({ code: 'SESSION_ROLLING_OVER' })],
+      });
+      // Session.send retries such a refusal: it is answered once the next run is up.
+      let answered = false;
+      const third = session.send('three').then((r) => ((answered = true), r));
+      for (let i = 0; i < 3; i++) expect(await runsOf(session)).toHaveLength(1);
+      expect(answered).toBe(false);
+      release.open();
+      expect((await third).text()).toBe('echo:5');
+      const [first, second, ...more] = await runsOf(session);
+      expect(more).toEqual([]);
+      expect(await runSummary(session, first!)).toMatchObject({
+        sends: 2,
+        status: 'CONTINUED_AS_NEW',
+      });
+      expect((await runSummary(session, second!)).sends).toBe(1);
+      await session.close();
+    } finally {
+      release.open();
+      archiveHold = undefined;
+      await client.connection.close();
+    }
+  }, 60_000);
+
   it('close() from two clients while the run archives itself: the close wins, the session ends in that run, SessionEnd once', async () => {
     const before = { ...counts };
     const entered = gate();
@@ -500,6 +542,33 @@ describe('continue-as-new edge cases', () => {
     expect(events.at(-1)).toBe(HookEvent.SessionEnd);
     expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(3);
   }, 60_000);
+});
+
+describe('the rollover by Update count', () => {
+  it('a session with no prompt bound continues as new after 200 Updates in a run, once a prompt ran', async () => {
+    const agent = await createAgent({
+      model: scriptedModel(() => 'ok'),
+      tools: [],
+      advanced: {
+        payloadStore: fileStore(payloadDir),
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('can-updates') },
+      },
+    });
+    try {
+      const session = await agent.createSession();
+      // The `ready` Update and this send: then aborts with nothing running, Updates too.
+      expect((await session.send('one')).text()).toBe('ok');
+      for (let i = 0; i < 197; i++) expect(await session.abort()).toBe(false);
+      expect(await runsOf(session)).toHaveLength(1);
+      expect(await session.abort()).toBe(false); // the 200th
+      await waitFor(async () => (await runsOf(session)).length === 2, 30_000, 'a rollover');
+      expect((await session.send('two')).text()).toBe('ok');
+      expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(2);
+      await session.close();
+    } finally {
+      await agent.shutdown();
+    }
+  }, 180_000);
 });
 
 describe('a payload store that fails while a run archives itself', () => {
