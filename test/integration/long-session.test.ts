@@ -17,8 +17,15 @@ import {
 import proto from '@temporalio/proto';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
-import { count, crashEnv, killAll, openGate, startWorkerProcess } from '../process-helpers.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import {
+  count,
+  crashEnv,
+  killAll,
+  openGate,
+  startWorkerProcess,
+  waitForEffect,
+} from '../process-helpers.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';
 
 const { temporal } = proto;
@@ -37,6 +44,34 @@ async function runsOf(session: Session): Promise<string[]> {
   return runs.sort((a, b) => a.start - b.start).map((r) => r.runId);
 }
 
+/** How many `send` and `close` Updates one run of a session answered, and how the run ended. */
+async function runSummary(
+  session: Session,
+  runId: string,
+): Promise<{ sends: number; closes: number; status: string }> {
+  const client = await rawClient();
+  try {
+    const handle = client.workflow.getHandle(session.workflowId, runId);
+    const history = await handle.fetchHistory();
+    const names = new Map<string, string>();
+    const answered: string[] = [];
+    for (const event of history.events ?? []) {
+      const accepted = event.workflowExecutionUpdateAcceptedEventAttributes;
+      const name = accepted?.acceptedRequest?.input?.name;
+      if (name) names.set(String(event.eventId), name);
+      const completed = event.workflowExecutionUpdateCompletedEventAttributes;
+      if (completed) answered.push(names.get(String(completed.acceptedEventId)) ?? '?');
+    }
+    return {
+      sends: answered.filter((n) => n === 'send').length,
+      closes: answered.filter((n) => n === 'close').length,
+      status: (await handle.describe()).status.name,
+    };
+  } finally {
+    await client.connection.close();
+  }
+}
+
 describe('a 1,000-turn session with a worker killed at turn 500', () => {
   const clients: AgentClient[] = [];
   afterEach(async () => {
@@ -49,27 +84,33 @@ describe('a 1,000-turn session with a worker killed at turn 500', () => {
       sessionHooksOnly: true,
       continueAsNewAfterPrompts: 150,
       payloadDir,
+      recordModel: true, // a prompt with `model-block` waits in its model step for the gate
     });
     const first = await startWorkerProcess(env, 'A');
     const client = await createAgentClient(crashAgentOptions(env));
     clients.push(client);
     const session = await client.createSession();
+    const promptOf = (turn: number) => (turn === 500 ? 'turn-500 model-block' : `turn-${turn}`);
     for (let turn = 1; turn <= 1000; turn++) {
       if (turn === 500) {
-        // The worker dies with the prompt in flight; a new one takes the session over.
-        const pending = session.send(`turn-${turn}`);
+        // The worker dies with the prompt in flight (its model step waiting on A); a new one
+        // takes the session over and runs the step again.
+        const pending = session.send(promptOf(turn));
+        await waitForEffect(env, 'A model turn-500 model-block', 30_000);
         await first.kill();
+        openGate(env);
         await startWorkerProcess(env, 'B');
-        expect((await pending).text()).toBe(`echo:turn-${turn}`);
+        expect((await pending).text()).toBe(`echo:${promptOf(turn)}`);
+        expect(count(env, 'B model turn-500 model-block')).toBe(1);
         continue;
       }
-      const response = await session.send(`turn-${turn}`);
-      expect(response.text()).toBe(`echo:turn-${turn}`);
+      const response = await session.send(promptOf(turn));
+      expect(response.text()).toBe(`echo:${promptOf(turn)}`);
     }
     const conversation = await session.conversation();
     expect(conversation).toHaveLength(2000);
     const prompts = conversation.flatMap((m) => (m.role === 'user' ? [m.content] : []));
-    expect(prompts).toEqual(Array.from({ length: 1000 }, (_, i) => `turn-${i + 1}`));
+    expect(prompts).toEqual(Array.from({ length: 1000 }, (_, i) => promptOf(i + 1)));
     expect((await session.describe()).promptsHandled).toBe(1000);
     expect((await runsOf(session)).length).toBeGreaterThanOrEqual(6);
 
@@ -129,6 +170,19 @@ describe('continue-as-new in one process', () => {
   const counts = { start: 0, end: 0 };
   const seenByModel: Array<{ prompt: string; messages: number; first: string }> = [];
   let agent: Agent;
+  /** While set, a run's archive (before it continues as new) waits in the store until it opens. */
+  let archiveHold: { entered: () => void; opened: Promise<void> } | undefined;
+  const files = fileStore(payloadDir);
+  const store = {
+    put: async (data: Uint8Array) => {
+      if (archiveHold && Buffer.from(data.subarray(0, 10)).toString() === '{"runId":"') {
+        archiveHold.entered();
+        await archiveHold.opened;
+      }
+      return files.put(data);
+    },
+    get: (ref: string) => files.get(ref),
+  };
 
   beforeAll(async () => {
     agent = await createAgent({
@@ -154,7 +208,7 @@ describe('continue-as-new in one process', () => {
         permission: (request) => (request.toolName === 'Record' ? 'ask' : 'allow'),
         continueAsNewAfterPrompts: 2,
         maxContextTokens: 2_000,
-        payloadStore: fileStore(payloadDir),
+        payloadStore: store,
         sessionEndHookTimeoutMs: 10_000,
         hooks: {
           [HookEvent.SessionStart]: [async () => (counts.start++, { action: 'continue' })],
@@ -240,9 +294,13 @@ describe('continue-as-new in one process', () => {
   it('SessionStart and SessionEnd ran once across several runs; queued prompts and a pending ask are kept', async () => {
     const before = { ...counts };
     const session = await agent.createSession();
-    // Three prompts at once: the rollover due after two waits until the queue is empty.
+    // Three prompts at once: the rollover due after two waits until the queue is empty, so
+    // the first run answers all three, then continues as new.
     const replies = await Promise.all(['a', 'bb', 'ccc'].map((p) => session.send(p)));
     expect(replies.map((r) => r.text())).toEqual(['echo:1', 'echo:2', 'echo:3']);
+    await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'the first rollover');
+    const firstRun = await runSummary(session, (await runsOf(session))[0]!);
+    expect(firstRun).toEqual({ sends: 3, closes: 0, status: 'CONTINUED_AS_NEW' });
     // A permission ask that waits while a rollover is due: it is answered, the tool runs once.
     const asked = session.send('record:kept');
     await waitFor(async () => (await session.pendingPermissions()).length === 1, 15_000, 'ask');
@@ -257,26 +315,118 @@ describe('continue-as-new in one process', () => {
     expect(counts.end - before.end).toBe(1);
   }, 60_000);
 
-  it('close() retried across a rollover, also from a second client: SessionEnd runs once', async () => {
+  it('a send while the run archives itself is refused with SESSION_ROLLING_OVER; the client sends it again to the next run', async () => {
+    const entered = gate();
+    const release = gate();
+    archiveHold = { entered: entered.open, opened: release.opened };
+    const client = await rawClient();
+    try {
+      const session = await agent.createSession();
+      await session.send('one');
+      await session.send('two'); // the second prompt of the run: the run archives itself
+      await entered.opened;
+      // The workflow's own answer to a send now, as any client gets it.
+      const refused = await client.workflow
+        .getHandle(session.workflowId)
+        .executeUpdate('send', { args: [{ requestId: 'raw-1', prompt: 'raw' }] })
+        .catch((e: unknown) => e);
+      expect((refused as { cause?: unknown }).cause).toMatchObject({
+        type: 'EngineError',
+        message: `Session '${session.id}' is continuing as new; retry the send`,
+        details: [expect.objectContaining({ code: 'SESSION_ROLLING_OVER' })],
+      });
+      // Session.send retries such a refusal: it is answered once the next run is up.
+      let answered = false;
+      const third = session.send('three').then((r) => ((answered = true), r));
+      for (let i = 0; i < 3; i++) expect(await runsOf(session)).toHaveLength(1);
+      expect(answered).toBe(false);
+      release.open();
+      expect((await third).text()).toBe('echo:5');
+      const [first, second, ...more] = await runsOf(session);
+      expect(more).toEqual([]);
+      expect(await runSummary(session, first!)).toMatchObject({
+        sends: 2,
+        status: 'CONTINUED_AS_NEW',
+      });
+      expect((await runSummary(session, second!)).sends).toBe(1);
+      await session.close();
+    } finally {
+      release.open();
+      archiveHold = undefined;
+      await client.connection.close();
+    }
+  }, 60_000);
+
+  it('close() from two clients while the run archives itself: the close wins, the session ends in that run, SessionEnd once', async () => {
     const before = { ...counts };
-    const session = await agent.createSession();
-    await session.send('one');
-    const sending = session.send('two'); // the second prompt makes a rollover due
+    const entered = gate();
+    const release = gate();
+    archiveHold = { entered: entered.open, opened: release.opened };
     const other = await createAgentClient({
       model: 'unused',
       advanced: {
-        payloadStore: fileStore(payloadDir),
+        payloadStore: store,
         temporal: { address: temporalAddress(), taskQueue: 'unused' },
       },
     });
-    const elsewhere = await other.session(session.id);
-    await sending;
-    const results = await Promise.all([session.close(), elsewhere.close(), session.close()]);
-    expect(results.filter((r) => r.closedNow)).toHaveLength(1);
-    expect(await session.close()).toEqual({ closedNow: false, sessionEndRan: false });
-    expect(counts.end - before.end).toBe(1);
-    expect((await session.describe()).sessionEndMarker?.reason).toBe('other');
-    await other.close();
+    try {
+      const session = await agent.createSession();
+      const elsewhere = await other.session(session.id);
+      await session.send('one');
+      await session.send('two'); // the second prompt of the run: the run archives itself
+      await entered.opened;
+      const results = await Promise.all([session.close(), elsewhere.close(), session.close()]);
+      release.open();
+      expect(results.filter((r) => r.closedNow)).toHaveLength(1);
+      expect(await session.close()).toEqual({ closedNow: false, sessionEndRan: false });
+      expect(counts.end - before.end).toBe(1);
+      expect((await session.describe()).sessionEndMarker?.reason).toBe('other');
+      // The archive was cancelled: no rollover, the one run completed with the close.
+      const runs = await runsOf(session);
+      expect(runs).toHaveLength(1);
+      const run = await runSummary(session, runs[0]!);
+      expect(run.sends).toBe(2);
+      expect(run.closes).toBeGreaterThan(0);
+    } finally {
+      release.open();
+      archiveHold = undefined;
+      await other.close();
+    }
+  }, 60_000);
+
+  it('close() from two clients after a rollover, through handles got before it: SessionEnd runs once, in the next run', async () => {
+    const before = { ...counts };
+    const other = await createAgentClient({
+      model: 'unused',
+      advanced: {
+        payloadStore: store,
+        temporal: { address: temporalAddress(), taskQueue: 'unused' },
+      },
+    });
+    try {
+      const session = await agent.createSession();
+      const elsewhere = await other.session(session.id);
+      await session.send('one');
+      await session.send('two'); // the second prompt of the run: a rollover follows
+      await waitFor(async () => (await runsOf(session)).length === 2, 15_000, 'a rollover');
+      const results = await Promise.all([session.close(), elsewhere.close(), session.close()]);
+      expect(results.filter((r) => r.closedNow)).toHaveLength(1);
+      expect(await session.close()).toEqual({ closedNow: false, sessionEndRan: false });
+      expect(counts.end - before.end).toBe(1);
+      expect((await session.describe()).sessionEndMarker?.reason).toBe('other');
+      const [first, second, ...more] = await runsOf(session);
+      expect(more).toEqual([]);
+      expect(await runSummary(session, first!)).toEqual({
+        sends: 2,
+        closes: 0,
+        status: 'CONTINUED_AS_NEW',
+      });
+      const next = await runSummary(session, second!);
+      expect(next.sends).toBe(0);
+      expect(next.closes).toBeGreaterThan(0);
+    } finally {
+      await other.close();
+    }
   }, 60_000);
 });
 
@@ -392,6 +542,33 @@ describe('continue-as-new edge cases', () => {
     expect(events.at(-1)).toBe(HookEvent.SessionEnd);
     expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(3);
   }, 60_000);
+});
+
+describe('the rollover by Update count', () => {
+  it('a session with no prompt bound continues as new after 200 Updates in a run, once a prompt ran', async () => {
+    const agent = await createAgent({
+      model: scriptedModel(() => 'ok'),
+      tools: [],
+      advanced: {
+        payloadStore: fileStore(payloadDir),
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('can-updates') },
+      },
+    });
+    try {
+      const session = await agent.createSession();
+      // The `ready` Update and this send: then aborts with nothing running, Updates too.
+      expect((await session.send('one')).text()).toBe('ok');
+      for (let i = 0; i < 197; i++) expect(await session.abort()).toBe(false);
+      expect(await runsOf(session)).toHaveLength(1);
+      expect(await session.abort()).toBe(false); // the 200th
+      await waitFor(async () => (await runsOf(session)).length === 2, 30_000, 'a rollover');
+      expect((await session.send('two')).text()).toBe('ok');
+      expect((await session.conversation()).filter((m) => m.role === 'user')).toHaveLength(2);
+      await session.close();
+    } finally {
+      await agent.shutdown();
+    }
+  }, 180_000);
 });
 
 describe('a payload store that fails while a run archives itself', () => {

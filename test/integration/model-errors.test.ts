@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fixtures/openai-server.js';
 import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { tcpProbe } from '../tcp-probe.js';
 import { tempDir } from '../temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
@@ -100,12 +101,13 @@ describe('the API key of a model id', () => {
   it('createAgent without a key rejects at once with a ConfigError naming apiKey and OPENAI_API_KEY', async () => {
     const saved = process.env.OPENAI_API_KEY;
     delete process.env.OPENAI_API_KEY;
+    // A reachable server, through a listener that counts connections: without the check,
+    // createAgent would connect and resolve, and send() fail.
+    const temporal = await tcpProbe(temporalAddress());
     try {
-      const started = performance.now();
       const error = await createAgent({
         model: 'gpt-4o-mini',
-        // A reachable server: without the check, createAgent would resolve and send() fail.
-        advanced: { temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('k') } },
+        advanced: { temporal: { address: temporal.address, taskQueue: uniqueTaskQueue('k') } },
       }).then(
         (made) => {
           agent = made;
@@ -117,8 +119,12 @@ describe('the API key of a model id', () => {
       expect((error as Error).message).toContain('`apiKey`');
       expect((error as Error).message).toContain('OPENAI_API_KEY (it is not set)');
       expect((error as Error).message).not.toContain('providerModel');
-      expect(performance.now() - started).toBeLessThan(1_000);
+      // At once: before any connection to the server.
+      expect(temporal.connections()).toBe(0);
     } finally {
+      await agent?.shutdown();
+      agent = undefined;
+      await temporal.close();
       if (saved !== undefined) process.env.OPENAI_API_KEY = saved;
     }
   });

@@ -82,14 +82,30 @@ describe('send() without awaiting', () => {
   }, 120_000);
 
   it('agent.send() calls made at once run in call order on the default session', async () => {
+    // The order the prompts ran in, as the hook and the model saw them (each answer echoes its
+    // own prompt whatever the order, so the answers alone cannot tell).
+    const hooked: string[] = [];
+    const modelled: string[] = [];
     const other = await createAgent({
-      model: scriptedModel((request) => `echo:${String(request.prompt)}`),
-      advanced: { temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('order') } },
+      model: scriptedModel((request) => {
+        modelled.push(String(request.prompt));
+        return `echo:${String(request.prompt)}`;
+      }),
+      advanced: {
+        hooks: {
+          [HookEvent.UserPromptSubmit]: [
+            async (input) => (hooked.push(String(input.userPrompt)), { action: 'continue' }),
+          ],
+        },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('order') },
+      },
     });
     try {
       const prompts = range(60, 'd');
       const responses = await Promise.all(prompts.map((p) => other.send(p)));
       expect(responses.map((r) => r.text())).toEqual(prompts.map((p) => `echo:${p}`));
+      expect(hooked).toEqual(prompts);
+      expect(modelled).toEqual(prompts);
       expect(await other.close()).toMatchObject({ closedNow: true });
     } finally {
       await other.shutdown();

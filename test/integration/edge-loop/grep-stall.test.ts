@@ -3,10 +3,11 @@
  * stall its worker. While one session's Grep is stuck in `(a+)+$`, another session's abort
  * still reaches its hook callback, and the Grep ends at the tool's budget with a clear
  * error. Real Temporal server; the agent's worker runs in this process, so a blocked event
- * loop would stop the abort as well as the callback.
+ * loop would stop the abort as well as the callback. Checked as an order (each abort reaches
+ * its callback while the Grep is still running), not a latency: `npm run bench:grep`
+ * measures the abort latency beside an idle worker and one running the old, blocking Grep.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -20,14 +21,13 @@ import {
 import { scriptedModel } from '../../../src/testing/index.js';
 import { runTool } from '../../../src/tools/run-tool.js';
 import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 import { makeContext } from '../../unit/tools/fixtures.js';
 
 const TOOL_BUDGET_MS = 8_000;
-/** The abort-latency bound the README states is a p99 of 100 ms; this test allows 10x. */
-const ABORT_BOUND_MS = 1_000;
 const ABORTS = 3;
 
-const ws = mkdtempSync(join(tmpdir(), 'edge-grep-stall-'));
+const ws = tempDir('edge-grep-stall');
 // `(a+)+$` never finishes on this line: 2^40 ways to split the a's before it fails at the b.
 writeFileSync(join(ws, 'evil.txt'), `${'a'.repeat(40)}b\n`);
 
@@ -50,7 +50,8 @@ describe('a catastrophic Grep does not stall the worker', () => {
       },
     });
     const entered: Array<ReturnType<typeof gate>> = [];
-    const abortedAt: number[] = [];
+    /** Per abort that reached its callback: whether the Grep was running at that moment. */
+    const grepRanAtAbort: boolean[] = [];
     agent = await createAgent({
       model: scriptedModel((request) => {
         const last = request.messages.at(-1);
@@ -73,7 +74,7 @@ describe('a catastrophic Grep does not stall the worker', () => {
               await new Promise((resolve) =>
                 signal.addEventListener('abort', resolve, { once: true }),
               );
-              abortedAt.push(performance.now());
+              grepRanAtAbort.push(grepRunning);
               return { action: 'continue' };
             },
           ],
@@ -90,23 +91,16 @@ describe('a catastrophic Grep does not stall the worker', () => {
     const grepDone = grepping.send('grep');
     await waitFor(() => grepRunning, 15_000, 'the Grep call to start');
 
-    const latencies: number[] = [];
     for (let i = 0; i < ABORTS; i++) {
       entered.push(gate());
       const pending = other.send('wait');
       await entered.at(-1)!.opened;
-      const t0 = performance.now();
       await other.abort(new Error('abort during grep'));
-      await waitFor(() => abortedAt.length === i + 1, 10_000, 'the callback to see its abort');
-      latencies.push(abortedAt[i]! - t0);
-      // The callback saw the abort while the Grep was still stuck in its regex.
-      expect(grepRunning).toBe(true);
+      await waitFor(() => grepRanAtAbort.length === i + 1, 15_000, 'the callback to see its abort');
       expect((await pending).status).toBe('aborted');
     }
-    console.log(
-      `abort latency during a catastrophic Grep: ${latencies.map((l) => l.toFixed(1)).join(', ')} ms`,
-    );
-    for (const latency of latencies) expect(latency).toBeLessThan(ABORT_BOUND_MS);
+    // Each callback saw its abort while the Grep was still stuck in its regex.
+    expect(grepRanAtAbort).toEqual(Array.from({ length: ABORTS }, () => true));
 
     const response = await grepDone;
     const grepMs = performance.now() - grepStarted;

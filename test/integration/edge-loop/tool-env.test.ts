@@ -5,14 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentClient } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import { tempDir } from '../../temp-dirs.js';
 
 const here = fileURLToPath(new URL('./', import.meta.url));
 const children: ChildProcess[] = [];
@@ -51,7 +50,7 @@ async function startWorker(scratch: object, extraEnv: Record<string, string>): P
 
 describe('Bash environment through a real worker process', () => {
   it("a secret planted in the worker's environment never reaches Bash; an allowed variable does", async () => {
-    const ws = mkdtempSync(join(tmpdir(), 'edge-env-'));
+    const ws = tempDir('edge-env');
     const secret = `planted-${randomUUID()}`;
     const allowed = `visible-${randomUUID()}`;
     const scratch = {
