@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
 import { createAgent, fileStore } from '../src/index.js';
 import { clientCallsOf } from '../src/client/client.js';
+import { cachedWorkflowsOf } from '../src/worker/worker.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { fmt, printTable } from './stats.js';
@@ -100,6 +101,7 @@ function heldSizes(): Record<string, number> {
     registrySessions: agent.worker.registry.sessionsHeld,
     pendingCleanups: agent.worker.registry.pendingCleanups.size,
     conversationCache: agent.worker.conversationCache.size,
+    cachedWorkflows: cachedWorkflowsOf(agent.worker) ?? -1,
     callsInFlight: calls?.inFlight ?? -1,
     queuedSendSessions: calls?.sessionsWithQueuedSends ?? -1,
   };
@@ -151,7 +153,13 @@ for (const checkpoint of CHECKPOINTS) {
 
 printTable(
   `Memory after GC, ${SENDS} sends a session (${new Date().toISOString()})`,
-  ['sessions', 'heap MB', 'RSS MB', 'elapsed s', 'registry/cleanups/cache/in-flight/queued'],
+  [
+    'sessions',
+    'heap MB',
+    'RSS MB',
+    'elapsed s',
+    'registry/cleanups/cache/workflows/in-flight/queued',
+  ],
   rows,
 );
 const first = measured[0]!;

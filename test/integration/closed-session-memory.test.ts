@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/index.js';
 import { clientCallsOf } from '../../src/client/client.js';
+import { cachedWorkflowsOf } from '../../src/worker/worker.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 
@@ -22,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => agent?.shutdown());
 
 describe('a process after its sessions closed', () => {
-  it("drops each closed session's conversation copy from the worker's cache", async () => {
+  it('drops each closed session: its conversation copy, cached workflow, hooks and calls', async () => {
     const cache = agent.worker.conversationCache;
     const SESSIONS = 5;
     for (let n = 0; n < SESSIONS; n++) {
@@ -34,12 +35,15 @@ describe('a process after its sessions closed', () => {
       }
       // Open, the session's copy is held (what the model steps read without a query).
       expect(cache.size).toBe(1);
+      expect(cachedWorkflowsOf(agent.worker)).toBeGreaterThanOrEqual(1);
       await session.close();
       // The workflow's last task tells the worker (a sink), after close() was answered.
       await waitFor(() => cache.size === 0, 30_000, `session ${n}'s copy to go`);
     }
     expect(cache.stats.hits).toBeGreaterThanOrEqual(SESSIONS * 2);
     expect(agent.worker.registry.sessionsHeld).toBe(0);
+    // Temporal's workflow cache evicts a run once it completed (open ones stay, bounded).
+    await waitFor(() => cachedWorkflowsOf(agent.worker) === 0, 30_000, 'cached workflows to go');
     const calls = clientCallsOf(agent.client)!;
     expect(calls.inFlight).toBe(0);
     expect(calls.sessionsWithQueuedSends).toBe(0);
