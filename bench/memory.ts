@@ -142,10 +142,13 @@ for (const checkpoint of CHECKPOINTS) {
   const sizes = heldSizes();
   console.log(`checkpoint ${checkpoint}: ${JSON.stringify(sizes)}`);
   if (SNAPSHOTS) console.log(`  snapshot ${writeHeapSnapshot()}`);
+  const previous = measured.at(-2);
   rows.push([
     String(checkpoint),
     fmt(memory.heap / MB),
     fmt(memory.rss / MB),
+    // The first checkpoint also holds the warm-up (compiled code, the first sessions' caches).
+    previous ? fmt((memory.heap - previous.heap) / (checkpoint - previous.sessions) / 1024, 2) : '',
     fmt((performance.now() - t0) / 1000, 0),
     Object.values(sizes).join('/'),
   ]);
@@ -157,6 +160,7 @@ printTable(
     'sessions',
     'heap MB',
     'RSS MB',
+    'heap KB/session since last',
     'elapsed s',
     'registry/cleanups/cache/workflows/in-flight/queued',
   ],
