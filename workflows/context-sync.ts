@@ -23,10 +23,21 @@ export interface ConversationCacheSinks extends Sinks {
   conversationCache: {
     /** Hand the worker's cache the context a model step is about to read. */
     sync(update: ContextSync): void;
+    /** This run ended: the worker drops its copy (the sink reads the run from its info). */
+    forget(): void;
   };
 }
 
 const { conversationCache } = proxySinks<ConversationCacheSinks>();
+
+/**
+ * Tell this worker's cache that the run ended (closed, failed, continued as new), so the
+ * copy of a closed session goes now rather than when a thousand newer sessions push it out.
+ * Nothing is recorded: a replay or another worker is unaffected.
+ */
+export function forgetContext(): void {
+  conversationCache.forget();
+}
 
 /** The parts of the session state a stamp reads. */
 interface StampedState {

@@ -37,7 +37,7 @@ import { setSessionQueries } from './session-queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
 import { createSessionState } from './session-state.js';
 import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
-import { contextStamper } from './context-sync.js';
+import { contextStamper, forgetContext } from './context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
 /** Runs continue as new (archive, then carry); histories from before never did. */
@@ -51,6 +51,15 @@ const PATCH_LOOP_IGNORES_ACTIVITY = 'loop-ignores-activity';
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  try {
+    return await runSession(input);
+  } finally {
+    // However the run ends, this worker's copy of its context is of no further use.
+    forgetContext();
+  }
+}
+
+async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
   const carry = input.carry;
   const state = createSessionState(input);
   state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);

@@ -170,6 +170,14 @@ export class AgentRegistry {
     return this.#sessionPermissions.get(sessionId);
   }
 
+  /**
+   * Sessions whose hooks or permission function this registry holds now.
+   * @internal for tests and `bench/memory.ts`.
+   */
+  get sessionsHeld(): number {
+    return new Set([...this.#sessionHooks.keys(), ...this.#sessionPermissions.keys()]).size;
+  }
+
   /** Forget a session's hooks and permission function (its creation failed, or it closed). */
   removeSessionHooks(sessionId: string): void {
     this.#sessionHooks.delete(sessionId);

@@ -139,10 +139,13 @@ export class ConversationCache {
     if (sameState(entry, stamp)) this.#put(workflowId, entry);
   }
 
-  /** Forget a session (its run ended, or it moved). */
-  delete(workflowId: string): void {
+  /**
+   * Forget a session (its run ended, or it moved). Given `runId`, only a copy of that run
+   * goes: the next run of a session that continued as new may already have handed over its own.
+   */
+  delete(workflowId: string, runId?: string): void {
     const held = this.#entries.get(workflowId);
-    if (held) this.#remove(workflowId, held);
+    if (held && (runId === undefined || held.stamp.runId === runId)) this.#remove(workflowId, held);
   }
 
   /** The sinks to pass to `Worker.create`: the workflow's hand-overs land here. */
@@ -152,6 +155,12 @@ export class ConversationCache {
         // Never during replay: a replayed hand-over would be an old state (the stamp would
         // refuse it anyway); the workflow does not call it while replaying either.
         sync: { fn: (_info, update) => this.sync(update), callDuringReplay: false },
+        // The run ended (`forgetContext()`): a closed session's copy must not stay until
+        // newer sessions push it out (up to `maxSessions` closed sessions held).
+        forget: {
+          fn: (info) => this.delete(info.workflowId, info.runId),
+          callDuringReplay: false,
+        },
       },
     };
   }

@@ -268,7 +268,7 @@ export async function startAgentWorker(
   }
   const done = Promise.all([main.run(), cleanup.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
-  return {
+  const agentWorker: AgentWorker = {
     taskQueue,
     agentName: options.name,
     version: options.version,
@@ -292,6 +292,20 @@ export async function startAgentWorker(
       return stopping;
     },
   };
+  temporalWorkersOf.set(agentWorker, main);
+  return agentWorker;
+}
+
+const temporalWorkersOf = new WeakMap<AgentWorker, Worker>();
+
+/**
+ * Workflows held in the Temporal workflow cache of `worker`'s session worker: open sessions
+ * it ran lately (up to `maxCachedWorkflows`); a closed one is evicted when its run ends.
+ * `undefined` for a worker not made by {@link startAgentWorker}.
+ * @internal for tests and `bench/memory.ts`.
+ */
+export function cachedWorkflowsOf(worker: AgentWorker): number | undefined {
+  return temporalWorkersOf.get(worker)?.getStatus().numCachedWorkflows;
 }
 
 /**

@@ -95,6 +95,21 @@ describe('ConversationCache', () => {
     expect(cache.lookup('y', stampOf(v1, 1))).toBeUndefined();
     expect(cache.lookup('x', stampOf(v1, 1))).toBeDefined();
   });
+
+  it("drops a run's copy when that run ends, not a newer run's", async () => {
+    const cache = new ConversationCache();
+    const v1 = [user('a')];
+    const sinks = cache.sinks().conversationCache;
+    const info = (runId: string) =>
+      ({ workflowId: WF, runId }) as Parameters<typeof sinks.forget.fn>[0];
+    cache.sync({ workflowId: WF, stamp: stampOf(v1, 1, 'run-2'), messages: v1, chars: 10 });
+    // The run before it (continued as new) ends after the new run handed over its context.
+    await sinks.forget.fn(info(RUN));
+    expect(cache.lookup(WF, stampOf(v1, 1, 'run-2'))).toBeDefined();
+    await sinks.forget.fn(info('run-2'));
+    expect(cache.size).toBe(0);
+    expect(sinks.forget.callDuringReplay).toBe(false);
+  });
 });
 
 describe('the modelStep activity with a conversation cache', () => {
