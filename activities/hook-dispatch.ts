@@ -24,6 +24,7 @@ import { runHookCallbacks } from '../src/agent/hook-callbacks.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
 import {
+  ActivityNames,
   HOOK_DISPATCH_LOST_TYPE,
   Queries,
   type AwaitHookSettledInput,
@@ -108,8 +109,8 @@ export function createHookActivities(deps: HookActivityDeps) {
    * attempt's task token through the worker's connection. A task the server no longer runs
    * (another attempt started) or cannot reach fails here, before any callback: retryable,
    * since nothing ran. A local dispatch records nothing (its retry policy allows one attempt,
-   * and Temporal refuses a local activity's heartbeats), nor does a test environment without
-   * a client.
+   * and Temporal refuses a local activity's heartbeats), nor an inline one (`ownsAttempts`),
+   * nor a test environment without a client.
    * @returns the details every heartbeat of this attempt repeats (a heartbeat replaces the
    *   server's details with its own), or undefined when nothing was recorded.
    * @throws CancelledFailure (nothing ran: `settled`) when the workflow already cancelled it;
@@ -119,7 +120,7 @@ export function createHookActivities(deps: HookActivityDeps) {
     ctx: Context,
     input: DispatchHookInput,
   ): Promise<HookDispatchBegan | undefined> {
-    if (ctx.info.isLocal) return undefined;
+    if (!ownsAttempts(ctx)) return undefined;
     let client: Context['client'];
     try {
       client = ctx.client;
@@ -295,13 +296,24 @@ export function createHookActivities(deps: HookActivityDeps) {
 }
 
 /**
+ * Whether this activity's attempts are the dispatch's own: a `dispatchHook` task from the
+ * task queue. A local dispatch runs once; an inline one (`hookDispatch: 'inline'`) runs in a
+ * model step or a tool execution, whose attempts and heartbeat details are theirs (a model
+ * step retried runs its inline callbacks again: at-least-once, documented; a tool's
+ * execution is not retried).
+ */
+function ownsAttempts(ctx: Context): boolean {
+  return !ctx.info.isLocal && ctx.info.activityType === ActivityNames.dispatchHook;
+}
+
+/**
  * A later attempt of a dispatch whose earlier attempt began its callbacks (its heartbeat
  * details say so, `recordBegan`) ends at once: that attempt's worker was lost with them
  * running, and they run at most once.
  * @throws ApplicationFailure of type {@link HOOK_DISPATCH_LOST_TYPE}, non-retryable.
  */
 function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
-  if (ctx.info.attempt <= 1) return;
+  if (!ownsAttempts(ctx) || ctx.info.attempt <= 1) return;
   const prior = ctx.info.heartbeatDetails as Partial<HookDispatchBegan> | undefined;
   if (prior?.began !== input.dispatchId) return;
   throw ApplicationFailure.create({

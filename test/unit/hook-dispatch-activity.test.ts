@@ -606,6 +606,9 @@ describe('awaitHookSettled', () => {
 });
 
 describe('dispatchHook attempts (the began record)', () => {
+  /** A `dispatchHook` task from the task queue (not inline, not local). */
+  const own = { activityType: 'dispatchHook' };
+
   /**
    * A client whose `activity.heartbeat` is the worker's confirmed heartbeat RPC: it logs the
    * details it was given, then settles as `answer` says (the server's reply).
@@ -634,7 +637,7 @@ describe('dispatchHook attempts (the began record)', () => {
       return { action: 'continue' };
     };
     const { dispatchHook } = setup({ [HookEvent.PreToolUse]: [callback] });
-    const env = new MockActivityEnvironment({}, { client: recordingClient(log) });
+    const env = new MockActivityEnvironment(own, { client: recordingClient(log) });
     env.on('heartbeat', (details: unknown) => heartbeats.push(details));
     const input = dispatchInput(HookEvent.PreToolUse);
     const outcome = await runIn(env, dispatchHook, input);
@@ -659,7 +662,7 @@ describe('dispatchHook attempts (the began record)', () => {
     });
     const error = await rejectionOf(
       runIn(
-        new MockActivityEnvironment({}, { client }),
+        new MockActivityEnvironment(own, { client }),
         dispatchHook,
         dispatchInput(HookEvent.PreToolUse),
       ),
@@ -684,7 +687,7 @@ describe('dispatchHook attempts (the began record)', () => {
     const error = await rejectionOf(
       runIn(
         new MockActivityEnvironment(
-          { attempt: 2, heartbeatDetails: { began: input.dispatchId } },
+          { ...own, attempt: 2, heartbeatDetails: { began: input.dispatchId } },
           { client: recordingClient(log) },
         ),
         dispatchHook,
@@ -709,7 +712,7 @@ describe('dispatchHook attempts (the began record)', () => {
     });
     const input = dispatchInput(HookEvent.PreToolUse);
     const outcome = await runIn(
-      new MockActivityEnvironment({ attempt: 3 }, { client: recordingClient(log) }),
+      new MockActivityEnvironment({ ...own, attempt: 3 }, { client: recordingClient(log) }),
       dispatchHook,
       input,
     );
@@ -735,7 +738,7 @@ describe('dispatchHook attempts (the began record)', () => {
     };
     const error = await rejectionOf(
       runIn(
-        new MockActivityEnvironment({}, { client: recordingClient([]) }),
+        new MockActivityEnvironment(own, { client: recordingClient([]) }),
         dispatchHook,
         dispatchInput(HookEvent.PostToolUse, {
           payload: { toolName: 'Read', toolOutput: 'x', toolUseId: 't' },
@@ -745,5 +748,28 @@ describe('dispatchHook attempts (the began record)', () => {
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect((error as ApplicationFailure).nonRetryable).toBe(true);
     expect((error as ApplicationFailure).message).toBe('agent lookup broke');
+  });
+
+  it('inline, in a model step: records nothing, and a retried step runs the callbacks again (at-least-once)', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.UserPromptSubmit]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const input = dispatchInput(HookEvent.UserPromptSubmit);
+    const outcome = await runIn(
+      new MockActivityEnvironment(
+        { activityType: 'modelStep', attempt: 2, heartbeatDetails: { began: input.dispatchId } },
+        { client: recordingClient(log) },
+      ),
+      dispatchHook,
+      input,
+    );
+    expect(outcome.status).toBe('completed');
+    expect(log).toEqual(['callback']);
   });
 });
