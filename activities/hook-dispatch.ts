@@ -7,12 +7,14 @@
  */
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import { ActivityCancelledError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   HookTimeoutError,
   describeHookFailure,
   deserializeError,
   hookErrorRecord,
+  messageOf,
   serializeError,
   type SerializedError,
 } from '../src/common/errors.js';
@@ -22,8 +24,11 @@ import { runHookCallbacks } from '../src/agent/hook-callbacks.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
 import {
+  ActivityNames,
+  HOOK_DISPATCH_LOST_TYPE,
   Queries,
   type AwaitHookSettledInput,
+  type HookDispatchBegan,
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
@@ -58,6 +63,7 @@ export function createHookActivities(deps: HookActivityDeps) {
 
   async function dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
     const ctx = Context.current();
+    refuseIfBegun(ctx, input);
     const started = clock.now();
     const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
     const callbacks = registry.callbacksFor(
@@ -87,6 +93,66 @@ export function createHookActivities(deps: HookActivityDeps) {
       };
     }
 
+    const began = await recordBegan(ctx, input);
+    try {
+      return await runCallbacks(ctx, input, callbacks, elapsed, began);
+    } catch (error) {
+      // The callbacks began: whatever ends this attempt now, no later attempt runs them.
+      throw finalFailure(error);
+    }
+  }
+
+  /**
+   * Record, confirmed by the server, that this attempt begins its callbacks: the heartbeat
+   * details a later attempt reads (`refuseIfBegun`). `Context.heartbeat` sends nothing at
+   * once and reports no failure, so the record goes as a heartbeat RPC of its own, with this
+   * attempt's task token through the worker's connection. A task the server no longer runs
+   * (another attempt started) or cannot reach fails here, before any callback: retryable,
+   * since nothing ran. A local dispatch records nothing (its retry policy allows one attempt,
+   * and Temporal refuses a local activity's heartbeats), nor an inline one (`ownsAttempts`),
+   * nor a test environment without a client.
+   * @returns the details every heartbeat of this attempt repeats (a heartbeat replaces the
+   *   server's details with its own), or undefined when nothing was recorded.
+   * @throws CancelledFailure (nothing ran: `settled`) when the workflow already cancelled it;
+   *   a retryable ApplicationFailure when the server did not confirm the record.
+   */
+  async function recordBegan(
+    ctx: Context,
+    input: DispatchHookInput,
+  ): Promise<HookDispatchBegan | undefined> {
+    if (!ownsAttempts(ctx)) return undefined;
+    let client: Context['client'];
+    try {
+      client = ctx.client;
+    } catch {
+      return undefined; // MockActivityEnvironment without a client: no server to retry it
+    }
+    const began: HookDispatchBegan = { began: input.dispatchId };
+    try {
+      await client.activity.heartbeat(ctx.info.taskToken, began);
+    } catch (error) {
+      // Cancelled: the server said so, or the worker aborted the call (the client's calls
+      // follow the activity's signal).
+      if (error instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
+        const handle: CleanupHandle = { settled: true, cleanupQueue, dispatchId: input.dispatchId };
+        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+      }
+      throw ApplicationFailure.create({
+        type: 'HookDispatchNotBegun',
+        message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
+        cause: error instanceof Error ? error : undefined,
+      });
+    }
+    return began;
+  }
+
+  async function runCallbacks(
+    ctx: Context,
+    input: DispatchHookInput,
+    callbacks: ReturnType<AgentRegistry['callbacksFor']>,
+    elapsed: () => number,
+    began: HookDispatchBegan | undefined,
+  ): Promise<HookDispatchOutcome> {
     const controller = new AbortController();
     // Each callback's own time, ms, so `inspect` can say which one was slow.
     const run = runHookCallbacks(callbacks, input, controller.signal, elapsed);
@@ -100,10 +166,11 @@ export function createHookActivities(deps: HookActivityDeps) {
 
     // Heartbeats come from a timer of their own, so a stuck callback cannot starve them. A
     // local activity (`hookDispatch: 'local'`) has none: Temporal refuses its heartbeats (a
-    // WARN line each) and delivers its cancellation without them.
+    // WARN line each) and delivers its cancellation without them. Each carries the record that
+    // the callbacks began: a heartbeat without details would erase it on the server.
     const heartbeat = ctx.info.isLocal
       ? undefined
-      : setInterval(() => ctx.heartbeat(), heartbeatIntervalMs);
+      : setInterval(() => ctx.heartbeat(began), heartbeatIntervalMs);
     let reachDeadline: (result: RaceResult) => void = () => undefined;
     const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
     const cancelDeadline = clock.after(
@@ -226,6 +293,53 @@ export function createHookActivities(deps: HookActivityDeps) {
   }
 
   return { dispatchHook, awaitHookSettled };
+}
+
+/**
+ * Whether this activity's attempts are the dispatch's own: a `dispatchHook` task from the
+ * task queue. A local dispatch runs once; an inline one (`hookDispatch: 'inline'`) runs in a
+ * model step or a tool execution, whose attempts and heartbeat details are theirs (a model
+ * step retried runs its inline callbacks again: at-least-once, documented; a tool's
+ * execution is not retried).
+ */
+function ownsAttempts(ctx: Context): boolean {
+  return !ctx.info.isLocal && ctx.info.activityType === ActivityNames.dispatchHook;
+}
+
+/**
+ * A later attempt of a dispatch whose earlier attempt began its callbacks (its heartbeat
+ * details say so, `recordBegan`) ends at once: that attempt's worker was lost with them
+ * running, and they run at most once.
+ * @throws ApplicationFailure of type {@link HOOK_DISPATCH_LOST_TYPE}, non-retryable.
+ */
+function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
+  if (!ownsAttempts(ctx) || ctx.info.attempt <= 1) return;
+  const prior = ctx.info.heartbeatDetails as Partial<HookDispatchBegan> | undefined;
+  if (prior?.began !== input.dispatchId) return;
+  throw ApplicationFailure.create({
+    type: HOOK_DISPATCH_LOST_TYPE,
+    nonRetryable: true,
+    message:
+      `attempt ${ctx.info.attempt - 1} began the callbacks, then its worker was lost ` +
+      `(no heartbeat in time); they are not run again`,
+  });
+}
+
+/**
+ * What an attempt that began its callbacks throws: a cancellation or a non-retryable failure
+ * as it is, anything else made non-retryable (its message and type kept), so that no later
+ * attempt is scheduled only to report the loss.
+ */
+function finalFailure(error: unknown): unknown {
+  if (error instanceof CancelledFailure) return error;
+  if (error instanceof ApplicationFailure && error.nonRetryable) return error;
+  const cause = error instanceof Error ? error : undefined;
+  return ApplicationFailure.create({
+    message: messageOf(error),
+    type: (error instanceof ApplicationFailure ? error.type : cause?.name) ?? 'Error',
+    nonRetryable: true,
+    ...(cause ? { cause } : {}),
+  });
 }
 
 /** The very reason object when `abort()` was called in this process, else a rebuilt Error. */

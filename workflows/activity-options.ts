@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import { MODEL_STEP_MAX_ATTEMPTS } from '../src/common/protocol.js';
+import { HOOK_DISPATCH_MAX_ATTEMPTS, MODEL_STEP_MAX_ATTEMPTS } from '../src/common/protocol.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -25,8 +25,15 @@ function summaryOf(summary: string | undefined): { summary?: string } {
 /**
  * The hook dispatch activity, for one event's budget.
  *
- * - `maximumAttempts: 1`: a dispatch runs at most once; re-running callbacks with side
- *   effects is what the SessionEnd marker exists to prevent.
+ * - Retried, {@link HOOK_DISPATCH_MAX_ATTEMPTS} attempts, 100 ms apart (doubled), yet its
+ *   callbacks run at most once: an attempt has the server record that it began before its
+ *   first callback, and a later attempt that finds the record fails at once as a lost worker
+ *   (`activities/hook-dispatch.ts`). What a retry recovers is an attempt lost before its
+ *   callbacks: a task the matching service marked started but never delivered (it crashed),
+ *   a worker killed as it received the task. Such a loss costs the heartbeat timeout, not
+ *   the dispatch; a loss after the callbacks began is `HOOK_WORKER_LOST` as before.
+ *   The retry policy is not part of Temporal's replay check (it compares an activity's
+ *   type and id), so histories recorded with `maximumAttempts: 1` replay unchanged.
  * - `startToCloseTimeout`: the budget plus a margin. The budget itself is enforced exactly
  *   inside the activity; this is the backstop for a worker that died.
  * - `heartbeatTimeout`: the activity heartbeats from its own timer, so a dead worker is
@@ -48,7 +55,11 @@ export function hookDispatchActivity(
     ...notEager(eager),
     startToCloseTimeout: budgetMs + DEFAULTS.dispatchBackstopMarginMs,
     heartbeatTimeout: heartbeatTimeoutMs,
-    retry: { maximumAttempts: 1 },
+    retry: {
+      initialInterval: '100ms',
+      backoffCoefficient: 2,
+      maximumAttempts: HOOK_DISPATCH_MAX_ATTEMPTS,
+    },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).dispatchHook;
 }
@@ -74,6 +85,9 @@ export function localHookDispatchActivity(budgetMs: number, summary?: string) {
  * callback settles. If that worker is gone, nobody picks the task (schedule-to-start
  * timeout) or its heartbeats stop (heartbeat timeout): either way the wait ends and the
  * session is released, since a callback in a dead process can neither settle nor act.
+ * A wait lost while its worker lives (a task the matching service marked started but never
+ * delivered) is retried, up to 3 attempts: it only waits, and a retry on a dead worker's
+ * queue ends at the schedule-to-start timeout (not retried), as before.
  */
 export function awaitHookSettledActivity(cleanupQueue: string, summary?: string) {
   return proxyActivities<Activities>({
@@ -82,7 +96,7 @@ export function awaitHookSettledActivity(cleanupQueue: string, summary?: string)
     scheduleToStartTimeout: DEFAULTS.cleanupScheduleToStartTimeoutMs,
     startToCloseTimeout: '30 days',
     heartbeatTimeout: DEFAULTS.cleanupHeartbeatTimeoutMs,
-    retry: { maximumAttempts: 1 },
+    retry: { initialInterval: '100ms', backoffCoefficient: 2, maximumAttempts: 3 },
     cancellationType: ActivityCancellationType.TRY_CANCEL,
   }).awaitHookSettled;
 }
@@ -157,7 +171,22 @@ export function describeToolCallOnQueueActivity(
   }).describeToolCall;
 }
 
-/** The agent's permission function: user code, run once (no retries of a decision). */
+/** Most attempts of one permission check, lost workers included (the retry policy's maximum). */
+export const PERMISSION_CHECK_MAX_ATTEMPTS = 3;
+
+/**
+ * The agent's permission function (`advanced.permission`, or the session's
+ * `permissionHandler`). Its answer is never retried: what it returned, or threw, is reported
+ * as the activity's result (`CheckPermissionOutput`), so a denial or a failing function is
+ * final. An attempt lost with its worker (heartbeat timeout, 10 s) is asked again, up to
+ * {@link PERMISSION_CHECK_MAX_ATTEMPTS} attempts, 100 ms apart (doubled): the contract makes
+ * the permission function a decision (`allow`, `deny`, `ask` or a `PermissionResult`), with
+ * no at-most-once promise (that is the hooks', and SessionStart's and SessionEnd's), and a
+ * person's `ask` is held by the workflow, not by the function. So asking it again after a
+ * lost attempt is allowed: a function with side effects may see one request twice when its
+ * worker died while it ran; a matching or frontend crash that lost the task before the
+ * function ran costs 10 s, not a denial. After the last attempt the call is denied as before.
+ */
 export function checkPermissionActivity(taskQueue: string, eager = true, summary?: string) {
   return proxyActivities<Activities>({
     ...summaryOf(summary),
@@ -165,7 +194,11 @@ export function checkPermissionActivity(taskQueue: string, eager = true, summary
     ...notEager(eager),
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: 10_000,
-    retry: { maximumAttempts: 1 },
+    retry: {
+      initialInterval: '100ms',
+      backoffCoefficient: 2,
+      maximumAttempts: PERMISSION_CHECK_MAX_ATTEMPTS,
+    },
     cancellationType: ActivityCancellationType.TRY_CANCEL,
   }).checkPermission;
 }

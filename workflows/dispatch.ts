@@ -17,13 +17,14 @@ import {
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
-import type {
-  DispatchHookInput,
-  HookDispatchOutcome,
-  InlineHookDetail,
-  CleanupHandle,
-  TimelineEntry,
-  SessionWorkflowInput,
+import {
+  HOOK_DISPATCH_LOST_TYPE,
+  type DispatchHookInput,
+  type HookDispatchOutcome,
+  type InlineHookDetail,
+  type CleanupHandle,
+  type TimelineEntry,
+  type SessionWorkflowInput,
 } from '../src/common/protocol.js';
 import {
   clipErrorText,
@@ -445,9 +446,10 @@ function dispatchFailure(
     if (handle && !handle.settled) watchCleanup(state, entry, handle);
     return error;
   }
-  if (error instanceof ActivityFailure && error.cause instanceof TimeoutFailure) {
+  const lost = lostWorkerOf(error);
+  if (lost !== undefined) {
     entry.outcome = 'worker_lost';
-    entry.reason = `the worker running the dispatch was lost (${error.cause.timeoutType})`;
+    entry.reason = `the worker running the dispatch was lost (${lost})`;
     // The worker that would have logged it is gone: the workflow does.
     return failed(
       state,
@@ -470,6 +472,21 @@ function dispatchFailure(
       event,
     }),
   );
+}
+
+/**
+ * How the dispatch's worker was lost, if it was: the timeout of its last attempt (each lost
+ * before its callbacks began), or an attempt that found an earlier one had begun them
+ * ({@link HOOK_DISPATCH_LOST_TYPE}: that one's heartbeats stopped).
+ */
+function lostWorkerOf(error: unknown): string | undefined {
+  if (!(error instanceof ActivityFailure)) return undefined;
+  const { cause } = error;
+  if (cause instanceof TimeoutFailure) return String(cause.timeoutType);
+  if (cause instanceof ApplicationFailure && cause.type === HOOK_DISPATCH_LOST_TYPE) {
+    return 'its callbacks began, then its heartbeats stopped';
+  }
+  return undefined;
 }
 
 /**

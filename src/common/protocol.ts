@@ -803,3 +803,30 @@ export const MODEL_STEP_PROVIDER_ATTEMPTS = 5;
 
 /** Most attempts of one model step, lost workers included (the retry policy's maximum). */
 export const MODEL_STEP_MAX_ATTEMPTS = 10;
+
+/**
+ * Attempts of one hook dispatch activity (the retry policy's maximum). A later attempt runs
+ * the callbacks only when no earlier one began them: an attempt records
+ * {@link HookDispatchBegan} as its heartbeat details, confirmed by the server, before its
+ * first callback, and an attempt that finds that record fails at once with
+ * {@link HOOK_DISPATCH_LOST_TYPE}. So an attempt lost before its callbacks (a task the
+ * matching service marked started but never delivered, a worker killed as it received the
+ * task) costs a heartbeat timeout, and the callbacks still run at most once.
+ */
+export const HOOK_DISPATCH_MAX_ATTEMPTS = 3;
+
+/**
+ * The heartbeat details of a hook dispatch attempt that began its callbacks: the server
+ * recorded them before the first callback ran. `began` is the dispatch's `dispatchId`.
+ */
+export interface HookDispatchBegan {
+  began: string;
+}
+
+/**
+ * `ApplicationFailure.type` of a hook dispatch attempt that found an earlier attempt's
+ * {@link HookDispatchBegan} record (non-retryable): that attempt's worker was lost while its
+ * callbacks ran, and they are not run again. The workflow treats it as a lost worker
+ * (`HOOK_WORKER_LOST`), as it treats the heartbeat timeout of a last attempt.
+ */
+export const HOOK_DISPATCH_LOST_TYPE = 'HookDispatchLost';

@@ -20,6 +20,7 @@ import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.j
 import type { HookOutput, Prompt } from '../common/types.js';
 import {
   ActivityNames,
+  HOOK_DISPATCH_LOST_TYPE,
   Updates,
   type CleanupHandle,
   type DispatchHookInput,
@@ -424,9 +425,15 @@ export function timelineFromHistory(
             : undefined;
           // The callbacks completed; the model call after them failed.
           if (decided) return applyOutcome(dispatch, decided as HookDispatchOutcome, undefined);
-          const refused =
-            (failed.failure as Failure | undefined)?.applicationFailureInfo?.type ===
-            VERSION_REFUSAL_TYPE;
+          const failureType = (failed.failure as Failure | undefined)?.applicationFailureInfo?.type;
+          // A retried attempt that found the callbacks begun by an earlier, lost one.
+          if (failureType === HOOK_DISPATCH_LOST_TYPE) {
+            dispatch.decision = 'worker_lost';
+            dispatch.reason =
+              'the worker running the dispatch was lost (its callbacks began, then its heartbeats stopped)';
+            return;
+          }
+          const refused = failureType === VERSION_REFUSAL_TYPE;
           dispatch.decision = refused ? 'refused' : 'error';
           if (refused) dispatch.refusals = (dispatch.refusals ?? 0) + 1;
           dispatch.reason = failureMessage(failed.failure as Failure) ?? 'the dispatch failed';

@@ -1,10 +1,15 @@
-import { CancelledFailure, type Logger } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createHookActivities } from '../../activities/hook-dispatch.js';
 import { HookTimeoutError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
-import type { CleanupHandle, DispatchHookInput } from '../../src/common/protocol.js';
+import {
+  HOOK_DISPATCH_LOST_TYPE,
+  type CleanupHandle,
+  type DispatchHookInput,
+} from '../../src/common/protocol.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../src/common/types.js';
 import { AgentRegistry } from '../../src/agent/registry.js';
 import { testIdentity } from '../registry-identity.js';
@@ -597,5 +602,174 @@ describe('awaitHookSettled', () => {
       dispatchId: 'no-such-dispatch',
     });
     expect(result).toBe('unknown');
+  });
+});
+
+describe('dispatchHook attempts (the began record)', () => {
+  /** A `dispatchHook` task from the task queue (not inline, not local). */
+  const own = { activityType: 'dispatchHook' };
+
+  /**
+   * A client whose `activity.heartbeat` is the worker's confirmed heartbeat RPC: it logs the
+   * details it was given, then settles as `answer` says (the server's reply).
+   */
+  function recordingClient(log: string[], answer: () => Promise<void> = async () => undefined) {
+    return {
+      // The worker ties its client's calls to the activity's signal.
+      withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
+      activity: {
+        heartbeat: async (_token: Uint8Array, details: unknown) => {
+          log.push(`record ${JSON.stringify(details)}`);
+          await answer();
+          log.push('recorded');
+        },
+      },
+    } as unknown as Client;
+  }
+
+  it('records that it began, confirmed, before the first callback, and heartbeats carry it', async () => {
+    const log: string[] = [];
+    const heartbeats: unknown[] = [];
+    const callback: HookCallback = async () => {
+      log.push('callback');
+      // Long enough for the 20 ms heartbeat timer to fire.
+      await new Promise((r) => setTimeout(r, 100));
+      return { action: 'continue' };
+    };
+    const { dispatchHook } = setup({ [HookEvent.PreToolUse]: [callback] });
+    const env = new MockActivityEnvironment(own, { client: recordingClient(log) });
+    env.on('heartbeat', (details: unknown) => heartbeats.push(details));
+    const input = dispatchInput(HookEvent.PreToolUse);
+    const outcome = await runIn(env, dispatchHook, input);
+    expect(outcome.status).toBe('completed');
+    expect(log).toEqual([`record {"began":"${input.dispatchId}"}`, 'recorded', 'callback']);
+    expect(heartbeats.length).toBeGreaterThan(0);
+    for (const details of heartbeats) expect(details).toEqual({ began: input.dispatchId });
+  });
+
+  it('runs no callback when the server does not confirm the record, and may be retried', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const client = recordingClient(log, async () => {
+      throw new Error('14 UNAVAILABLE: connection refused');
+    });
+    const error = await rejectionOf(
+      runIn(
+        new MockActivityEnvironment(own, { client }),
+        dispatchHook,
+        dispatchInput(HookEvent.PreToolUse),
+      ),
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect((error as ApplicationFailure).nonRetryable).toBe(false);
+    expect((error as ApplicationFailure).message).toMatch(/no callback ran/);
+    expect(log.filter((line) => line === 'callback')).toEqual([]);
+  });
+
+  it('a later attempt whose earlier one began fails as lost without running a callback', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const input = dispatchInput(HookEvent.PreToolUse);
+    const error = await rejectionOf(
+      runIn(
+        new MockActivityEnvironment(
+          { ...own, attempt: 2, heartbeatDetails: { began: input.dispatchId } },
+          { client: recordingClient(log) },
+        ),
+        dispatchHook,
+        input,
+      ),
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect((error as ApplicationFailure).type).toBe(HOOK_DISPATCH_LOST_TYPE);
+    expect((error as ApplicationFailure).nonRetryable).toBe(true);
+    expect(log).toEqual([]);
+  });
+
+  it('a later attempt whose earlier ones never began runs the callbacks', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const input = dispatchInput(HookEvent.PreToolUse);
+    const outcome = await runIn(
+      new MockActivityEnvironment({ ...own, attempt: 3 }, { client: recordingClient(log) }),
+      dispatchHook,
+      input,
+    );
+    expect(outcome.status).toBe('completed');
+    expect(log).toEqual([`record {"began":"${input.dispatchId}"}`, 'recorded', 'callback']);
+  });
+
+  it('a failure after the callbacks began is final (non-retryable), its message kept', async () => {
+    let ran = false;
+    const { dispatchHook, registry } = setup({
+      [HookEvent.PostToolUse]: [
+        async () => {
+          ran = true;
+          return { action: 'continue' };
+        },
+      ],
+    });
+    // The tool output bound reads the agent after the callbacks: make that read throw.
+    const agent = registry.agent.bind(registry);
+    registry.agent = (...args: Parameters<typeof registry.agent>) => {
+      if (ran) throw new Error('agent lookup broke');
+      return agent(...args);
+    };
+    const error = await rejectionOf(
+      runIn(
+        new MockActivityEnvironment(own, { client: recordingClient([]) }),
+        dispatchHook,
+        dispatchInput(HookEvent.PostToolUse, {
+          payload: { toolName: 'Read', toolOutput: 'x', toolUseId: 't' },
+        }),
+      ),
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect((error as ApplicationFailure).nonRetryable).toBe(true);
+    expect((error as ApplicationFailure).message).toBe('agent lookup broke');
+  });
+
+  it('inline, in a model step: records nothing, and a retried step runs the callbacks again (at-least-once)', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.UserPromptSubmit]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const input = dispatchInput(HookEvent.UserPromptSubmit);
+    const outcome = await runIn(
+      new MockActivityEnvironment(
+        { activityType: 'modelStep', attempt: 2, heartbeatDetails: { began: input.dispatchId } },
+        { client: recordingClient(log) },
+      ),
+      dispatchHook,
+      input,
+    );
+    expect(outcome.status).toBe('completed');
+    expect(log).toEqual(['callback']);
   });
 });

@@ -1,0 +1,138 @@
+/**
+ * What the hook dispatch's "began" record costs (issue 31, item 9): before its first callback
+ * the dispatch activity has the server confirm, with a heartbeat RPC of its own, that it
+ * begins them (so a retried attempt knows whether it may run them). Paired, interleaved, on
+ * one dev server: the same `dispatchHook` activity through the same workflow plumbing (one
+ * Update, one activity), once as it runs, once with the record skipped (the activity sees no
+ * client, as in a MockActivityEnvironment). Prints p50/p99 of each and their ratio.
+ *
+ *   npx tsx bench/dispatch-began.ts     (BENCH_N=200 pairs by default)
+ */
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { asyncLocalStorage, Context } from '@temporalio/activity';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createHookActivities } from '../activities/hook-dispatch.js';
+import { DEFAULTS } from '../src/common/defaults.js';
+import type { DispatchHookInput } from '../src/common/protocol.js';
+import { HookEvent } from '../src/index.js';
+import { AgentRegistry } from '../src/agent/registry.js';
+import { startDevServer } from '../src/server/dev-server.js';
+import { installQuietRuntime } from '../src/worker/worker.js';
+import { fmt, percentile, printTable } from './stats.js';
+import { testIdentity } from '../test/registry-identity.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const N = Number(process.env.BENCH_N ?? 200);
+const now = () => performance.timeOrigin + performance.now();
+
+installQuietRuntime();
+const server = await startDevServer({ cacheDir: join(here, '..', '.temporal') });
+console.log(`dev server ${server.address}; N=${N} pairs; ${new Date().toISOString()}`);
+try {
+  const registry = new AgentRegistry();
+  registry.register({
+    name: 'bench',
+    hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
+    model: { name: 'none', step: async () => ({ text: '', finishReason: 'stop' }) },
+    tools: [],
+    workspaceRoots: [],
+    maxToolOutputBytes: 65_536,
+    ...testIdentity,
+  });
+  const hooks = createHookActivities({
+    registry,
+    cleanupQueue: 'unused',
+    heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
+  });
+  // The same activity in a context without a client: it records nothing (the baseline).
+  const unrecorded = (input: DispatchHookInput) => {
+    const ctx = Context.current();
+    const bare = new Proxy(ctx, {
+      get(target, key) {
+        if (key === 'client') throw new Error('no client');
+        return Reflect.get(target, key, target) as unknown;
+      },
+    });
+    return asyncLocalStorage.run(bare, () => hooks.dispatchHook(input));
+  };
+  const connection = await NativeConnection.connect({ address: server.address });
+  const queues = { recorded: `bench-${randomUUID()}`, unrecorded: `bench-${randomUUID()}` };
+  const workers = await Promise.all(
+    (['recorded', 'unrecorded'] as const).map((kind) =>
+      Worker.create({
+        connection,
+        taskQueue: queues[kind],
+        workflowsPath: join(here, 'workflows', 'index.ts'),
+        activities: {
+          noop: async () => undefined,
+          dispatchHook: kind === 'recorded' ? hooks.dispatchHook : unrecorded,
+        },
+        maxHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+        defaultHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
+      }),
+    ),
+  );
+  const running = workers.map((w) => w.run());
+  const clientConnection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection: clientConnection });
+  const start = (kind: 'recorded' | 'unrecorded') =>
+    client.workflow.start('benchWorkflow', {
+      taskQueue: queues[kind],
+      workflowId: `bench-${randomUUID()}`,
+    });
+  const handles = { recorded: await start('recorded'), unrecorded: await start('unrecorded') };
+  let updates = 0;
+  const input = (): DispatchHookInput => ({
+    dispatchId: randomUUID(),
+    sessionId: 's',
+    agentName: 'bench',
+    event: HookEvent.UserPromptSubmit,
+    payload: { userPrompt: 'x', hasImages: false, imageCount: 0 },
+    budgetMs: 600_000,
+    callbackCount: 1,
+  });
+  const series = { recorded: [] as number[], unrecorded: [] as number[] };
+  const step = async (kind: 'recorded' | 'unrecorded', record: boolean) => {
+    const t0 = now();
+    await handles[kind].executeUpdate('step', { args: [{ kind: 'hook', input: input() }] });
+    if (record) series[kind].push(now() - t0);
+    // A new workflow every 99 Updates: an Update's latency grows with the Updates in its run.
+    if (++updates % 198 === 0) {
+      for (const k of ['recorded', 'unrecorded'] as const) {
+        await handles[k].executeUpdate('stop');
+        handles[k] = await start(k);
+      }
+    }
+  };
+  for (let i = 0; i < N + 20; i++) {
+    // Alternate which goes first, so neither always follows the other.
+    const order =
+      i % 2 ? (['recorded', 'unrecorded'] as const) : (['unrecorded', 'recorded'] as const);
+    for (const kind of order) await step(kind, i >= 20);
+  }
+  for (const k of ['recorded', 'unrecorded'] as const) await handles[k].executeUpdate('stop');
+  for (const w of workers) w.shutdown();
+  await Promise.all(running);
+  await clientConnection.close();
+  await connection.close();
+  const row = (name: string, values: number[]) => [
+    name,
+    fmt(percentile(values, 50)),
+    fmt(percentile(values, 99)),
+  ];
+  const ratio = (p: number) => percentile(series.recorded, p) / percentile(series.unrecorded, p);
+  printTable(
+    `Hook dispatch with and without the began record (one Update + one dispatch, ms; ${N} pairs)`,
+    ['series', 'p50', 'p99'],
+    [
+      row('dispatch, no record (before the change)', series.unrecorded),
+      row('dispatch, began record confirmed first', series.recorded),
+      ['ratio with / without', fmt(ratio(50), 2), fmt(ratio(99), 2)],
+    ],
+  );
+} finally {
+  await server.stop();
+}
