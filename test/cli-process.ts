@@ -20,6 +20,9 @@ export interface CliRun {
  * @param options.env variables over this process's (a value `undefined` removes one);
  *   `DEBUG` is always removed.
  * @param options.onStdout / options.onStderr called with all the output so far, as it comes.
+ * @param options.stallReaderMs a reader slower than the CLI (`| jq`): at the first chunk of
+ *   stdout, stop reading it (the pipe fills and the CLI's writes wait) until the child exits
+ *   or this many ms pass, then read the rest.
  * @returns the run, and its child process (to signal it) as `child`.
  */
 export function runCli(
@@ -28,6 +31,7 @@ export function runCli(
     env?: Record<string, string | undefined>;
     onStdout?: (text: string) => void;
     onStderr?: (text: string) => void;
+    stallReaderMs?: number;
   } = {},
 ): Promise<CliRun> & { child: ChildProcess } {
   const env: Record<string, string | undefined> = {
@@ -45,9 +49,22 @@ export function runCli(
   });
   let stdout = '';
   let stderr = '';
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  let stalled = false;
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
     options.onStdout?.(stdout);
+    if (options.stallReaderMs !== undefined && !stalled) {
+      stalled = true;
+      child.stdout.pause();
+      const until = Date.now() + options.stallReaderMs;
+      const poll = setInterval(() => {
+        if (!exited && Date.now() < until) return;
+        clearInterval(poll);
+        child.stdout.resume();
+      }, 20);
+    }
   });
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();

@@ -61,8 +61,24 @@ function isEntryPoint(): boolean {
   }
 }
 
+/**
+ * Resolves once all that was written to `stream` is handed to the OS, or the stream failed
+ * (a reader gone: EPIPE). Writes to a pipe are asynchronous: what the pipe cannot take yet
+ * waits in the process, and `process.exit` drops it.
+ */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    // The callback of an empty write runs after every earlier write's, with or without error.
+    stream.write('', () => resolve());
+  });
+}
+
 if (isEntryPoint()) {
+  // A reader that leaves early (`| head`) is no error of the command: stop writing, quietly.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const code = await main(process.argv.slice(2));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   // Native handles (Temporal's runtime, gRPC) may outlive the command: leave explicitly.
   process.exit(code);
 }

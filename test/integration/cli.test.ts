@@ -185,6 +185,25 @@ describe('inspect', () => {
     );
   });
 
+  it('--json into a pipe read slower than it is written (| jq): the whole timeline, over 1 MB', async () => {
+    // Prompts under the offload threshold (256 KiB), each echoed in the reply: the timeline
+    // holds both, 1.2 MB in all, far more than a pipe buffer (64 KiB).
+    const session = await agent.createSession({ sessionId: `cli-big-${randomUUID()}` });
+    const prompts = ['x', 'y', 'z'].map((c) => `${c} ${c.repeat(200_000)}`);
+    for (const prompt of prompts) await session.send(prompt);
+    await session.close();
+    const run = await cli(['inspect', session.id, '--json'], { stallReaderMs: 2000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.length).toBeGreaterThan(1_000_000);
+    const timeline = JSON.parse(run.stdout) as {
+      prompts: Array<{ prompt: string; text?: string }>;
+    };
+    // Compared by digest: a failure's diff of 1.2 MB of text says nothing.
+    const digest = (text?: string) => text && `${text.slice(0, 12)}…(${text.length})`;
+    expect(timeline.prompts.map((p) => digest(p.prompt))).toEqual(prompts.map(digest));
+    for (const p of timeline.prompts) expect(p.text?.length).toBeGreaterThan(200_000);
+  });
+
   it("takes the workflow id the Web UI shows (session-<id>) for the session's id", async () => {
     const [byId, byWorkflowId] = await Promise.all([
       cli(['inspect', closed.id, '--json']),
