@@ -351,6 +351,18 @@ describe('errors', () => {
     runs.forEach((run, i) => expectOneLineError(run, 2, patterns[i]!));
   });
 
+  it("--version and -v print the package's version and exit 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const runs = await Promise.all([cli(['--version']), cli(['-v'])]);
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe(`${version}\n`);
+      expect(run.stderr).toBe('');
+    }
+  });
+
   it('--help prints the commands and exits 0', async () => {
     const run = await cli(['--help']);
     expect(run.code).toBe(0);
@@ -358,6 +370,7 @@ describe('errors', () => {
       expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     expect(run.stdout).toMatch(/^ {2}--timeout T .*\n.*\(default: 10s\)$/m);
+    expect(run.stdout).toMatch(/^ {2}-v, --version +the version of durable-agent-sdk/m);
     expect(run.stdout).toMatch(
       /golden: 0 no decision changed, 1 some changed, 2 bad input or usage/,
     );
