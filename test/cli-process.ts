@@ -1,9 +1,20 @@
-/** The `durable-agent` CLI from source as a child process, for the tests that drive it. */
+/** The `durable-agent` CLI as a child process, for the tests that drive it. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BUILT_CLI_VARIABLE } from './cli-build.js';
 import { temporalAddress } from './helpers.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The `node` arguments that run `durable-agent <args>`: the CLI the test run built from its
+ * sources (test/global-setup.ts), else (no global setup) src/cli/main.ts under tsx. Run them
+ * with the repository's root as the working folder.
+ */
+export function cliNodeArgs(args: readonly string[]): string[] {
+  const built = process.env[BUILT_CLI_VARIABLE];
+  return built ? [built, ...args] : ['--import', 'tsx', 'src/cli/main.ts', ...args];
+}
 
 /** How one CLI run ended. */
 export interface CliRun {
@@ -15,7 +26,7 @@ export interface CliRun {
 }
 
 /**
- * Run `durable-agent <args>` (src/cli/main.ts under tsx) against the test server
+ * Run `durable-agent <args>` (the CLI built from this run's sources) against the test server
  * (`TEMPORAL_ADDRESS`), never blocking this process's workers.
  * @param options.env variables over this process's (a value `undefined` removes one);
  *   `DEBUG` is always removed.
@@ -42,7 +53,7 @@ export function runCli(
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
   delete env.DEBUG;
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, cliNodeArgs(args), {
     cwd: repoRoot,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
