@@ -453,7 +453,9 @@ describe('pending, approve, deny', () => {
     expect(inspect.stdout).toMatch(/\n2 +PreToolUse +Write +1 +continue/);
     expect(inspect.stdout.trimEnd().split('\n').at(-1)).toBe('status: RUNNING');
     await session.close();
-  });
+    // Seven CLI processes one after another (each loads Temporal's client: 2 s and more at
+    // load 20 on 2 cores): 57 s of the default 60 s in one such run.
+  }, 180_000);
 
   it('deny with a message and --interrupt: the tool never runs and the prompt stops', async () => {
     const { session, response } = await askingSession('write denied');
