@@ -1,6 +1,6 @@
 /**
- * One Temporal dev server and one workflow bundle for the whole test run. With
- * TEMPORAL_ADDRESS set, that server is used instead of starting one.
+ * One Temporal dev server, one workflow bundle and one build of the CLI for the whole test
+ * run. With TEMPORAL_ADDRESS set, that server is used instead of starting one.
  *
  * The run gets a temporary folder of its own (TMPDIR, so `os.tmpdir()` of every test process
  * and of the processes they start): at the end, any `durable-agent-*` folder still in it is
@@ -17,6 +17,7 @@ import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { registerSearchAttributes } from '../src/server/search-attributes.js';
 import { ensureTemporalCli } from '../src/server/temporal-cli.js';
 import { workflowsPath } from '../src/worker/workflow-code.js';
+import { BUILT_CLI_VARIABLE, buildCli } from './cli-build.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -50,6 +51,10 @@ export default async function setup() {
     }
   }
 
+  // The CLI the tests run as a process, built once from this run's sources (test/cli-build.ts).
+  const cliDir = mkdtempSync(join(tmpdir(), 'durable-agent-cli-'));
+  process.env[BUILT_CLI_VARIABLE] = await buildCli(cliDir);
+
   const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-bundle-'));
   const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: silent });
   const bundlePath = join(tmp, 'workflow-bundle.js');
@@ -59,6 +64,7 @@ export default async function setup() {
   return async () => {
     await server?.stop();
     rmSync(tmp, { recursive: true, force: true });
+    rmSync(cliDir, { recursive: true, force: true });
     const left = readdirSync(runTmp).filter((name) => name.startsWith('durable-agent-'));
     rmSync(runTmp, { recursive: true, force: true });
     if (left.length > 0) {

@@ -171,6 +171,8 @@ const CLI_OPTION_NAMES: ConnectionOptionNames = {
 /** A parsed command line. */
 export type ParsedArgs =
   | { kind: 'help'; command?: CommandName }
+  /** `--version` or `-v` with no command: print the package's version. */
+  | { kind: 'version' }
   | {
       kind: 'command';
       command: CommandName;
@@ -262,6 +264,24 @@ function joinNegativeValues(argv: readonly string[]): string[] {
 }
 
 /**
+ * Whether `argv` asks for the version: `-v`, or a `--version` with no value (gate's
+ * `--version V` names a version), given with no command.
+ */
+function asksVersion(argv: readonly string[]): boolean {
+  const at = argv.findIndex(
+    (arg, i) => arg === '-v' || (arg === '--version' && (argv[i + 1] ?? '-').startsWith('-')),
+  );
+  if (at < 0) return false;
+  const { positionals } = parseArgs({
+    args: joinNegativeValues([...argv.slice(0, at), ...argv.slice(at + 1)]),
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: false,
+  });
+  return positionals.length === 0;
+}
+
+/**
  * Parse `argv` (without `node` and the script).
  * @throws {CliError} a usage error (exit 2): unknown command or option, an option the
  *   command does not take, a missing or extra argument, a bad `--limit` or `--timeout`.
@@ -270,6 +290,7 @@ export function parseCommandLine(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ParsedArgs {
+  if (asksVersion(argv)) return { kind: 'version' };
   let parsed;
   try {
     parsed = parseArgs({
@@ -560,6 +581,7 @@ const GLOBALS = [
   `  --timeout T           how long sessions, inspect, replay, pending, approve, deny and gate wait on the server`,
   `                        and on the session's worker, in all: milliseconds, or 500ms, 10s, 2m (default: ${DEFAULT_TIMEOUT_MS / 1000}s)`,
   '  -h, --help            this help',
+  '  -v, --version         the version of durable-agent-sdk (with no command)',
   '',
   'environment:',
   `  ${KEYS_VARIABLE}   the key ring of an agent with encryption (keyId:base64Key, comma-separated,`,

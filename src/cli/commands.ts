@@ -1009,10 +1009,18 @@ async function sessionUi(args: CommandArgs, io: CliOutput): Promise<number> {
 async function loadAgentModule(path: string, shown: string): Promise<AgentOptions> {
   const url = pathToFileURL(path).href;
   if (/\.[cm]?tsx?$/.test(path) && !tsxActive()) {
-    // A TypeScript module under plain node (the built CLI): load it through tsx if installed.
+    // A TypeScript module under plain node (the built CLI): load it through tsx if installed,
+    // its CommonJS hooks too, as `node --import tsx` does. Without them a .ts module outside
+    // a "type": "module" package is read as CommonJS, and Node's require() of it fails
+    // ('Cannot require() ES Module ... in a cycle').
     try {
-      const api = (await import('tsx/esm/api' as string)) as { register: () => unknown };
-      api.register();
+      type Api = { register: () => unknown };
+      const [esm, cjs] = (await Promise.all([
+        import('tsx/esm/api' as string),
+        import('tsx/cjs/api' as string),
+      ])) as [Api, Api];
+      esm.register();
+      cjs.register();
     } catch (error) {
       throw new CliError(
         `cannot load ${shown}: TypeScript modules need tsx (npm i -D tsx), or run ` +

@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CliError, helpText, oneLine, parseCommandLine } from './args.js';
 import type { CliOutput } from './commands.js';
@@ -25,6 +26,10 @@ export async function main(argv: readonly string[], io: CliOutput = stdio): Prom
       io.out(helpText(parsed.command));
       return 0;
     }
+    if (parsed.kind === 'version') {
+      io.out(packageVersion());
+      return 0;
+    }
     // Loaded on demand: help and usage errors answer without loading Temporal's client.
     const { runCommand } = await import('./commands.js');
     return await runCommand(parsed, io);
@@ -32,6 +37,28 @@ export async function main(argv: readonly string[], io: CliOutput = stdio): Prom
     io.err(`durable-agent: ${oneLine(error)}`);
     if (process.env.DEBUG) io.err(debugDetail(error));
     return error instanceof CliError ? error.exitCode : 1;
+  }
+}
+
+/** The package this CLI belongs to (the `name` of its package.json). */
+const PACKAGE_NAME = 'durable-agent-sdk';
+
+/**
+ * The version in the package's own package.json: the first one named {@link PACKAGE_NAME}
+ * above this module (`src/cli/main.ts` in a clone, `dist/src/cli/main.js` installed).
+ * @throws {Error} when there is none.
+ */
+function packageVersion(): string {
+  const here = fileURLToPath(import.meta.url);
+  for (let dir = dirname(here); ;) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === PACKAGE_NAME && typeof pkg.version === 'string') return pkg.version;
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`no package.json of ${PACKAGE_NAME} above ${here}`);
+    dir = up;
   }
 }
 
@@ -61,8 +88,24 @@ function isEntryPoint(): boolean {
   }
 }
 
+/**
+ * Resolves once all that was written to `stream` is handed to the OS, or the stream failed
+ * (a reader gone: EPIPE). Writes to a pipe are asynchronous: what the pipe cannot take yet
+ * waits in the process, and `process.exit` drops it.
+ */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) return resolve();
+    // The callback of an empty write runs after every earlier write's, with or without error.
+    stream.write('', () => resolve());
+  });
+}
+
 if (isEntryPoint()) {
+  // A reader that leaves early (`| head`) is no error of the command: stop writing, quietly.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
   const code = await main(process.argv.slice(2));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   // Native handles (Temporal's runtime, gRPC) may outlive the command: leave explicitly.
   process.exit(code);
 }

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { TEST_KEY, TEST_KEY_ID, keysVariable, TEST_KEY_RING } from '../encryption-helpers.js';
+import { cliNodeArgs } from '../cli-process.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -54,7 +55,7 @@ async function startUi(keys: string | undefined) {
   if (keys === undefined) delete env.DURABLE_AGENT_ENCRYPTION_KEYS;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'ui', '--port', '0', '--task-queue', taskQueue],
+    cliNodeArgs(['ui', '--port', '0', '--task-queue', taskQueue]),
     { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   children.push(child);

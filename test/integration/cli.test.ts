@@ -1,7 +1,7 @@
 /**
- * The `durable-agent` CLI as a real child process (`node --import tsx src/cli/main.ts`)
- * against the test run's Temporal server: listing, inspecting and replaying sessions,
- * deciding permission requests (with and without a worker), `session-<id>` for an id, `dev`,
+ * The `durable-agent` CLI as a real child process (built from this run's sources:
+ * test/cli-build.ts) against the test run's Temporal server: listing, inspecting and
+ * replaying sessions, deciding permission requests (with and without a worker), `session-<id>` for an id, `dev`,
  * and one-line errors with the right exit codes.
  */
 import { randomUUID } from 'node:crypto';
@@ -33,7 +33,7 @@ const fixture = (name: string) => join(repoRoot, 'test', 'fixtures', 'histories'
 const workspace = tempDir('cli-ws');
 const scratch = tempDir('cli');
 
-/** Run the CLI from source as a child process; never blocks this process's worker. */
+/** Run the CLI as a child process; never blocks this process's worker. */
 const cli = runCli;
 
 /** The error contract: exactly one line on stderr, `durable-agent: ...`, nothing on stdout. */
@@ -185,6 +185,25 @@ describe('inspect', () => {
     );
   });
 
+  it('--json into a pipe read slower than it is written (| jq): the whole timeline, over 1 MB', async () => {
+    // Prompts under the offload threshold (256 KiB), each echoed in the reply: the timeline
+    // holds both, 1.2 MB in all, far more than a pipe buffer (64 KiB).
+    const session = await agent.createSession({ sessionId: `cli-big-${randomUUID()}` });
+    const prompts = ['x', 'y', 'z'].map((c) => `${c} ${c.repeat(200_000)}`);
+    for (const prompt of prompts) await session.send(prompt);
+    await session.close();
+    const run = await cli(['inspect', session.id, '--json'], { stallReaderMs: 2000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout.length).toBeGreaterThan(1_000_000);
+    const timeline = JSON.parse(run.stdout) as {
+      prompts: Array<{ prompt: string; text?: string }>;
+    };
+    // Compared by digest: a failure's diff of 1.2 MB of text says nothing.
+    const digest = (text?: string) => text && `${text.slice(0, 12)}…(${text.length})`;
+    expect(timeline.prompts.map((p) => digest(p.prompt))).toEqual(prompts.map(digest));
+    for (const p of timeline.prompts) expect(p.text?.length).toBeGreaterThan(200_000);
+  });
+
   it("takes the workflow id the Web UI shows (session-<id>) for the session's id", async () => {
     const [byId, byWorkflowId] = await Promise.all([
       cli(['inspect', closed.id, '--json']),
@@ -332,6 +351,18 @@ describe('errors', () => {
     runs.forEach((run, i) => expectOneLineError(run, 2, patterns[i]!));
   });
 
+  it("--version and -v print the package's version and exit 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const runs = await Promise.all([cli(['--version']), cli(['-v'])]);
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe(`${version}\n`);
+      expect(run.stderr).toBe('');
+    }
+  });
+
   it('--help prints the commands and exits 0', async () => {
     const run = await cli(['--help']);
     expect(run.code).toBe(0);
@@ -339,6 +370,7 @@ describe('errors', () => {
       expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
     expect(run.stdout).toMatch(/^ {2}--timeout T .*\n.*\(default: 10s\)$/m);
+    expect(run.stdout).toMatch(/^ {2}-v, --version +the version of durable-agent-sdk/m);
     expect(run.stdout).toMatch(
       /golden: 0 no decision changed, 1 some changed, 2 bad input or usage/,
     );
@@ -389,16 +421,17 @@ describe('pending, approve, deny', () => {
     const decided =
       `request ${request!.requestId} \\(Write approved\\.txt\\) was already approved by ` +
       `${escapeRegExp(cliDefaultIdentity)} at \\S+Z`;
-    for (const again of [
-      ['deny', session.id, request!.requestId],
-      ['approve', session.id, request!.requestId],
-      ['approve', session.id, request!.requestId, '--input', '{"file_path":"other.txt"}'],
-    ]) {
-      expectOneLineError(
-        await cli(again),
-        1,
-        new RegExp(`^durable-agent: ${decided}; nothing was sent$`),
-      );
+    // (At once: each only reads the history, and nine CLI calls one after another took most
+    // of the test's minute on a loaded machine.)
+    const refused = await Promise.all(
+      [
+        ['deny', session.id, request!.requestId],
+        ['approve', session.id, request!.requestId],
+        ['approve', session.id, request!.requestId, '--input', '{"file_path":"other.txt"}'],
+      ].map((again) => cli(again)),
+    );
+    for (const run of refused) {
+      expectOneLineError(run, 1, new RegExp(`^durable-agent: ${decided}; nothing was sent$`));
     }
     // The same answer again (the same edited input, its keys in another order) is done, as
     // the API's retried approve() is: exit 0, saying by whom and when; the tool ran once.
@@ -420,7 +453,9 @@ describe('pending, approve, deny', () => {
     expect(inspect.stdout).toMatch(/\n2 +PreToolUse +Write +1 +continue/);
     expect(inspect.stdout.trimEnd().split('\n').at(-1)).toBe('status: RUNNING');
     await session.close();
-  });
+    // Seven CLI processes one after another (each loads Temporal's client: 2 s and more at
+    // load 20 on 2 cores): 57 s of the default 60 s in one such run.
+  }, 180_000);
 
   it('deny with a message and --interrupt: the tool never runs and the prompt stops', async () => {
     const { session, response } = await askingSession('write denied');
@@ -508,12 +543,14 @@ describe('no worker polling the session', () => {
       // At once: none of them waited for its 60 s bound.
       for (const run of [pending!, approve!, deny!]) expect(run.ms).toBeLessThan(60_000);
 
-      // --wait sends it and waits for a worker, within --timeout.
-      const waited = await cli(['approve', id, 'req-1', '--wait', '--timeout', '2s']);
+      // --wait sends it and waits for a worker, within --timeout. The bound covers connecting
+      // and finding the session too, and the note comes 1 s into the wait: 8 s leaves room
+      // for both on a loaded machine (2 s did not, at load 20 on 2 cores).
+      const waited = await cli(['approve', id, 'req-1', '--wait', '--timeout', '8s']);
       expect(waited.code, waited.stderr).toBe(1);
       expect(waited.stdout).toBe('');
       const lines = waited.stderr.trimEnd().split('\n');
-      expect(lines).toHaveLength(2);
+      expect(lines, waited.stderr).toHaveLength(2);
       expect(lines[0]).toMatch(
         new RegExp(
           `^waiting up to [\\d.]+ m?s for a worker of task queue '${taskQueue}' to apply the approval \\.\\.\\.$`,
@@ -521,7 +558,7 @@ describe('no worker polling the session', () => {
       );
       expect(lines[1]).toMatch(
         new RegExp(
-          `^durable-agent: the approval of req-1 was sent to session '${id}' but not applied within 2 s: ` +
+          `^durable-agent: the approval of req-1 was sent to session '${id}' but not applied within 8 s: ` +
             `no worker has polled workflow task queue '${taskQueue}' in the last 5 minutes; ` +
             `it may still apply when a worker polls '${taskQueue}' .*check with: durable-agent pending ${id}$`,
         ),

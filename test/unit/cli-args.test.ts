@@ -137,3 +137,28 @@ describe('durable-agent dev --versioning', () => {
     );
   });
 });
+
+describe('durable-agent --version', () => {
+  it('--version and -v with no command ask for the version, with global options or not', () => {
+    for (const argv of [
+      ['--version'],
+      ['-v'],
+      ['--address', 'h:1', '--version'],
+      ['--version', '--address', 'h:1'],
+      ['-v', '--json'],
+    ]) {
+      expect(parseCommandLine(argv, env), argv.join(' ')).toEqual({ kind: 'version' });
+    }
+  });
+
+  it("leaves gate's --version V to gate, and gate without its value a usage error", () => {
+    expect(command(['gate', 'agent.ts', '--version', 'v41']).version).toBe('v41');
+    expect(command(['--version', 'v41', 'gate', 'agent.ts']).version).toBe('v41');
+    expect(() => command(['gate', 'agent.ts', '--version'])).toThrow(/argument missing/);
+  });
+
+  it('is not taken by a command', () => {
+    expect(() => command(['sessions', '-v'])).toThrow(CliError);
+    expect(() => command(['sessions', '--version'])).toThrow(CliError);
+  });
+});
