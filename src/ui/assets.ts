@@ -22,7 +22,8 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e3e6eb; v
 .b-running { background: #cfe3ff; }
 .b-idle, .b-continue, .b-allow, .b-approved, .b-success, .b-completed { background: #d6f3dc; }
 .b-skip, .b-denied, .b-deny, .b-expired, .b-abort, .b-error, .b-failed, .b-timeout,
-.b-worker_lost, .b-refused, .b-cancelled, .b-interrupted, .b-aborted { background: #ffd9d6; }
+.b-worker_lost, .b-refused, .b-cancelled, .b-interrupted, .b-aborted, .b-terminated,
+.b-timed_out, .b-canceled { background: #ffd9d6; }
 .turn, .request, .pending { background: #fff; border: 1px solid #e3e6eb; border-radius: 6px; padding: 8px 14px; margin: 12px 0; }
 .prompt { margin: 4px 0 8px; padding: 4px 10px; border-left: 3px solid #8aa4d6; white-space: pre-wrap; }
 .answer { margin-top: 8px; white-space: pre-wrap; }

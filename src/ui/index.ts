@@ -36,6 +36,7 @@ import { isPlainObject, type JsonObject } from '../common/json.js';
 import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/client.js';
+import { sessionListStatus } from '../client/session-status.js';
 import { isNoPollerError } from '../client/query.js';
 import { Session } from '../client/session.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
@@ -328,10 +329,11 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
       const row: SessionRow & { timeline?: HistoryTimeline } = {
         sessionId: s.sessionId,
         workflowId: s.workflowId,
-        status: 'closed',
+        status: endStatusOf(s.status) ?? 'closed',
         temporalStatus: s.status,
         startTime: s.startTime,
         ...(s.closeTime ? { closeTime: s.closeTime } : {}),
+        ...(s.agentName !== undefined ? { agentName: s.agentName } : {}),
       };
       if (s.status !== 'RUNNING') return row;
       try {
@@ -498,12 +500,13 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
 }
 
 /**
- * A session's status on the page: `closed` unless its workflow runs; `awaiting_approval`
- * while a tool call waits for a person; `running` while a prompt or a dispatch is in
- * progress; else `idle`.
+ * A session's status on the page: unless its workflow runs, `closed` (it completed) or how
+ * Temporal ended it (`terminated`, ...); `awaiting_approval` while a tool call waits for a
+ * person; `running` while a prompt or a dispatch is in progress; else `idle`.
  */
 function statusOf(timeline: HistoryTimeline): SessionUiStatus {
-  if (timeline.status !== 'RUNNING') return 'closed';
+  const ended = endStatusOf(timeline.status);
+  if (ended !== undefined) return ended;
   if (timeline.toolCalls.some((c) => c.permission?.ask?.outcome === 'waiting')) {
     return 'awaiting_approval';
   }
@@ -511,6 +514,18 @@ function statusOf(timeline: HistoryTimeline): SessionUiStatus {
     timeline.prompts.some((p) => p.status === undefined) ||
     timeline.dispatches.some((d) => d.decision === 'running');
   return busy ? 'running' : 'idle';
+}
+
+/**
+ * `closed` for a completed execution, how Temporal ended any other closed one (`terminated`,
+ * `timed_out`, ...), `undefined` for a running one. Never the session's own search
+ * attribute: a terminated or reset workflow keeps its last `DurableAgentStatus`.
+ */
+function endStatusOf(executionStatus: string): SessionUiStatus | undefined {
+  if (executionStatus === 'RUNNING') return undefined;
+  const status = sessionListStatus(executionStatus, undefined);
+  // UNSPECIFIED, which a listed execution never has: counted as closed, as before.
+  return status === undefined ? 'closed' : (status as SessionUiStatus);
 }
 
 /** The line an answer's redirect asks the session page to show. */

@@ -16,22 +16,45 @@ import type {
   HistoryToolCall,
   ValueDiff,
 } from '../history/timeline.js';
+import type { SessionEndStatus } from '../client/session-status.js';
 
 /**
- * A session's status on the page, derived from its history: `closed` (the workflow is not
- * running), `awaiting_approval` (a tool call waits for a person), `running` (a prompt or a
- * dispatch is in progress), `idle` (open, nothing in progress).
+ * A session's status on the page: while its workflow execution runs, derived from its
+ * history: `awaiting_approval` (a tool call waits for a person), `running` (a prompt or a
+ * dispatch is in progress), `idle` (open, nothing in progress); once it does not, `closed`
+ * (it completed: the session closed itself) or how Temporal ended it (`terminated`,
+ * `timed_out`, `failed`, `canceled`, `continued_as_new`: an earlier run of a session that
+ * rolled over).
  */
-export type SessionUiStatus = 'awaiting_approval' | 'running' | 'idle' | 'closed';
+export type SessionUiStatus =
+  'awaiting_approval' | 'running' | 'idle' | 'closed' | SessionEndStatus;
 
 /** The statuses in the order the list shows them. */
-const STATUS_ORDER: readonly SessionUiStatus[] = ['awaiting_approval', 'running', 'idle', 'closed'];
+const STATUS_ORDER: readonly SessionUiStatus[] = [
+  'awaiting_approval',
+  'running',
+  'idle',
+  'closed',
+  'terminated',
+  'timed_out',
+  'failed',
+  'canceled',
+  'continued_as_new',
+];
+
+/** Groups the list shows even when empty; the others only when a session is in them. */
+const ALWAYS_SHOWN = new Set<SessionUiStatus>(['awaiting_approval', 'running', 'idle', 'closed']);
 
 const STATUS_TITLES: Record<SessionUiStatus, string> = {
   awaiting_approval: 'Awaiting approval',
   running: 'Running',
   idle: 'Idle',
   closed: 'Closed',
+  terminated: 'Terminated',
+  timed_out: 'Timed out',
+  failed: 'Failed',
+  canceled: 'Canceled',
+  continued_as_new: 'Continued as new',
 };
 
 /** One row of the session list. */
@@ -132,8 +155,9 @@ function json(value: unknown): string {
 
 /** The session list, grouped by status. */
 export function sessionListPage(rows: readonly SessionRow[], namespace: string): string {
-  const groups = STATUS_ORDER.map((status) => {
+  const groups = STATUS_ORDER.flatMap((status) => {
     const group = rows.filter((r) => r.status === status);
+    if (group.length === 0 && !ALWAYS_SHOWN.has(status)) return [];
     const items = group
       .map(
         (r) => `<tr data-testid="session-row" data-session="${esc(r.sessionId)}">
@@ -231,10 +255,10 @@ export function sessionPage(data: SessionPageData): string {
   const outside = t.dispatches.filter((d) => !inPrompt.has(d.seq));
   const before = outside.filter((d) => t.prompts.length === 0 || d.seq < firstPromptSeq);
   const after = outside.filter((d) => !before.includes(d));
-  const header = `<h1>Session <code data-testid="session-id">${esc(id)}</code> ${badge(
+  const header = `<h1>Session <code data-testid="session-id">${esc(id)}</code> <span data-testid="session-status">${badge(
     STATUS_TITLES[data.status],
     data.status,
-  )}</h1>
+  )}</span></h1>
 <p class="facts">agent ${esc(t.agentName ?? '?')}${versionFacts(t)} · Temporal status ${esc(t.status)} · started ${time(t.startedAt)}${
     t.closedAt !== undefined ? ` · closed ${time(t.closedAt)}` : ''
   }${t.endReason ? ` · end reason ${esc(t.endReason)}` : ''}${
