@@ -46,6 +46,7 @@ import { findSessionWorkflow, type FoundSession } from '../history/files.js';
 import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
 import { closeServer, listen } from '../server/http.js';
 import { UI_CSS, UI_JS } from './assets.js';
+import { requestContext } from './request-context.js';
 import {
   inboxPage,
   messagePage,
@@ -310,12 +311,21 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
   ): Promise<InboxEntry[]> {
     try {
       const pending = await pendingOf(row);
-      return pending.map((request) => ({ sessionId: row.sessionId, request }));
+      return pending.map((request) => ({
+        sessionId: row.sessionId,
+        request,
+        ...requestContext(timeline, request.toolUseId, request.input),
+      }));
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       return timeline.toolCalls
         .filter((c) => c.permission?.ask?.outcome === 'waiting')
-        .map((call) => ({ sessionId: row.sessionId, call, unavailable: error.message }));
+        .map((call) => ({
+          sessionId: row.sessionId,
+          call,
+          unavailable: error.message,
+          ...requestContext(timeline, call.toolUseId, undefined),
+        }));
     }
   }
 
@@ -359,7 +369,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
   async function inbox(response: ServerResponse): Promise<void> {
     const waiting = (await rows()).filter((r) => r.status === 'awaiting_approval' && r.timeline);
     const entries = await mapLimited(waiting, READ_CONCURRENCY, (r) => entriesOf(r, r.timeline!));
-    send(response, 200, inboxPage(entries.flat()));
+    send(response, 200, inboxPage(entries.flat(), { fallback: identity }));
   }
 
   async function find(target: string): Promise<FoundSession> {
@@ -390,7 +400,17 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
     const pending =
       status === 'awaiting_approval' ? await entriesOf(found, timeline) : ([] as InboxEntry[]);
     const notice = noticeOf(query);
-    send(response, 200, sessionPage({ timeline, status, pending, ...(notice ? { notice } : {}) }));
+    send(
+      response,
+      200,
+      sessionPage({
+        timeline,
+        status,
+        pending,
+        who: { fallback: identity },
+        ...(notice ? { notice } : {}),
+      }),
+    );
   }
 
   async function answer(
