@@ -19,6 +19,7 @@ export type {
 } from './worker/conversation-cache.js';
 export type { HookDispatchMode } from './common/hook-dispatch-mode.js';
 export type { SessionSearchStatus } from './common/search-attributes.js';
+export type { SessionEndStatus, SessionListStatus } from './client/session-status.js';
 export {
   workflowsPath as agentWorkflowsPath,
   type WorkflowBundleSource,

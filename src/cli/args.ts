@@ -10,7 +10,7 @@ import { messageOf } from '../common/errors.js';
 import { parseArgs } from 'node:util';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
-import { SESSION_SEARCH_STATUSES, type SessionSearchStatus } from '../common/search-attributes.js';
+import { SESSION_LIST_STATUSES, type SessionListStatus } from '../client/session-status.js';
 import {
   resolveTemporalConnection,
   type ConnectionOptionNames,
@@ -204,8 +204,11 @@ export type ParsedArgs =
        */
       identity?: string;
       limit?: number;
-      /** `--status` (sessions): only sessions in this status (`DurableAgentStatus`). */
-      status?: SessionSearchStatus;
+      /**
+       * `--status` (sessions): only sessions in this status (`DurableAgentStatus` of running
+       * executions; Temporal's `ExecutionStatus` of the others).
+       */
+      status?: SessionListStatus;
       /** `--agent` (sessions): only sessions of the agent of this name (`DurableAgentName`). */
       agent?: string;
       json: boolean;
@@ -375,10 +378,10 @@ export function parseCommandLine(
   if (values.address === '') throw new CliError('--address must not be empty', { usage: true });
   if (
     values.status !== undefined &&
-    !(SESSION_SEARCH_STATUSES as readonly string[]).includes(values.status)
+    !(SESSION_LIST_STATUSES as readonly string[]).includes(values.status)
   ) {
     throw new CliError(
-      `--status must be one of ${SESSION_SEARCH_STATUSES.join(', ')}, got '${values.status}'`,
+      `--status must be one of ${SESSION_LIST_STATUSES.join(', ')}, got '${values.status}'`,
       { usage: true },
     );
   }
@@ -421,7 +424,7 @@ export function parseCommandLine(
     ...(values.version !== undefined ? { version: values.version.trim() } : {}),
     ...(sinceMs !== undefined ? { sinceMs } : {}),
     ...(limit !== undefined ? { limit } : {}),
-    ...(values.status !== undefined ? { status: values.status as SessionSearchStatus } : {}),
+    ...(values.status !== undefined ? { status: values.status as SessionListStatus } : {}),
     ...(values.agent !== undefined ? { agent: values.agent.trim() } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(values.host !== undefined ? { host: values.host } : {}),
@@ -608,8 +611,11 @@ const SUMMARIES: Record<CommandName, string> = {
 const DESCRIPTIONS: Record<CommandName, string> = {
   sessions:
     'Lists sessions (workflows of type sessionWorkflow) with their status, start and close\n' +
-    'time, and the agent and status of each (their search attributes). --status S lists only\n' +
-    `sessions in status S (${SESSION_SEARCH_STATUSES.join(', ')}), --agent NAME\n` +
+    "time, and the agent and state of each. STATE is the session's own status (search\n" +
+    'attribute DurableAgentStatus) while its workflow runs, closed once it completed, else how\n' +
+    'Temporal ended it (terminated, timed_out, failed, canceled, continued_as_new): a\n' +
+    'terminated or reset workflow keeps its last DurableAgentStatus. --status S lists only\n' +
+    `sessions in state S (${SESSION_LIST_STATUSES.join(', ')}), --agent NAME\n` +
     'only those of that agent (both need the search attributes registered: the README says\n' +
     'how). --limit N shows at most N (default 50); --json prints JSON.',
   inspect:

@@ -320,7 +320,8 @@ async function sessions(client: Client, args: CommandArgs, io: CliOutput): Promi
         formatTime(r.startTime),
         formatTime(r.closeTime),
         r.agentName ?? '-',
-        r.agentStatus ?? '-',
+        // Not agentStatus alone: a terminated or reset workflow keeps its last one.
+        r.sessionStatus ?? '-',
       ]),
     ),
   );

@@ -72,20 +72,32 @@ import {
   type SessionSearchStatus,
 } from '../common/search-attributes.js';
 import type { Payload } from '@temporalio/common';
+import { sessionListStatus, sessionStatusQuery, type SessionListStatus } from './session-status.js';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
   sessionId: string;
   workflowId: string;
-  /** Temporal's execution status: `RUNNING`, `COMPLETED`, `FAILED`, `CANCELLED`, `TERMINATED`, ... */
+  /** Temporal's execution status: `RUNNING`, `COMPLETED`, `FAILED`, `CANCELED`, `TERMINATED`, ... */
   status: string;
   startTime: Date;
   closeTime: Date | undefined;
   /** The agent's name (search attribute `DurableAgentName`; absent on a server without them). */
   agentName?: string;
-  /** The session's own status (search attribute `DurableAgentStatus`), e.g. `awaiting_approval`. */
+  /**
+   * The session's own status (search attribute `DurableAgentStatus`), e.g.
+   * `awaiting_approval`, as the workflow last set it: a workflow terminated, timed out or
+   * reset from outside keeps its last value (often `running`). See `sessionStatus`.
+   */
   agentStatus?: SessionSearchStatus;
+  /**
+   * The session's status from both: `agentStatus` while the workflow execution runs,
+   * `closed` once it completed, else how Temporal ended it (`terminated`, `timed_out`,
+   * `failed`, `canceled`, `continued_as_new`). Absent for a running session on a server
+   * without the session search attributes.
+   */
+  sessionStatus?: SessionListStatus;
   /** Permission requests waiting for a person (`DurableAgentPendingApprovals`). */
   pendingApprovals?: number;
   /** The last hook outcome or permission answer (`DurableAgentLastDecision`). */
@@ -94,8 +106,14 @@ export interface SessionSummary {
 
 /** Which sessions {@link listSessionSummaries} lists, by their search attributes. */
 export interface SessionFilter {
-  /** Only sessions in this status (`DurableAgentStatus`). */
-  status?: SessionSearchStatus;
+  /**
+   * Only sessions whose `sessionStatus` is this: a status of a running session (`running`,
+   * `awaiting_approval`, `cleaning_up`, `idle`) matches `DurableAgentStatus` of running
+   * workflow executions only (`ExecutionStatus = 'Running' AND DurableAgentStatus =
+   * 'running'`), `closed` completed ones, `terminated` (and the other end statuses)
+   * Temporal's `ExecutionStatus`.
+   */
+  status?: SessionListStatus;
   /** Only sessions of the agent of this name (`DurableAgentName`). */
   agentName?: string;
   /** Only sessions started on this task queue (Temporal's own `TaskQueue` attribute). */
@@ -149,9 +167,10 @@ export interface AgentClient {
   session(sessionIdOrWorkflowId: string): Promise<Session>;
   /**
    * Sessions of this namespace, newest first: at most `limit` (default 100), those in
-   * `status` and of the agent named `agentName` only (by their search attributes).
-   * @throws {ConfigError} for `status` or `agentName` on a server without the session search
-   *   attributes (naming the commands that register them).
+   * `status` (see {@link SessionFilter.status}) and of the agent named `agentName` only.
+   * @throws {ConfigError} for an unknown `status`; for `agentName` or a status of a running
+   *   session on a server without the session search attributes (naming the commands that
+   *   register them).
    */
   listSessions(options?: { limit?: number } & SessionFilter): Promise<SessionSummary[]>;
   /**
@@ -855,8 +874,9 @@ export async function connectClient(
 /**
  * Sessions of the client's namespace (workflows of type `sessionWorkflow`), newest first,
  * those of `filter` only (`taskQueue`: those started on that task queue, one agent's).
- * @throws {ConfigError} for a status or agent filter on a server without the session search
- *   attributes (naming the command that registers them).
+ * @throws {ConfigError} for a status of a running session or an agent filter on a server
+ *   without the session search attributes (naming the command that registers them), or an
+ *   unknown status.
  */
 export async function listSessionSummaries(
   client: Client,
@@ -865,7 +885,7 @@ export async function listSessionSummaries(
 ): Promise<SessionSummary[]> {
   const query = [
     `WorkflowType = '${SESSION_WORKFLOW}'`,
-    ...(filter.status !== undefined ? [`${STATUS_KEY.name} = ${quoted(filter.status)}`] : []),
+    ...(filter.status !== undefined ? [sessionStatusQuery(filter.status)] : []),
     ...(filter.agentName !== undefined
       ? [`${AGENT_NAME_KEY.name} = ${quoted(filter.agentName)}`]
       : []),
@@ -894,14 +914,16 @@ export async function listSessionSummaries(
       });
     for (const execution of page.executions ?? []) {
       const workflowId = execution.execution?.workflowId ?? '';
-      rows.push({
+      const row: SessionSummary = {
         sessionId: sessionIdOfWorkflowId(workflowId) ?? workflowId,
         workflowId,
         status: statusName(execution.status),
         startTime: optionalTsToDate(execution.startTime) ?? new Date(0),
         closeTime: optionalTsToDate(execution.closeTime),
         ...searchAttributesOf(execution.searchAttributes?.indexedFields),
-      });
+      };
+      const sessionStatus = sessionListStatus(row.status, row.agentStatus);
+      rows.push(sessionStatus !== undefined ? { ...row, sessionStatus } : row);
       if (rows.length >= limit) return rows;
     }
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;

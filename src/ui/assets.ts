@@ -1,7 +1,7 @@
 /**
  * The session page's stylesheet and script, served as `/assets/ui.css` and `/assets/ui.js`
  * (the Content-Security-Policy allows no inline script or style). The script only keeps the
- * name a person types (in the browser's localStorage) and sends it with their answers.
+ * name a person types (per tab) and puts it in the answer forms.
  *
  * @module
  */
@@ -22,7 +22,8 @@ th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e3e6eb; v
 .b-running { background: #cfe3ff; }
 .b-idle, .b-continue, .b-allow, .b-approved, .b-success, .b-completed { background: #d6f3dc; }
 .b-skip, .b-denied, .b-deny, .b-expired, .b-abort, .b-error, .b-failed, .b-timeout,
-.b-worker_lost, .b-refused, .b-cancelled, .b-interrupted, .b-aborted { background: #ffd9d6; }
+.b-worker_lost, .b-refused, .b-cancelled, .b-interrupted, .b-aborted, .b-terminated,
+.b-timed_out, .b-canceled { background: #ffd9d6; }
 .turn, .request, .pending { background: #fff; border: 1px solid #e3e6eb; border-radius: 6px; padding: 8px 14px; margin: 12px 0; }
 .prompt { margin: 4px 0 8px; padding: 4px 10px; border-left: 3px solid #8aa4d6; white-space: pre-wrap; }
 .answer { margin-top: 8px; white-space: pre-wrap; }
@@ -39,21 +40,40 @@ textarea { width: 100%; font: 12px ui-monospace, monospace; }
 form { margin: 6px 0; } form.deny input[name=message] { width: 50%; }
 .error { color: #a8071a; } .notice { background: #d6f3dc; padding: 6px 10px; border-radius: 4px; }
 .none { color: #667; } .waiting { color: #7a5200; margin-left: 6px; }
+.asked-for q { font-style: italic; } .answer-as-line { margin: 4px 0; }
+.hook-key { background: #ffe7a8; padding: 0 4px; border-radius: 3px; }
 `;
 
-/** `/assets/ui.js`. */
+/**
+ * `/assets/ui.js`. A tab's name is its own: kept in sessionStorage (this tab, across its
+ * pages), with localStorage only the default a new tab starts from. Each form carries the
+ * name it shows (a hidden field set with the "you answer as" line, when the page loads and
+ * as the name is typed), so an answer records the name its form showed: another tab typing
+ * another name changes neither.
+ */
 export const UI_JS = `
 (function () {
   var KEY = 'durable-agent-ui-name';
   var field = document.getElementById('ui-name');
   if (!field) return;
-  try { field.value = localStorage.getItem(KEY) || ''; } catch (e) {}
+  function read(store) { try { return store.getItem(KEY); } catch (e) { return null; } }
+  function keep(store, value) { try { store.setItem(KEY, value); } catch (e) {} }
+  function answerAs(name) {
+    var hidden = document.querySelectorAll('.name-field');
+    for (var i = 0; i < hidden.length; i++) hidden[i].value = name;
+    var shown = document.querySelectorAll('.answer-as');
+    for (var j = 0; j < shown.length; j++) {
+      shown[j].textContent = name.trim() ? 'ui:' + name.trim() : shown[j].getAttribute('data-fallback');
+    }
+  }
+  var name = read(window.sessionStorage);
+  if (name === null) name = read(window.localStorage) || '';
+  field.value = name;
+  answerAs(name);
   field.addEventListener('input', function () {
-    try { localStorage.setItem(KEY, field.value); } catch (e) {}
-  });
-  document.addEventListener('submit', function (event) {
-    var hidden = event.target.querySelectorAll('.name-field');
-    for (var i = 0; i < hidden.length; i++) hidden[i].value = field.value;
+    keep(window.sessionStorage, field.value);
+    keep(window.localStorage, field.value);
+    answerAs(field.value);
   });
 })();
 `;

@@ -36,6 +36,7 @@ import { isPlainObject, type JsonObject } from '../common/json.js';
 import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/client.js';
+import { sessionListStatus } from '../client/session-status.js';
 import { isNoPollerError } from '../client/query.js';
 import { Session } from '../client/session.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
@@ -45,6 +46,7 @@ import { findSessionWorkflow, type FoundSession } from '../history/files.js';
 import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
 import { closeServer, listen } from '../server/http.js';
 import { UI_CSS, UI_JS } from './assets.js';
+import { requestContext } from './request-context.js';
 import {
   inboxPage,
   messagePage,
@@ -309,12 +311,21 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
   ): Promise<InboxEntry[]> {
     try {
       const pending = await pendingOf(row);
-      return pending.map((request) => ({ sessionId: row.sessionId, request }));
+      return pending.map((request) => ({
+        sessionId: row.sessionId,
+        request,
+        ...requestContext(timeline, request.toolUseId, request.input),
+      }));
     } catch (error) {
       if (!(error instanceof HttpError)) throw error;
       return timeline.toolCalls
         .filter((c) => c.permission?.ask?.outcome === 'waiting')
-        .map((call) => ({ sessionId: row.sessionId, call, unavailable: error.message }));
+        .map((call) => ({
+          sessionId: row.sessionId,
+          call,
+          unavailable: error.message,
+          ...requestContext(timeline, call.toolUseId, undefined),
+        }));
     }
   }
 
@@ -328,10 +339,11 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
       const row: SessionRow & { timeline?: HistoryTimeline } = {
         sessionId: s.sessionId,
         workflowId: s.workflowId,
-        status: 'closed',
+        status: endStatusOf(s.status) ?? 'closed',
         temporalStatus: s.status,
         startTime: s.startTime,
         ...(s.closeTime ? { closeTime: s.closeTime } : {}),
+        ...(s.agentName !== undefined ? { agentName: s.agentName } : {}),
       };
       if (s.status !== 'RUNNING') return row;
       try {
@@ -357,7 +369,7 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
   async function inbox(response: ServerResponse): Promise<void> {
     const waiting = (await rows()).filter((r) => r.status === 'awaiting_approval' && r.timeline);
     const entries = await mapLimited(waiting, READ_CONCURRENCY, (r) => entriesOf(r, r.timeline!));
-    send(response, 200, inboxPage(entries.flat()));
+    send(response, 200, inboxPage(entries.flat(), { fallback: identity }));
   }
 
   async function find(target: string): Promise<FoundSession> {
@@ -388,7 +400,17 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
     const pending =
       status === 'awaiting_approval' ? await entriesOf(found, timeline) : ([] as InboxEntry[]);
     const notice = noticeOf(query);
-    send(response, 200, sessionPage({ timeline, status, pending, ...(notice ? { notice } : {}) }));
+    send(
+      response,
+      200,
+      sessionPage({
+        timeline,
+        status,
+        pending,
+        who: { fallback: identity },
+        ...(notice ? { notice } : {}),
+      }),
+    );
   }
 
   async function answer(
@@ -498,12 +520,13 @@ export async function createSessionUi(options: SessionUiOptions): Promise<Sessio
 }
 
 /**
- * A session's status on the page: `closed` unless its workflow runs; `awaiting_approval`
- * while a tool call waits for a person; `running` while a prompt or a dispatch is in
- * progress; else `idle`.
+ * A session's status on the page: unless its workflow runs, `closed` (it completed) or how
+ * Temporal ended it (`terminated`, ...); `awaiting_approval` while a tool call waits for a
+ * person; `running` while a prompt or a dispatch is in progress; else `idle`.
  */
 function statusOf(timeline: HistoryTimeline): SessionUiStatus {
-  if (timeline.status !== 'RUNNING') return 'closed';
+  const ended = endStatusOf(timeline.status);
+  if (ended !== undefined) return ended;
   if (timeline.toolCalls.some((c) => c.permission?.ask?.outcome === 'waiting')) {
     return 'awaiting_approval';
   }
@@ -511,6 +534,18 @@ function statusOf(timeline: HistoryTimeline): SessionUiStatus {
     timeline.prompts.some((p) => p.status === undefined) ||
     timeline.dispatches.some((d) => d.decision === 'running');
   return busy ? 'running' : 'idle';
+}
+
+/**
+ * `closed` for a completed execution, how Temporal ended any other closed one (`terminated`,
+ * `timed_out`, ...), `undefined` for a running one. Never the session's own search
+ * attribute: a terminated or reset workflow keeps its last `DurableAgentStatus`.
+ */
+function endStatusOf(executionStatus: string): SessionUiStatus | undefined {
+  if (executionStatus === 'RUNNING') return undefined;
+  const status = sessionListStatus(executionStatus, undefined);
+  // UNSPECIFIED, which a listed execution never has: counted as closed, as before.
+  return status === undefined ? 'closed' : (status as SessionUiStatus);
 }
 
 /** The line an answer's redirect asks the session page to show. */

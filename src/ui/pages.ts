@@ -16,22 +16,45 @@ import type {
   HistoryToolCall,
   ValueDiff,
 } from '../history/timeline.js';
+import type { SessionEndStatus } from '../client/session-status.js';
 
 /**
- * A session's status on the page, derived from its history: `closed` (the workflow is not
- * running), `awaiting_approval` (a tool call waits for a person), `running` (a prompt or a
- * dispatch is in progress), `idle` (open, nothing in progress).
+ * A session's status on the page: while its workflow execution runs, derived from its
+ * history: `awaiting_approval` (a tool call waits for a person), `running` (a prompt or a
+ * dispatch is in progress), `idle` (open, nothing in progress); once it does not, `closed`
+ * (it completed: the session closed itself) or how Temporal ended it (`terminated`,
+ * `timed_out`, `failed`, `canceled`, `continued_as_new`: an earlier run of a session that
+ * rolled over).
  */
-export type SessionUiStatus = 'awaiting_approval' | 'running' | 'idle' | 'closed';
+export type SessionUiStatus =
+  'awaiting_approval' | 'running' | 'idle' | 'closed' | SessionEndStatus;
 
 /** The statuses in the order the list shows them. */
-const STATUS_ORDER: readonly SessionUiStatus[] = ['awaiting_approval', 'running', 'idle', 'closed'];
+const STATUS_ORDER: readonly SessionUiStatus[] = [
+  'awaiting_approval',
+  'running',
+  'idle',
+  'closed',
+  'terminated',
+  'timed_out',
+  'failed',
+  'canceled',
+  'continued_as_new',
+];
+
+/** Groups the list shows even when empty; the others only when a session is in them. */
+const ALWAYS_SHOWN = new Set<SessionUiStatus>(['awaiting_approval', 'running', 'idle', 'closed']);
 
 const STATUS_TITLES: Record<SessionUiStatus, string> = {
   awaiting_approval: 'Awaiting approval',
   running: 'Running',
   idle: 'Idle',
   closed: 'Closed',
+  terminated: 'Terminated',
+  timed_out: 'Timed out',
+  failed: 'Failed',
+  canceled: 'Canceled',
+  continued_as_new: 'Continued as new',
 };
 
 /** One row of the session list. */
@@ -61,6 +84,29 @@ export interface InboxEntry {
   call?: HistoryToolCall;
   /** Why it cannot be decided now (no worker answered), when so. */
   unavailable?: string;
+  /** The session's agent, from its history. */
+  agentName?: string;
+  /** The prompt whose turn made the call, from the history. */
+  prompt?: string;
+  /**
+   * Keys of the input the person is asked about that the model did not give: a PreToolUse
+   * callback's `modifiedInput` added them (`callback` is its 1-based number).
+   */
+  hookAddedKeys?: Array<{ key: string; callback: number }>;
+}
+
+/**
+ * Who answers from a page, as the forms show it: `ui:<name>` with the name of the page's
+ * tab, else `fallback`. The page's script fills the name in as the person types it.
+ */
+export interface AnswerIdentity {
+  /** The identity recorded when the form carries no name (`SessionUiOptions.identity`). */
+  fallback: string;
+  /**
+   * When the page is rendered, ms since epoch: the deadlines' "in 23 h" counts from it.
+   * @default Date.now()
+   */
+  now?: number;
 }
 
 /** Escape text for HTML text and attribute values. */
@@ -76,6 +122,29 @@ function esc(value: unknown): string {
 /** The path of a session's page. */
 export function sessionPath(sessionId: string): string {
   return `/sessions/${encodeURIComponent(sessionId)}`;
+}
+
+/** What the forms say of who answers when the page's own identity is not given. */
+const UNNAMED: AnswerIdentity = { fallback: 'the page’s identity' };
+
+/**
+ * `in 23 h`, `in 5 min`, `in 40 s`, `in 3 d` (two days and more); `12 min ago` once past.
+ * Whole units, rounded down: `in 23 h` until a full day is left.
+ */
+export function relativeTime(at: number, now: number): string {
+  const ms = at - now;
+  const seconds = Math.floor(Math.abs(ms) / 1000);
+  const minutes = Math.floor(seconds / 60);
+  const hours = Math.floor(minutes / 60);
+  const span =
+    seconds < 60
+      ? `${seconds} s`
+      : minutes < 60
+        ? `${minutes} min`
+        : hours < 48
+          ? `${hours} h`
+          : `${Math.floor(hours / 24)} d`;
+  return ms < 0 ? `${span} ago` : `in ${span}`;
 }
 
 /** A whole page: the layout, the nav, `body`. */
@@ -132,8 +201,9 @@ function json(value: unknown): string {
 
 /** The session list, grouped by status. */
 export function sessionListPage(rows: readonly SessionRow[], namespace: string): string {
-  const groups = STATUS_ORDER.map((status) => {
+  const groups = STATUS_ORDER.flatMap((status) => {
     const group = rows.filter((r) => r.status === status);
+    if (group.length === 0 && !ALWAYS_SHOWN.has(status)) return [];
     const items = group
       .map(
         (r) => `<tr data-testid="session-row" data-session="${esc(r.sessionId)}">
@@ -159,41 +229,61 @@ ${rows.length === 0 ? `<p class="none">no sessions in namespace ${esc(namespace)
 }
 
 /** The inbox: every request waiting for a person, across sessions. */
-export function inboxPage(entries: readonly InboxEntry[]): string {
+export function inboxPage(entries: readonly InboxEntry[], who: AnswerIdentity = UNNAMED): string {
   const body =
     entries.length === 0
       ? '<p class="none" data-testid="inbox-empty">no permission requests wait for a person</p>'
-      : entries.map((e) => requestCard(e)).join('\n');
+      : entries.map((e) => requestCard(e, who)).join('\n');
   return layout('Inbox', `<h1>Inbox <small>pending approvals</small></h1>\n${body}`);
 }
 
 /** One pending request, with its approve and deny forms (or why it cannot be decided now). */
-function requestCard(entry: InboxEntry): string {
+function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
   const r = entry.request;
   const toolName = r?.toolName ?? entry.call?.toolName ?? '?';
   const input = r?.input ?? entry.call?.input ?? {};
   const head = `<h3>${esc(toolName)} ${
     r?.affectedPaths.length ? `<code>${esc(r.affectedPaths.join(', '))}</code>` : ''
-  } <small>session ${sessionLink(entry.sessionId)}</small></h3>`;
+  } <small>session ${sessionLink(entry.sessionId)}${
+    entry.agentName ? `, agent <b data-testid="request-agent">${esc(entry.agentName)}</b>` : ''
+  }</small></h3>${
+    entry.prompt !== undefined
+      ? `<p class="asked-for">for the prompt <q data-testid="request-prompt">${esc(entry.prompt)}</q></p>`
+      : ''
+  }`;
+  const now = who.now ?? Date.now();
   const facts = r
-    ? `<p>request <code data-testid="request-id">${esc(r.requestId)}</code>, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)}${
+    ? `<p>request <code data-testid="request-id">${esc(r.requestId)}</code>, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)} (<span data-testid="deadline-relative">${esc(relativeTime(r.deadline, now))}</span>)${
         r.message ? `<br>policy says: ${esc(r.message)}` : ''
       }</p>`
+    : '';
+  const added = entry.hookAddedKeys?.length
+    ? `<p class="hook-added">added by a PreToolUse hook, not the model: ${entry.hookAddedKeys
+        .map(
+          (k) =>
+            `<code class="hook-key" data-testid="hook-added" data-key="${esc(k.key)}">${esc(k.key)}</code> <small>(callback #${k.callback})</small>`,
+        )
+        .join(', ')}</p>`
     : '';
   if (!r) {
     return `<article class="request" data-testid="request">${head}
 <p class="error">${esc(entry.unavailable ?? 'cannot be decided now')}</p>
-<p>the model's input (the history's; hooks may have changed what is asked):</p>${json(input)}</article>`;
+<p>the model's input (the history's; hooks may have changed what is asked):</p>${json(input)}${added}</article>`;
   }
   const action = `${esc(sessionPath(entry.sessionId))}/requests/${esc(encodeURIComponent(r.requestId))}`;
+  // The name travels in each form: the page's script sets it (and what the form shows) from
+  // this tab's name when the page loads and as it is typed; nothing reads it at submit.
   const hidden = `<input type="hidden" name="toolUseId" value="${esc(r.toolUseId)}">
 <input type="hidden" name="name" class="name-field">`;
-  return `<article class="request" data-testid="request" data-tool="${esc(toolName)}" data-request="${esc(r.requestId)}">${head}${facts}
+  const answerAs = `<p class="answer-as-line">you answer as <b class="answer-as" data-testid="answer-as" data-fallback="${esc(
+    who.fallback,
+  )}">${esc(who.fallback)}</b> <small>(your name, top right)</small></p>`;
+  return `<article class="request" data-testid="request" data-tool="${esc(toolName)}" data-request="${esc(r.requestId)}">${head}${facts}${answerAs}
 <form method="post" action="${action}/approve" class="approve">${hidden}
 <label>input (edit to approve with a changed input; a JSON object)
 <textarea name="input" rows="${Math.min(16, JSON.stringify(input, null, 2).split('\n').length + 1)}" data-testid="approve-input">${esc(
     JSON.stringify(input, null, 2),
-  )}</textarea></label>
+  )}</textarea></label>${added}
 <button type="submit" data-testid="approve">Approve</button></form>
 <form method="post" action="${action}/deny" class="deny">${hidden}
 <label>message to the model <input name="message" data-testid="deny-message" placeholder="why not"></label>
@@ -209,6 +299,8 @@ interface SessionPageData {
   pending: readonly InboxEntry[];
   /** A line to show at the top (what an approval did). */
   notice?: string;
+  /** Who answers from the page's forms. @default the page's own identity, unnamed */
+  who?: AnswerIdentity;
 }
 
 /** One session: its turns → hook dispatches → callbacks → tools. */
@@ -231,10 +323,10 @@ export function sessionPage(data: SessionPageData): string {
   const outside = t.dispatches.filter((d) => !inPrompt.has(d.seq));
   const before = outside.filter((d) => t.prompts.length === 0 || d.seq < firstPromptSeq);
   const after = outside.filter((d) => !before.includes(d));
-  const header = `<h1>Session <code data-testid="session-id">${esc(id)}</code> ${badge(
+  const header = `<h1>Session <code data-testid="session-id">${esc(id)}</code> <span data-testid="session-status">${badge(
     STATUS_TITLES[data.status],
     data.status,
-  )}</h1>
+  )}</span></h1>
 <p class="facts">agent ${esc(t.agentName ?? '?')}${versionFacts(t)} · Temporal status ${esc(t.status)} · started ${time(t.startedAt)}${
     t.closedAt !== undefined ? ` · closed ${time(t.closedAt)}` : ''
   }${t.endReason ? ` · end reason ${esc(t.endReason)}` : ''}${
@@ -243,7 +335,7 @@ export function sessionPage(data: SessionPageData): string {
 ${data.notice ? `<p class="notice" data-testid="notice">${esc(data.notice)}</p>` : ''}`;
   const pending = data.pending.length
     ? `<section class="pending"><h2>Waiting for you (${data.pending.length})</h2>${data.pending
-        .map((e) => requestCard(e))
+        .map((e) => requestCard(e, data.who ?? UNNAMED))
         .join('\n')}</section>`
     : '';
   const turns = t.prompts.map((p, i) => turn(p, i, t, calls)).join('\n');

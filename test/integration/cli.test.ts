@@ -134,6 +134,78 @@ describe('sessions', () => {
     const column = lines[0]!.indexOf('STATUS');
     expect(row!.slice(column)).toMatch(/^COMPLETED/);
   });
+
+  it('a terminated session is listed as terminated, and --status running no longer lists it (its DurableAgentStatus stays running)', async () => {
+    const dead = await agent.createSession({ sessionId: `cli-terminated-${randomUUID()}` });
+    const live = await agent.createSession({ sessionId: `cli-live-${randomUUID()}` });
+    await dead.send('hello');
+    await live.send('hello');
+    /** Workflow ids the server lists for `query`, among these two sessions. */
+    const listed = async (query: string) => {
+      const ids: string[] = [];
+      for await (const execution of client.workflow.list({
+        query: `WorkflowId IN ('${dead.workflowId}', '${live.workflowId}') AND ${query}`,
+      })) {
+        ids.push(execution.workflowId);
+      }
+      return ids.sort();
+    };
+    const both = [dead.workflowId, live.workflowId].sort();
+    // Visibility is eventually consistent: wait until the server lists both as running.
+    await waitFor(
+      async () => (await listed(`DurableAgentStatus = 'running'`)).length === 2,
+      20_000,
+      'both sessions listed as running',
+    );
+    await client.workflow.getHandle(dead.workflowId).terminate('terminated by the test');
+    await waitFor(
+      async () => (await listed(`ExecutionStatus = 'Terminated'`)).length === 1,
+      20_000,
+      'the terminated session listed as Terminated',
+    );
+    // Temporal's own account: the attribute alone still says running.
+    expect(await listed(`DurableAgentStatus = 'running'`)).toEqual(both);
+    expect(await listed(`ExecutionStatus = 'Running' AND DurableAgentStatus = 'running'`)).toEqual([
+      live.workflowId,
+    ]);
+
+    type Row = { sessionId: string; status: string; agentStatus?: string; sessionStatus?: string };
+    const listing = async (...args: string[]) => {
+      const run = await cli(['sessions', '--limit', '1000', '--json', ...args]);
+      expect(run.code, run.stderr).toBe(0);
+      return (JSON.parse(run.stdout) as Row[]).filter(
+        (r) => r.sessionId === dead.id || r.sessionId === live.id,
+      );
+    };
+    expect((await listing('--status', 'running')).map((r) => r.sessionId)).toEqual([live.id]);
+    expect(await listing('--status', 'terminated')).toEqual([
+      expect.objectContaining({
+        sessionId: dead.id,
+        status: 'TERMINATED',
+        agentStatus: 'running',
+        sessionStatus: 'terminated',
+      }),
+    ]);
+    const table = await cli(['sessions', '--limit', '1000']);
+    expect(table.code, table.stderr).toBe(0);
+    const cells = rows(table.stdout);
+    expect(cells.find((r) => r[0] === dead.id)).toEqual([
+      dead.id,
+      'TERMINATED',
+      expect.any(String),
+      expect.any(String),
+      expect.any(String),
+      'terminated',
+    ]);
+    expect(cells.find((r) => r[0] === live.id)?.[5]).toBe('running');
+    // closed: the completed sessions (the first test waited for this one to be listed).
+    const closedRun = await cli(['sessions', '--status', 'closed', '--limit', '1000', '--json']);
+    expect(closedRun.code, closedRun.stderr).toBe(0);
+    const closedRows = JSON.parse(closedRun.stdout) as Row[];
+    expect(closedRows.find((r) => r.sessionId === closed.id)?.sessionStatus).toBe('closed');
+    expect(closedRows.map((r) => r.sessionId)).not.toContain(dead.id);
+    await live.close();
+  });
 });
 
 describe('inspect', () => {

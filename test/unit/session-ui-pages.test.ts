@@ -12,7 +12,7 @@ import { ConfigError } from '../../src/common/errors.js';
 import { describeDecidedRequest } from '../../src/history/decided.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { createSessionUi } from '../../src/ui/index.js';
-import { inboxPage, sessionPage } from '../../src/ui/pages.js';
+import { inboxPage, relativeTime, sessionPage } from '../../src/ui/pages.js';
 
 const demo = () =>
   timelineFromHistory(
@@ -178,5 +178,22 @@ describe('the session page names the version the session runs', () => {
     );
     const html = sessionPage({ timeline, status: 'idle', pending: [] });
     expect(html).toContain('version <span data-testid="version">v2</span> (started on v1)');
+  });
+});
+
+describe('relativeTime', () => {
+  const now = Date.UTC(2026, 11, 3, 12, 0, 0);
+  const s = 1000;
+  const h = 3600 * s;
+  it('says how far a deadline is in whole units, rounded down', () => {
+    expect(relativeTime(now + 24 * h - 5 * s, now)).toBe('in 23 h');
+    expect(relativeTime(now + 24 * h, now)).toBe('in 24 h');
+    expect(relativeTime(now + 90 * s, now)).toBe('in 1 min');
+    expect(relativeTime(now + 59 * s, now)).toBe('in 59 s');
+    expect(relativeTime(now + 72 * h, now)).toBe('in 3 d');
+  });
+
+  it('says how long ago a past one was', () => {
+    expect(relativeTime(now - 12 * 60 * s, now)).toBe('12 min ago');
   });
 });
