@@ -172,7 +172,7 @@ export function describeToolCallOnQueueActivity(
 }
 
 /** Most attempts of one permission check, lost workers included (the retry policy's maximum). */
-export const PERMISSION_CHECK_MAX_ATTEMPTS = 3;
+const PERMISSION_CHECK_MAX_ATTEMPTS = 3;
 
 /**
  * The agent's permission function (`advanced.permission`, or the session's

@@ -99,7 +99,7 @@ export interface InboxEntry {
  * Who answers from a page, as the forms show it: `ui:<name>` with the name of the page's
  * tab, else `fallback`. The page's script fills the name in as the person types it.
  */
-export interface AnswerIdentity {
+interface AnswerIdentity {
   /** The identity recorded when the form carries no name (`SessionUiOptions.identity`). */
   fallback: string;
   /**
