@@ -4,6 +4,7 @@
  * closed loopback port and a namespace the shared server does not have, for the client,
  * the worker and the CLI.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -142,15 +143,11 @@ describe('a namespace the server does not have', () => {
   });
 
   it('the CLI says it in one line naming the namespace and the flag, exit 1', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'sessions', '--namespace', namespace],
-      {
-        cwd: repoRoot,
-        env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), DEBUG: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, cliNodeArgs(['sessions', '--namespace', namespace]), {
+      cwd: repoRoot,
+      env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress(), DEBUG: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -7,6 +7,7 @@
  * And Temporal's own tools: the summaries of the session's activities and timers in its
  * history, and its current details in `temporal workflow metadata`.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -30,7 +31,7 @@ function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
     TEMPORAL_ADDRESS: temporalAddress(),
   };
   delete env.DEBUG;
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  return promisify(execFile)(process.execPath, cliNodeArgs(args), {
     cwd: repoRoot,
     env,
   });

@@ -5,6 +5,7 @@
  * them. `durable-agent sessions --status` says what is missing. Once the command of the WARN
  * line has run (Temporal's own CLI), a new client's sessions carry them.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -63,7 +64,7 @@ async function durableAgent(args: string[]): Promise<{ code: number; stderr: str
   };
   delete env.DEBUG;
   try {
-    await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    await promisify(execFile)(process.execPath, cliNodeArgs(args), {
       cwd: repoRoot,
       env,
     });

@@ -11,6 +11,7 @@
  *
  * Needs Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`): `.ci/run` installs it.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -130,11 +131,10 @@ async function durableAgent(args: string[]): Promise<string> {
     TEMPORAL_ADDRESS: server.address,
   };
   delete env.DEBUG;
-  const run = await promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', ...args],
-    { cwd: repoRoot, env },
-  );
+  const run = await promisify(execFile)(process.execPath, cliNodeArgs(args), {
+    cwd: repoRoot,
+    env,
+  });
   return run.stdout;
 }
 

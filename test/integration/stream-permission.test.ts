@@ -5,6 +5,7 @@
  * streaming OpenAI-compatible HTTP endpoint; the worker runs in this process with the
  * in-memory transport, and, in the last part, in another process on Redis Streams.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +38,7 @@ async function cli(args: string[]): Promise<void> {
     TEMPORAL_ADDRESS: temporalAddress(),
   };
   delete env.DEBUG;
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  await promisify(execFile)(process.execPath, cliNodeArgs(args), {
     cwd: repoRoot,
     env,
   });

@@ -6,6 +6,7 @@
  * plain server, the start fails with a TemporalConnectionError whose reason says what to
  * set; an API key reaches the server as `authorization: Bearer <key>`.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 async function cli(
   args: string[],
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const child = spawn(process.execPath, cliNodeArgs(args), {
     cwd: repoRoot,
     env: { ...process.env, DEBUG: '' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,7 @@
  * timeline entry carry the error, `durable-agent inspect` shows it, and with
  * `advanced.toolHookErrors: 'reject'` the send rejects with the hook's error.
  */
+import { cliNodeArgs } from '../cli-process.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -229,7 +230,7 @@ describe("toolHookErrors: 'tool-error' (the default)", () => {
     await session.send('read a');
     await session.close();
     const run = (args: string[]) =>
-      promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      promisify(execFile)(process.execPath, cliNodeArgs(args), {
         cwd: repoRoot,
         env: { ...process.env, TEMPORAL_ADDRESS: temporalAddress() },
       });
