@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { setImmediate as nextMacrotask } from 'node:timers/promises';
+import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ActivityCancelledError } from '@temporalio/client';
+import { ActivityCancelledError, ActivityNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   HookTimeoutError,
@@ -128,22 +128,50 @@ export function createHookActivities(deps: HookActivityDeps) {
       return undefined; // MockActivityEnvironment without a client: no server to retry it
     }
     const began: HookDispatchBegan = { began: input.dispatchId };
-    try {
-      await client.activity.heartbeat(ctx.info.taskToken, began);
-    } catch (error) {
-      // Cancelled: the server said so, or the worker aborted the call (the client's calls
-      // follow the activity's signal).
-      if (error instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
-        const handle: CleanupHandle = { settled: true, cleanupQueue, dispatchId: input.dispatchId };
-        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+    let error: unknown;
+    // A lost reply (a frontend crash after forwarding, a deadline) is sent again: the same
+    // details twice are harmless, and giving up would cost the next attempt a decision (it
+    // would find the record and report the worker lost although nothing ran).
+    for (let tryNo = 0; tryNo < BEGAN_RECORD_TRIES; tryNo++) {
+      if (tryNo > 0)
+        await delay(BEGAN_RECORD_BACKOFF_MS * 2 ** (tryNo - 1), ctx.cancellationSignal);
+      try {
+        await client.activity.heartbeat(ctx.info.taskToken, began);
+        return began;
+      } catch (caught) {
+        error = caught;
+        if (caught instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
+          await cancelledBeforeCallbacks(ctx, began);
+          const handle: CleanupHandle = {
+            settled: true,
+            cleanupQueue,
+            dispatchId: input.dispatchId,
+          };
+          throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+        }
+        if (caught instanceof ActivityNotFoundError) break; // another attempt runs, or none
       }
-      throw ApplicationFailure.create({
-        type: 'HookDispatchNotBegun',
-        message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
-        cause: error instanceof Error ? error : undefined,
-      });
     }
-    return began;
+    throw ApplicationFailure.create({
+      type: 'HookDispatchNotBegun',
+      message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
+      cause: error instanceof Error ? error : undefined,
+    });
+  }
+
+  /**
+   * Wait (bounded) until the worker itself knows of the cancellation the server reported, so
+   * that the CancelledFailure thrown next is reported as a cancellation: thrown before the
+   * worker has a cancel reason, it is reported as a failure, and the dispatch would read as a
+   * callback error. One heartbeat asks the server, whose answer carries the cancel.
+   */
+  async function cancelledBeforeCallbacks(ctx: Context, began: HookDispatchBegan): Promise<void> {
+    if (ctx.cancellationSignal.aborted) return;
+    ctx.heartbeat(began);
+    await Promise.race([
+      ctx.cancelled.catch(() => undefined),
+      delay(Math.max(1000, 4 * heartbeatIntervalMs)),
+    ]);
   }
 
   async function runCallbacks(
@@ -312,7 +340,7 @@ function ownsAttempts(ctx: Context): boolean {
  * running, and they run at most once.
  * @throws ApplicationFailure of type {@link HOOK_DISPATCH_LOST_TYPE}, non-retryable.
  */
-function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
+export function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
   if (!ownsAttempts(ctx) || ctx.info.attempt <= 1) return;
   const prior = ctx.info.heartbeatDetails as Partial<HookDispatchBegan> | undefined;
   if (prior?.began !== input.dispatchId) return;
@@ -340,6 +368,16 @@ function finalFailure(error: unknown): unknown {
     nonRetryable: true,
     ...(cause ? { cause } : {}),
   });
+}
+
+/** How many times an attempt sends its began record before it gives up (nothing ran). */
+const BEGAN_RECORD_TRIES = 3;
+/** The wait before the began record's second try, ms; doubled before the third. */
+const BEGAN_RECORD_BACKOFF_MS = 100;
+
+/** Wait `ms`; an abort of `signal` ends the wait early instead of throwing. */
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }
 
 /** The very reason object when `abort()` was called in this process, else a rebuilt Error. */

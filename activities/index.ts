@@ -14,7 +14,8 @@ import type { BudgetClock } from './budget-clock.js';
 import type { ConversationCache } from '../src/worker/conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createDefinitionActivities } from './describe-definition.js';
-import { createHookActivities } from './hook-dispatch.js';
+import { Context } from '@temporalio/activity';
+import { createHookActivities, refuseIfBegun } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
 import { createToolActivities, withInlinePostToolUse } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
@@ -63,19 +64,25 @@ export function createActivities(deps: ActivityDeps) {
     // Publishes what the workflow decided (no definition code runs): any worker may.
     ...createStreamActivities(deps.registry),
   });
-  const activities = withTracing(
-    deps.tracing,
+  const guarded = guardVersions(
     deps.registry,
-    guardVersions(
-      deps.registry,
-      // A tool's inline PostToolUse runs after the tool's own stream events.
-      {
-        ...streamed,
-        executeTool: withInlinePostToolUse(streamed.executeTool, dispatchInline),
-      },
-      ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
-    ),
+    // A tool's inline PostToolUse runs after the tool's own stream events.
+    {
+      ...streamed,
+      executeTool: withInlinePostToolUse(streamed.executeTool, dispatchInline),
+    },
+    ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
   );
+  const activities = withTracing(deps.tracing, deps.registry, {
+    ...guarded,
+    // A retried dispatch whose earlier attempt began its callbacks ends as lost before the
+    // version check: refused instead, it would be scheduled again as a new activity (attempt
+    // 1, no record), and a worker of the session's version would run the callbacks twice.
+    dispatchHook: async (input: DispatchHookInput) => {
+      refuseIfBegun(Context.current(), input);
+      return guarded.dispatchHook(input);
+    },
+  });
   dispatchHook = activities.dispatchHook;
   return activities;
 }

@@ -1,8 +1,10 @@
-import type { Client } from '@temporalio/client';
+import { ActivityCancelledError, type Client } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it, vi } from 'vitest';
 import { createHookActivities } from '../../activities/hook-dispatch.js';
+import { createActivities } from '../../activities/index.js';
+import { VERSION_REFUSAL_TYPE } from '../../src/common/identity.js';
 import { HookTimeoutError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import {
@@ -697,6 +699,101 @@ describe('dispatchHook attempts (the began record)', () => {
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect((error as ApplicationFailure).type).toBe(HOOK_DISPATCH_LOST_TYPE);
     expect((error as ApplicationFailure).nonRetryable).toBe(true);
+    expect(log).toEqual([]);
+  });
+
+  it('sends the record again when its reply is lost, then runs the callbacks once', async () => {
+    const log: string[] = [];
+    let replies = 0;
+    const { dispatchHook } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const client = recordingClient(log, async () => {
+      replies += 1;
+      if (replies === 1) throw new Error('4 DEADLINE_EXCEEDED: reply lost');
+    });
+    const input = dispatchInput(HookEvent.PreToolUse);
+    const outcome = await runIn(new MockActivityEnvironment(own, { client }), dispatchHook, input);
+    expect(outcome.status).toBe('completed');
+    const record = `record {"began":"${input.dispatchId}"}`;
+    expect(log).toEqual([record, record, 'recorded', 'callback']);
+  });
+
+  it('a cancel reported by the record ends as a cancellation the worker knows of', async () => {
+    const log: string[] = [];
+    const { dispatchHook } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const client = recordingClient(log, async () => {
+      throw new ActivityCancelledError('cancel requested');
+    });
+    const env = new MockActivityEnvironment(own, { client });
+    const input = dispatchInput(HookEvent.PreToolUse);
+    // The worker learns of a cancel from a heartbeat's answer: one heartbeat must be sent.
+    env.on('heartbeat', (details: unknown) => {
+      log.push(`heartbeat ${JSON.stringify(details)}`);
+      env.cancel('CANCELLED');
+    });
+    const error = await rejectionOf(runIn(env, dispatchHook, input));
+    expect(error).toBeInstanceOf(CancelledFailure);
+    expect(log).toEqual([
+      `record {"began":"${input.dispatchId}"}`,
+      `heartbeat {"began":"${input.dispatchId}"}`,
+    ]);
+  });
+
+  it('a later attempt whose earlier one began is lost, not refused, on a worker of another version', async () => {
+    const log: string[] = [];
+    const { registry } = setup({
+      [HookEvent.PreToolUse]: [
+        async () => {
+          log.push('callback');
+          return { action: 'continue' };
+        },
+      ],
+    });
+    const { dispatchHook } = createActivities({
+      registry,
+      cleanupQueue: 'cq',
+      heartbeatIntervalMs: 20,
+      payloadStore: {} as never,
+    });
+    const input = dispatchInput(HookEvent.PreToolUse, {
+      version: 'another-version',
+      fingerprint: '0123456789abcdef',
+    });
+    // Refused, the workflow would schedule the dispatch again as a new activity (attempt 1,
+    // no record), and a worker of the session's version would run the callbacks twice.
+    const lost = await rejectionOf(
+      runIn(
+        new MockActivityEnvironment(
+          { ...own, attempt: 2, heartbeatDetails: { began: input.dispatchId } },
+          { client: recordingClient(log) },
+        ),
+        dispatchHook,
+        input,
+      ),
+    );
+    expect((lost as ApplicationFailure).type).toBe(HOOK_DISPATCH_LOST_TYPE);
+    // The same task at attempt 1 is refused for its version: the check the loss came before.
+    const refused = await rejectionOf(
+      runIn(
+        new MockActivityEnvironment(own, { client: recordingClient(log) }),
+        dispatchHook,
+        input,
+      ),
+    );
+    expect((refused as ApplicationFailure).type).toBe(VERSION_REFUSAL_TYPE);
     expect(log).toEqual([]);
   });
 
