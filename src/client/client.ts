@@ -17,6 +17,7 @@ import {
   type Connection,
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -646,12 +647,17 @@ function createClientOn(
    * such session, one that never opened, or unknown: the start then decides).
    */
   async function sessionState(workflowId: string): Promise<'open' | 'closed' | undefined> {
+    // Only "not found" means no session: another failure (the server briefly unavailable)
+    // must not send an attaching client of another definition into the new-session check.
     const status = await client.workflow
       .getHandle(workflowId)
       .describe()
       .then(
         (d) => d.status.name,
-        () => undefined,
+        (error: unknown) => {
+          if (error instanceof WorkflowNotFoundError) return undefined;
+          throw toSdkError(error, workflowId);
+        },
       );
     if (status === undefined) return undefined;
     if (status === 'RUNNING') return 'open';
@@ -793,11 +799,24 @@ const GRPC_STATUS = [
  * server's answer (Temporal's own message, `Failed to start Workflow`, says nothing of why),
  * the `ServiceError` as `cause`. Anything else as {@link toSdkError} maps it.
  */
-function startRefused(error: unknown, sessionId: string): Error {
+/** gRPC statuses by which the server refuses a start outright: nothing was started. */
+const REFUSALS = new Set(['INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'PERMISSION_DENIED']);
+
+export function startRefused(error: unknown, sessionId: string): Error {
   if (!(error instanceof ServiceError)) return toSdkError(error, sessionId);
   const grpc = (error.cause ?? {}) as { code?: unknown; details?: unknown; message?: unknown };
   const status = typeof grpc.code === 'number' ? GRPC_STATUS[grpc.code] : undefined;
   const said = String(grpc.details || grpc.message || error.message);
+  // Unavailable, a deadline, ...: the start may have gone through, so "refused" would mislead.
+  if (!status || !REFUSALS.has(status)) {
+    return new EngineError(
+      'ENGINE_ERROR',
+      `Session '${sessionId}' may not have started: its workflow's start failed ` +
+        `(${status ? `${status}: ` : ''}${said}); createSession with the same sessionId attaches ` +
+        `if it did.`,
+      { cause: error },
+    );
+  }
   return new EngineError(
     'ENGINE_ERROR',
     `Session '${sessionId}' was not started: the Temporal server refused its workflow's ` +
