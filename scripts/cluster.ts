@@ -690,6 +690,15 @@ function writeState(state: ClusterState): void {
   writeFileSync(stateFile(state.dir), `${JSON.stringify(state, null, 2)}\n`);
 }
 
+/** Whether process `pid` runs `binary` (its command line's first word, on Linux). */
+function runs(pid: number, binary: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === binary;
+  } catch {
+    return true; // no /proc (not Linux): trust the recorded pid, as before
+  }
+}
+
 function alive(pid: number | undefined): boolean {
   if (pid === undefined) return false;
   try {
@@ -826,7 +835,10 @@ export async function restartService(
         `${state.ports.postgres}): start it with \`start --dir ${state.dir}\``,
     );
   }
-  const stoppedPid = alive(state.pids[service]) ? state.pids[service] : undefined;
+  // After a crash, the recorded pid may have gone to another process: signal it only while
+  // it still runs this cluster's server binary.
+  const recorded = state.pids[service];
+  const stoppedPid = alive(recorded) && runs(recorded!, state.serverBin) ? recorded : undefined;
   if (stoppedPid !== undefined) {
     const signal = options.signal ?? 'SIGTERM';
     process.kill(stoppedPid, signal);
