@@ -85,7 +85,7 @@ describe('durable-agent sessions --status --agent', () => {
   it('refuses an unknown status, naming the statuses', () => {
     expect(() => parseCommandLine(['sessions', '--status', 'waiting'], {})).toThrow(
       new CliError(
-        "--status must be one of running, awaiting_approval, cleaning_up, idle, closed, got 'waiting'",
+        "--status must be one of running, awaiting_approval, cleaning_up, idle, closed, failed, canceled, terminated, timed_out, continued_as_new, got 'waiting'",
         { usage: true },
       ),
     );
