@@ -611,6 +611,14 @@ describe('dispatchHook attempts (the began record)', () => {
   /** A `dispatchHook` task from the task queue (not inline, not local). */
   const own = { activityType: 'dispatchHook' };
 
+  /** A PreToolUse callback that logs `callback` each time it runs, and continues. */
+  function loggedCallback(log: string[]): HookCallback {
+    return async () => {
+      log.push('callback');
+      return { action: 'continue' };
+    };
+  }
+
   /**
    * A client whose `activity.heartbeat` is the worker's confirmed heartbeat RPC: it logs the
    * details it was given, then settles as `answer` says (the server's reply).
@@ -652,12 +660,7 @@ describe('dispatchHook attempts (the began record)', () => {
   it('runs no callback when the server does not confirm the record, and may be retried', async () => {
     const log: string[] = [];
     const { dispatchHook } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const client = recordingClient(log, async () => {
       throw new Error('14 UNAVAILABLE: connection refused');
@@ -678,12 +681,7 @@ describe('dispatchHook attempts (the began record)', () => {
   it('a later attempt whose earlier one began fails as lost without running a callback', async () => {
     const log: string[] = [];
     const { dispatchHook } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const input = dispatchInput(HookEvent.PreToolUse);
     const error = await rejectionOf(
@@ -706,12 +704,7 @@ describe('dispatchHook attempts (the began record)', () => {
     const log: string[] = [];
     let replies = 0;
     const { dispatchHook } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const client = recordingClient(log, async () => {
       replies += 1;
@@ -727,12 +720,7 @@ describe('dispatchHook attempts (the began record)', () => {
   it('a cancel reported by the record ends as a cancellation the worker knows of', async () => {
     const log: string[] = [];
     const { dispatchHook } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const client = recordingClient(log, async () => {
       throw new ActivityCancelledError('cancel requested');
@@ -755,12 +743,7 @@ describe('dispatchHook attempts (the began record)', () => {
   it('a later attempt whose earlier one began is lost, not refused, on a worker of another version', async () => {
     const log: string[] = [];
     const { registry } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const { dispatchHook } = createActivities({
       registry,
@@ -800,12 +783,7 @@ describe('dispatchHook attempts (the began record)', () => {
   it('a later attempt whose earlier ones never began runs the callbacks', async () => {
     const log: string[] = [];
     const { dispatchHook } = setup({
-      [HookEvent.PreToolUse]: [
-        async () => {
-          log.push('callback');
-          return { action: 'continue' };
-        },
-      ],
+      [HookEvent.PreToolUse]: [loggedCallback(log)],
     });
     const input = dispatchInput(HookEvent.PreToolUse);
     const outcome = await runIn(
