@@ -28,7 +28,7 @@ import type { PendingPermission, PermissionAnswer } from '../common/permission.j
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../agent/options.js';
 import { isNoPollerError } from '../client/query.js';
-import { Session } from '../client/session.js';
+import { isTransientTaskFailure, Session } from '../client/session.js';
 import {
   decodeHistoryPayloads,
   hasWorkflowTask,
@@ -500,10 +500,23 @@ async function decide(client: Client, args: CommandArgs, io: CliOutput): Promise
       return 0;
     }
   }
-  const sending =
+  const send = () =>
     answer.behavior === 'allow'
       ? session.approve(requestId, answer.updatedInput ? { updatedInput: answer.updatedInput } : {})
       : session.deny(requestId, answer);
+  // With --wait, what the session's own retries give up on after 40 s (a workflow task in
+  // failed state, an Update the server aborted: a worker still starting on a loaded machine)
+  // is sent again until the deadline; the same update id applies it once.
+  const sending = (async () => {
+    for (;;) {
+      try {
+        return await send();
+      } catch (error) {
+        if (!args.wait || !isTransientTaskFailure(error) || remainingMs(args) < 1000) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  })();
   let note: NodeJS.Timeout | undefined;
   if (args.wait) {
     note = setTimeout(() => {

@@ -753,8 +753,9 @@ export const TASK_FAILURE_WAIT_MS = 40_000;
  * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
  * update id dedupes): a refusal while the run archives itself before continuing as new (up
  * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
- * failed state (for 40 s from the first such refusal: it stays so until a worker runs the
- * next task, up to the workflow task timeout after a worker died holding it), and a call
+ * failed state or an Update the server aborted (for 40 s from the first such refusal: a task
+ * stays failed until a worker runs the next one, up to the workflow task timeout after a
+ * worker died holding it), and a call
  * that reached a run as it continued as new (5 times). Every Update of a {@link Session} and
  * createSession's `ready` go through it.
  *
@@ -835,8 +836,13 @@ export function toSdkError(error: unknown, sessionId: string): Error {
     const cause = error.cause;
     return new EngineError('ENGINE_ERROR', cause?.message ?? error.message, { cause: error });
   }
-  if (error instanceof Error)
-    return new EngineError('ENGINE_ERROR', error.message, { cause: error });
+  if (error instanceof Error) {
+    // Temporal's client says `Workflow Update failed` for every refusal of the call itself:
+    // the server's reason comes with it.
+    const detail = serverDetail(error);
+    const message = detail ? `${error.message}: ${detail}` : error.message;
+    return new EngineError('ENGINE_ERROR', message, { cause: error });
+  }
   return new EngineError('ENGINE_ERROR', String(error));
 }
 
@@ -861,16 +867,38 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
- * Whether `error` is the server's refusal of an Update while the workflow task is in failed
- * state (or its drop of one a failed task carried): retried by {@link retryingUpdate}.
+ * Whether `error` is the server's refusal of an Update that a retry with the same update id
+ * gets through: the workflow task is in failed state (or a failed task dropped the update it
+ * carried), or the server aborted the Update as it reloaded the workflow (`Unavailable`
+ * "workflow update was aborted", after Temporal's client retried it ten times). Looked for
+ * along the cause chain, so an SDK error wrapping the client's error counts too. Retried by
+ * {@link retryingUpdate}; `approve --wait` retries it until its deadline.
  * @internal
  */
 export function isTransientTaskFailure(error: unknown): boolean {
-  const message =
-    error instanceof Error
-      ? `${error.message} ${String((error as { cause?: unknown }).cause ?? '')}`
-      : '';
-  return /Workflow Task in failed state|unexpected workflow task failure/i.test(message);
+  return causeChain(error).some((e) => {
+    const details = (e as { details?: unknown }).details;
+    const text = `${messageOf(e)} ${typeof details === 'string' ? details : ''}`;
+    return (
+      /Workflow Task in failed state|unexpected workflow task failure/i.test(text) ||
+      /workflow update was aborted(?! by closing)/i.test(text)
+    );
+  });
+}
+
+/**
+ * What the server said under a client error (the `details` of the gRPC error it wraps, e.g.
+ * `Unable to perform workflow execution update due to unexpected workflow task failure.`),
+ * when the error's own message does not already say it.
+ */
+function serverDetail(error: Error): string | undefined {
+  for (const e of causeChain(error).slice(1)) {
+    const details = (e as { details?: unknown }).details;
+    if (typeof details === 'string' && details !== '' && !error.message.includes(details)) {
+      return details;
+    }
+  }
+  return undefined;
 }
 
 /**
