@@ -26,6 +26,23 @@ const nodeOnly = [
 ];
 
 /**
+ * The folders are the architecture (STYLE.md): arrows point down only. `above(...names)` is
+ * a `no-restricted-imports` pattern refusing relative imports of those folders of `src/` (or
+ * of the top-level `activities/` and `workflows/`), from any depth; `npm run check:cycles`
+ * refuses folder cycles on top of it.
+ */
+const above = (message, ...folders) => ({
+  regex: `^(\\.\\./)+(src/)?(${folders.join('|')})/`,
+  message,
+});
+
+/** The top floor: clients of the library, which nothing below imports. */
+const topFloor = ['cli', 'ui', 'testing', 'codec-server'];
+
+/** The parts between the floor and the definition: each owns its options slice. */
+const parts = ['temporal', 'payloads', 'models', 'tools', 'stream', 'tracing', 'server', 'history'];
+
+/**
  * Globals that do not exist in Temporal's workflow sandbox (a `vm` context holding the
  * ECMAScript built-ins plus URL, TextEncoder/TextDecoder, AbortController, assert and a
  * replay-aware console) or that it makes throw. `@types/node` declares them all, so only the
@@ -247,6 +264,113 @@ export default tseslint.config(
         {
           paths: [
             { name: '@temporalio/workflow', message: 'activities/ never import workflow code.' },
+          ],
+          patterns: [
+            above(
+              'activities/ run below the client and the worker: they take what they need from src/definition/ and the parts (the worker builds them).',
+              'agent',
+              'client',
+              'worker',
+              'workflows',
+              ...topFloor,
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: parts.map((part) => `src/${part}/**/*.ts`),
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'A part (src/temporal/, src/payloads/, ...) owns its options slice and imports only src/common/ and other parts: the agent definition, the client, the worker and what is built on them sit above it.',
+              'definition',
+              'agent',
+              'client',
+              'worker',
+              'activities',
+              'workflows',
+              ...topFloor,
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/definition/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'src/definition/ (what an agent is) sits below the client, the worker and the activities.',
+              'agent',
+              'client',
+              'worker',
+              'activities',
+              'workflows',
+              ...topFloor,
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/client/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'src/client/ starts and attaches to sessions and runs no hooks: it never imports the worker, the activities or the assembly (src/agent/).',
+              'agent',
+              'worker',
+              'activities',
+              'workflows',
+              ...topFloor,
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/worker/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'src/worker/ runs sessions: it never imports the client or the assembly (src/agent/).',
+              'agent',
+              'client',
+              ...topFloor,
+            ),
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/agent/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            above(
+              'src/agent/ assembles the worker, the client and a server; the top floor builds on it.',
+              ...topFloor,
+            ),
           ],
         },
       ],

@@ -10,7 +10,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { VERSION_REFUSAL_TYPE, type VersionRefusal } from '../src/common/identity.js';
 import type { DefinitionIdentity, DescribeDefinitionInput } from '../src/common/protocol.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 
 /** Build `describeDefinition` on `registry`. */
 export function createDefinitionActivities(deps: { registry: AgentRegistry }) {

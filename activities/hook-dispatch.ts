@@ -20,7 +20,7 @@ import {
 } from '../src/common/errors.js';
 import { HookEvent } from '../src/common/hook-events.js';
 import { modelTextOf } from '../src/common/hook-rules.js';
-import { runHookCallbacks } from '../src/agent/hook-callbacks.js';
+import { runHookCallbacks } from '../src/definition/hook-runner.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import { capOutput } from '../src/tools/output.js';
 import {
@@ -35,7 +35,7 @@ import {
 } from '../src/common/protocol.js';
 import type { HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
-import { localAbortReason, type AgentRegistry } from '../src/agent/registry.js';
+import { localAbortReason, type AgentRegistry } from '../src/definition/registry.js';
 
 /** Dependencies of the hook activities. */
 interface HookActivityDeps {

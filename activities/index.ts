@@ -9,9 +9,9 @@ import type {
   HookDispatchOutcome,
 } from '../src/common/protocol.js';
 import type { PayloadStore } from '../src/payloads/store.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 import type { BudgetClock } from './budget-clock.js';
-import type { ConversationCache } from '../src/worker/conversation-cache.js';
+import type { ConversationCache } from './conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createDefinitionActivities } from './describe-definition.js';
 import { Context } from '@temporalio/activity';

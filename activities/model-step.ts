@@ -16,11 +16,11 @@ import {
   type ModelStepOutput,
 } from '../src/common/protocol.js';
 import { leavesPromptAsIs } from '../src/common/hook-rules.js';
-import { readConversationPages } from '../src/client/conversation-reader.js';
+import { readConversationPages } from '../src/temporal/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 import { cutPrefix } from '../src/common/text.js';
-import type { CachedContext, ConversationCache } from '../src/worker/conversation-cache.js';
+import type { CachedContext, ConversationCache } from './conversation-cache.js';
 import { modelStepStream } from '../src/stream/writer.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */

@@ -20,7 +20,7 @@ import type {
   PublishStreamEventsInput,
 } from '../src/common/protocol.js';
 import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 import type { HookDispatchEvent } from '../src/stream/events.js';
 import { streamWriter, type SendStreamWriter } from '../src/stream/writer.js';
 

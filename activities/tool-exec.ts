@@ -21,7 +21,7 @@ import type {
 } from '../src/common/protocol.js';
 import type { ToolResult } from '../src/common/types.js';
 import type { PayloadStore } from '../src/payloads/store.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 

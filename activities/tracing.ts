@@ -21,7 +21,7 @@ import type {
   ModelStepInput,
   ModelStepOutput,
 } from '../src/common/protocol.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 import { inSpan, SpanAttributes as A } from '../src/tracing/spans.js';
 import type { AgentTracing } from '../src/tracing/tracing.js';
 

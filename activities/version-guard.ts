@@ -15,7 +15,7 @@
  */
 import { ApplicationFailure, type ActivityFunction } from '@temporalio/common';
 import { VERSION_REFUSAL_TYPE, type SessionIdentity } from '../src/common/identity.js';
-import type { AgentRegistry } from '../src/agent/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
 
 /** What a checked activity input carries. */
 interface Identified extends Partial<SessionIdentity> {

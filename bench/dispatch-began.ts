@@ -18,7 +18,7 @@ import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import type { DispatchHookInput } from '../src/common/protocol.js';
 import { HookEvent } from '../src/index.js';
-import { AgentRegistry } from '../src/agent/registry.js';
+import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { fmt, percentile, printTable } from './stats.js';

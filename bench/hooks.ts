@@ -21,7 +21,7 @@ import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import { sessionWorkflowId, type DispatchHookInput } from '../src/common/protocol.js';
 import { createAgent, createAgentClient, HookEvent, type HookMap } from '../src/index.js';
-import { AgentRegistry } from '../src/agent/registry.js';
+import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { benchAgentOptions } from './bench-agent.js';

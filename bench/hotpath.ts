@@ -43,11 +43,11 @@ import {
   type HookMap,
   type Session,
 } from '../src/index.js';
-import { AgentRegistry } from '../src/agent/registry.js';
+import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { workflowBundle } from '../src/worker/workflow-code.js';
-import { processCacheStats } from '../src/worker/conversation-cache.js';
+import { processCacheStats } from '../activities/conversation-cache.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { z } from 'zod';
 import type { ConversationMessage } from '../src/common/conversation.js';

@@ -11,7 +11,14 @@
  *
  *   npx tsx scripts/check-cycles.ts
  *
- * Prints each cycle as a chain of files and exits 1 when there is one.
+ * Then the same one level up, between folders (`src/<part>/`, `activities/`, `workflows/`,
+ * and `src/index.ts` as `src`): any import counts there, type-only and dynamic ones too,
+ * since a folder that names another's types depends on it as much. The folders are the
+ * architecture (STYLE.md): a folder cycle means two parts that cannot be read, tested or
+ * moved apart.
+ *
+ * Prints each cycle as a chain of files (or folders, with one import of each step) and exits
+ * 1 when there is one.
  */
 import { readFileSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
@@ -50,15 +57,46 @@ function valueImports(file: string): string[] {
   return specifiers;
 }
 
+/** The module specifiers of every import of `file`: type-only, re-exports and `import()` too. */
+function allImports(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+  const specifiers: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
+      specifiers.push(node.moduleSpecifier.text);
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
+      specifiers.push(node.arguments[0].text);
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
+      specifiers.push(node.argument.literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return specifiers;
+}
+
 /** Edges from each scanned file to the scanned files it imports values from. */
-function importGraph(): Map<string, string[]> {
+function importGraph(imports: (file: string) => string[] = valueImports): Map<string, string[]> {
   const options = compilerOptions();
   const files = scanned.flatMap((dir) =>
     ts.sys.readDirectory(resolve(root, dir), ['.ts'], undefined, ['**/*']).filter(isScanned),
   );
   const graph = new Map<string, string[]>();
   for (const file of files) {
-    const targets = valueImports(file).flatMap((specifier) => {
+    const targets = imports(file).flatMap((specifier) => {
       const resolved = ts.resolveModuleName(
         specifier,
         file,
@@ -138,6 +176,36 @@ function cycleThrough(
   return [start];
 }
 
+/** The folder a scanned file belongs to: `src/<part>`, `src` (its entry), or its top folder. */
+function folderOf(file: string): string {
+  const parts = relative(root, file).split(sep);
+  if (parts[0] === 'src') return parts.length > 2 ? `src/${parts[1]}` : 'src';
+  return parts[0]!;
+}
+
+/** Folder edges of `files`, each with one file import that makes it (for the message). */
+function folderGraph(files: Map<string, string[]>): {
+  graph: Map<string, string[]>;
+  example: Map<string, string>;
+} {
+  const edges = new Map<string, Set<string>>();
+  const example = new Map<string, string>();
+  for (const [file, targets] of files) {
+    const from = folderOf(file);
+    if (!edges.has(from)) edges.set(from, new Set());
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to === from) continue;
+      edges.get(from)!.add(to);
+      const key = `${from} -> ${to}`;
+      if (!example.has(key))
+        example.set(key, `${relative(root, file)} imports ${relative(root, target)}`);
+    }
+  }
+  const graph = new Map([...edges].map(([from, to]) => [from, [...to].sort()]));
+  return { graph, example };
+}
+
 const graph = importGraph();
 const components = cyclicComponents(graph);
 for (const component of components) {
@@ -146,10 +214,29 @@ for (const component of components) {
   const chain = cycleThrough(start, members, graph).map((file) => relative(root, file));
   console.error(`import cycle (${members.size} files): ${chain.join(' -> ')}`);
 }
+const folders = folderGraph(importGraph(allImports));
+const folderComponents = cyclicComponents(folders.graph);
+for (const component of folderComponents) {
+  const members = new Set(component);
+  const chain = cycleThrough([...members].sort()[0]!, members, folders.graph);
+  console.error(`folder cycle: ${chain.join(' -> ')}`);
+  for (let i = 0; i + 1 < chain.length; i++) {
+    console.error(`  ${folders.example.get(`${chain[i]} -> ${chain[i + 1]}`)}`);
+  }
+}
 if (components.length > 0) {
   console.error(
     `check-cycles: ${components.length} import cycle(s). Move what both sides need below both, or make the import type-only.`,
   );
-  process.exit(1);
 }
-console.log(`check-cycles: no import cycle among ${graph.size} modules of ${scanned.join(', ')}`);
+if (folderComponents.length > 0) {
+  console.error(
+    `check-cycles: ${folderComponents.length} folder cycle(s). Move what both folders need into the lower one (or below both): ` +
+      'see the layout in STYLE.md.',
+  );
+}
+if (components.length > 0 || folderComponents.length > 0) process.exit(1);
+console.log(
+  `check-cycles: no import cycle among ${graph.size} modules of ${scanned.join(', ')}, ` +
+    `and no cycle among their ${folders.graph.size} folders`,
+);

@@ -16,7 +16,7 @@ export type {
   ConversationCache,
   ConversationCacheOptions,
   ConversationCacheStats,
-} from './worker/conversation-cache.js';
+} from '../activities/conversation-cache.js';
 export type { HookDispatchMode } from './common/hook-dispatch-mode.js';
 export type { SessionSearchStatus } from './common/search-attributes.js';
 export type { SessionEndStatus, SessionListStatus } from './client/session-status.js';
@@ -57,7 +57,7 @@ export {
   type StreamOptions,
   type EncryptionOption,
   type EncryptionKeyFunction,
-} from './agent/options.js';
+} from './definition/options.js';
 export {
   tracingWorkflowInterceptorsPath,
   type TracingOption,

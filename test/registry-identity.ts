@@ -2,7 +2,7 @@
  * An identity for an `AgentRegistry` of one agent in activity tests and benchmarks, whose
  * tasks carry no version (nothing compares it there).
  */
-import { identityOf } from '../src/agent/version.js';
+import { identityOf } from '../src/definition/fingerprint.js';
 
 /** Version `test`, the fingerprint of an empty definition. */
 export const testIdentity = identityOf(

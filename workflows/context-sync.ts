@@ -7,26 +7,20 @@
  *
  * @module
  */
-import { proxySinks, workflowInfo, type Sinks } from '@temporalio/workflow';
+import { proxySinks, workflowInfo } from '@temporalio/workflow';
 import {
   appendToContext,
   contextForModel,
   tokensOfChars,
   type ContextWindow,
 } from '../src/common/context.js';
-import { tailHash, type ContextStamp, type ContextSync } from '../src/common/context-stamp.js';
+import {
+  tailHash,
+  type ContextStamp,
+  type ConversationCacheSinks,
+} from '../src/common/context-stamp.js';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { lastPrompt } from './conversation-pages.js';
-
-/** The sink the worker registers (`src/worker/conversation-cache.ts`). */
-export interface ConversationCacheSinks extends Sinks {
-  conversationCache: {
-    /** Hand the worker's cache the context a model step is about to read. */
-    sync(update: ContextSync): void;
-    /** This run ended: the worker drops its copy (the sink reads the run from its info). */
-    forget(): void;
-  };
-}
 
 const { conversationCache } = proxySinks<ConversationCacheSinks>();
 

@@ -17,7 +17,11 @@ import {
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
 import { resolveModel } from '../models/resolve.js';
 import type { DevServer } from '../server/dev-server.js';
-import { resolveAgentOptions, type AgentOptions, type SessionOptions } from './options.js';
+import {
+  resolveAgentOptions,
+  type AgentOptions,
+  type SessionOptions,
+} from '../definition/options.js';
 import type { Session, SendOptions, SendResponse } from '../client/session.js';
 import { startAgentWorker, type AgentWorker } from '../worker/worker.js';
 

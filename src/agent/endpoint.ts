@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { ResolvedAgentOptions } from './options.js';
+import type { ResolvedAgentOptions } from '../definition/options.js';
 import { shows } from '../temporal/logging.js';
 import { startDevServer, type DevServer } from '../server/dev-server.js';
 

@@ -26,8 +26,8 @@ import { resolveLogLevel } from '../temporal/logging.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { PendingPermission, PermissionAnswer } from '../common/permission.js';
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
-import type { AgentOptions } from '../agent/options.js';
-import { isNoPollerError } from '../client/query.js';
+import type { AgentOptions } from '../definition/options.js';
+import { isNoPollerError } from '../temporal/query.js';
 import { isTransientTaskFailure, Session } from '../client/session.js';
 import {
   decodeHistoryPayloads,
@@ -858,7 +858,7 @@ async function runGate(args: CommandArgs, io: CliOutput): Promise<number> {
   if (!existsSync(modulePath)) throw new CliError(`no such file: ${shown}`);
   const options = await loadAgentModule(modulePath, shown);
   const [{ resolveAgentOptions }, { gateDeploy, formatGateReport }] = await Promise.all([
-    import('../agent/options.js'),
+    import('../definition/options.js'),
     import('../testing/gate.js'),
   ]);
   // Checked before connecting: a bad definition is named as the module's.

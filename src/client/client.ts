@@ -46,8 +46,8 @@ import {
   validateSessionOptions,
   type ResolvedAgentOptions,
   type SessionOptions,
-} from '../agent/options.js';
-import type { AgentRegistry } from '../agent/registry.js';
+} from '../definition/options.js';
+import type { AgentRegistry } from '../definition/registry.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
 import {

@@ -1,10 +1,11 @@
 /**
  * What identifies one state of a session's model context exactly, so a worker-side copy of
- * it (`src/worker/conversation-cache.ts`) is used only when it is that state. Workflow-safe:
+ * it (`activities/conversation-cache.ts`) is used only when it is that state. Workflow-safe:
  * the session workflow stamps every model step with it.
  *
  * @module
  */
+import type { Sinks } from '@temporalio/workflow';
 import type { ConversationMessage } from './conversation.js';
 import type { Prompt } from './types.js';
 
@@ -59,4 +60,17 @@ function fnv1a(text: string): number {
 export function tailHash(messages: readonly ConversationMessage[]): number {
   const last = messages.at(-1);
   return last === undefined ? 0 : fnv1a(JSON.stringify(last));
+}
+
+/**
+ * The sink a session's run calls and the worker registers (`activities/conversation-cache.ts`):
+ * the worker's copy of each run's context.
+ */
+export interface ConversationCacheSinks extends Sinks {
+  conversationCache: {
+    /** Hand the worker's cache the context a model step is about to read. */
+    sync(update: ContextSync): void;
+    /** This run ended: the worker drops its copy (the sink reads the run from its info). */
+    forget(): void;
+  };
 }

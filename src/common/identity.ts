@@ -2,7 +2,7 @@
  * An agent definition's identity: its name, its version, and the manifest its fingerprint is
  * the hash of. The rules, the shapes that travel (session input, activity inputs, refusals)
  * and the comparison of two manifests. Workflow-safe: the hashing itself is in
- * `src/agent/version.ts` (it needs `node:crypto`).
+ * `src/definition/fingerprint.ts` (it needs `node:crypto`).
  *
  * The name becomes a Temporal Worker Deployment name and the version its build id, so both
  * follow Temporal's rules (stricter subsets of them, so they are also safe in task queue

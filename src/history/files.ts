@@ -14,7 +14,6 @@ import {
   historyToJSON,
   type History,
 } from '@temporalio/common/lib/proto-utils.js';
-import type { AgentClient } from '../client/client.js';
 import { normalizeHistory, sessionIdOfHistory } from './decode.js';
 import { ConfigError, SessionNotFoundError, messageOf } from '../common/errors.js';
 import { collapseWhitespace } from '../common/text.js';
@@ -40,7 +39,7 @@ export interface SessionHistory {
  * client is used), or the `host:port` of a Temporal frontend (connected to for the call and
  * closed after it).
  */
-export type HistorySource = Client | AgentClient | string;
+export type HistorySource = Client | { readonly temporal: Client } | string;
 
 /** Options of {@link fetchSessionHistory} and {@link fetchSessionHistories}. */
 export interface FetchSessionHistoryOptions {

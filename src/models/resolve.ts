@@ -4,7 +4,6 @@
  * @module
  */
 import { ConfigError } from '../common/errors.js';
-import type { ResolvedAgentOptions } from '../agent/options.js';
 import type { AgentModel } from './model.js';
 import { apiKeyVariable, providerModel, providerOf, type ModelProvider } from './provider.js';
 
@@ -14,6 +13,18 @@ const PROVIDER_NAMES: Record<ModelProvider, string> = {
   anthropic: 'Anthropic',
   'openai-compatible': 'an OpenAI-compatible server',
 };
+
+/** What {@link resolveModel} reads of the agent's options (their `model`, `apiKey`, `baseUrl` and `modelTimeoutMs`). */
+interface ModelOptions {
+  /** A model id (`'gpt-4o'`, `'claude-sonnet-4-5'`, any id with `baseUrl`) or a model object. */
+  model: string | AgentModel;
+  /** The provider's API key; else its environment variable. */
+  apiKey?: string | undefined;
+  /** An OpenAI-compatible endpoint, e.g. `http://localhost:11434/v1`. */
+  baseUrl?: string | undefined;
+  /** How long one model call may take, ms. */
+  modelTimeoutMs: number;
+}
 
 /**
  * The agent's model: a model object as given, or a provider model (Vercel AI SDK) for a
@@ -34,7 +45,7 @@ const PROVIDER_NAMES: Record<ModelProvider, string> = {
  *   its variable gives one; the message names both.
  */
 export function resolveModel(
-  options: ResolvedAgentOptions,
+  options: ModelOptions,
   env: NodeJS.ProcessEnv = process.env,
 ): AgentModel {
   if (typeof options.model !== 'string') return options.model;

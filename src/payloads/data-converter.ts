@@ -6,7 +6,6 @@
  * @module
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
-import type { ResolvedAgentOptions } from '../agent/options.js';
 import { ConfigError, messageOf } from '../common/errors.js';
 import { payloadStoreCodec } from './codec.js';
 import {
@@ -16,6 +15,7 @@ import {
   isEncryptedPayload,
   openKeyRing,
   payloadKeyId,
+  type EncryptionKeyFunction,
   type EncryptionKeyRing,
 } from './encryption.js';
 import { sealedStore } from './sealed-store.js';
@@ -54,11 +54,15 @@ export interface AgentPayloads {
   encryption: PayloadCodec | undefined;
 }
 
-type PayloadOptions = Pick<
-  ResolvedAgentOptions,
-  'payloadStore' | 'offloadPayloadBytes' | 'encryption'
->;
-
+/** What the payload path reads of the agent's resolved options. */
+export interface PayloadOptions {
+  /** Where offloaded payloads go. */
+  payloadStore: PayloadStore;
+  /** Payloads larger than this, bytes, are offloaded on encode. */
+  offloadPayloadBytes: number;
+  /** The key ring of encryption at rest, or the function giving it; none when off. */
+  encryption: EncryptionKeyRing | EncryptionKeyFunction | undefined;
+}
 /** Where the payload store is and what it takes. */
 export interface PayloadStoreSettings {
   /** The agent's payload store (references in history are read from it). */
@@ -174,7 +178,7 @@ async function buildPayloads(options: PayloadOptions): Promise<AgentPayloads> {
 }
 
 async function keyRingOf(
-  source: ResolvedAgentOptions['encryption'],
+  source: PayloadOptions['encryption'],
 ): Promise<EncryptionKeyRing | undefined> {
   if (source === undefined) return undefined;
   if (typeof source !== 'function') return source;

@@ -248,3 +248,9 @@ export function encryptionCodec(ring: EncryptionKeyRing): PayloadCodec {
     decode: async (payloads) => payloads.map(open),
   };
 }
+
+/** A function giving the encryption key ring: the agent's `encryption` option. */
+export type EncryptionKeyFunction = () => EncryptionKeyRing | Promise<EncryptionKeyRing>;
+
+/** Where the keys of encryption at rest come from: the agent's `encryption` option. */
+export type EncryptionOption = 'env' | EncryptionKeyRing | EncryptionKeyFunction | false;

@@ -20,5 +20,5 @@ export {
   ENCRYPTION_KEYS_VARIABLE,
   type EncryptionKeyRing,
 } from './encryption.js';
-export { decodeHistoryPayloads } from '../history/decode.js';
+export { decodeHistoryPayloads } from './history-payloads.js';
 export { encodingFailureConverterPath } from './data-converter.js';

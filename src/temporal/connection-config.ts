@@ -44,7 +44,7 @@ import {
   type ConfigDataSource,
 } from '@temporalio/envconfig';
 import { ConfigError, messageOf } from '../common/errors.js';
-import type { TemporalOptions } from '../agent/options.js';
+import type { TemporalOptions } from './options.js';
 
 /**
  * TLS settings of the connection to Temporal. Each certificate or key is PEM, given as

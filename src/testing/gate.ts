@@ -7,7 +7,7 @@
  * What it compares: every recorded `dispatchHook` of a session (its event, payload and
  * budget, as the worker gave them to the callbacks) is run through the new definition's
  * callbacks for that event, exactly as a worker runs them (the dispatch activity's loop,
- * `src/agent/hook-callbacks.ts`; outputs checked and merged by `src/common/hook-rules.ts`),
+ * `src/definition/hook-runner.ts`; outputs checked and merged by `src/common/hook-rules.ts`),
  * and the merged decision (`continue` / `skip` / `abort`, the deciding callback and its
  * reason, the merged `modifiedInput`, the last `modifiedOutput`; for a failure, `error` or
  * `timeout` and the failing callback) is compared with the recorded one, as
@@ -40,7 +40,7 @@ import type { Payload } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
-import { resolveAgentOptions, type AgentOptions } from '../agent/options.js';
+import { resolveAgentOptions, type AgentOptions } from '../definition/options.js';
 import type { AgentClient } from '../client/client.js';
 import { ConfigError, messageOf } from '../common/errors.js';
 import { ALL_HOOK_EVENTS, isHookEvent, type HookEvent } from '../common/hook-events.js';

@@ -21,7 +21,7 @@ import type { HookEvent } from '../common/hook-events.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
-import { runHookCallbacks } from '../agent/hook-callbacks.js';
+import { runHookCallbacks } from '../definition/hook-runner.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
 import {
   ActivityNames,

@@ -23,7 +23,7 @@ import {
   type AgentOptions,
   type ResolvedAgentOptions,
   type SessionOptions,
-} from '../agent/options.js';
+} from '../definition/options.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../client/session.js';
 import { startAgentWorker } from '../worker/worker.js';

@@ -8,7 +8,7 @@
  * @module
  */
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { AgentRegistry } from '../agent/registry.js';
+import type { AgentRegistry } from '../definition/registry.js';
 import type { AgentWorker } from '../worker/worker.js';
 
 /** The kill switch of one worker: an activity interceptor, and the switch. */

@@ -37,7 +37,7 @@ import {
   type SdkTracerProvider,
   type SpanRunner,
 } from './options.js';
-import type { TemporalPlugin } from '../agent/options.js';
+import type { TemporalPlugin } from '../temporal/options.js';
 import { inSpan } from './spans.js';
 
 /** An agent's tracing at run time: what the worker, the activities and the client use. */

@@ -37,7 +37,7 @@ import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/client.js';
 import { sessionListStatus } from '../client/session-status.js';
-import { isNoPollerError } from '../client/query.js';
+import { isNoPollerError } from '../temporal/query.js';
 import { Session } from '../client/session.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
 import { describeDecidedRequest } from '../history/decided.js';

@@ -16,8 +16,8 @@ import { createActivities } from '../../activities/index.js';
 import type { BudgetClock } from '../../activities/budget-clock.js';
 import type { AgentModel } from '../models/model.js';
 import { resolveModel } from '../models/resolve.js';
-import type { ResolvedAgentOptions } from '../agent/options.js';
-import { AgentRegistry } from '../agent/registry.js';
+import type { ResolvedAgentOptions } from '../definition/options.js';
+import { AgentRegistry } from '../definition/registry.js';
 import { normalizeRoots, WorkspaceError } from '../tools/workspace.js';
 import { ConfigError } from '../common/errors.js';
 import {
@@ -25,11 +25,11 @@ import {
   resolveWorkflowBundle,
   type WorkflowBundleSource,
 } from './workflow-code.js';
-import { ConversationCache } from './conversation-cache.js';
+import { ConversationCache } from '../../activities/conversation-cache.js';
 import { agentWorkerIdentity } from '../common/identity.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
-import type { TemporalPlugin } from '../agent/options.js';
+import type { TemporalPlugin } from '../definition/options.js';
 import {
   AGENT_CONNECTION_HINTS,
   checkNamespace,

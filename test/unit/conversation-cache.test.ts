@@ -2,7 +2,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { createModelActivities } from '../../activities/model-step.js';
-import { AgentRegistry } from '../../src/agent/registry.js';
+import { AgentRegistry } from '../../src/definition/registry.js';
 import { tailHash, type ContextStamp } from '../../src/common/context-stamp.js';
 import type { ConversationMessage } from '../../src/common/conversation.js';
 import type {
@@ -13,7 +13,7 @@ import type {
 } from '../../src/common/protocol.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { ModelError } from '../../src/common/errors.js';
-import { ConversationCache } from '../../src/worker/conversation-cache.js';
+import { ConversationCache } from '../../activities/conversation-cache.js';
 import { testIdentity } from '../registry-identity.js';
 
 const WF = 'session-s1';

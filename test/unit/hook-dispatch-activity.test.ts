@@ -13,7 +13,7 @@ import {
   type DispatchHookInput,
 } from '../../src/common/protocol.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../src/common/types.js';
-import { AgentRegistry } from '../../src/agent/registry.js';
+import { AgentRegistry } from '../../src/definition/registry.js';
 import { testIdentity } from '../registry-identity.js';
 
 /** Upper bound of every wait in this file: generous, so a slow CI box does not flake. */

@@ -14,8 +14,8 @@ import {
 import { describe, expect, it } from 'vitest';
 import { inlineOutcomeOf } from '../../workflows/dispatch.js';
 import { createModelActivities } from '../../activities/model-step.js';
-import { AgentRegistry } from '../../src/agent/registry.js';
-import { ConversationCache } from '../../src/worker/conversation-cache.js';
+import { AgentRegistry } from '../../src/definition/registry.js';
+import { ConversationCache } from '../../activities/conversation-cache.js';
 import { tailHash } from '../../src/common/context-stamp.js';
 import type { HookDispatchOutcome, ModelStepInput } from '../../src/common/protocol.js';
 import { testIdentity } from '../registry-identity.js';

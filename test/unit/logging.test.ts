@@ -7,7 +7,7 @@ import {
   stderrLine,
   type AgentLogger,
 } from '../../src/temporal/logging.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
 import type { AgentModel } from '../../src/models/model.js';
 
 const model: AgentModel = { name: 'm', step: async () => ({ text: '', finishReason: 'stop' }) };

@@ -10,7 +10,7 @@ import {
   validateSessionOptions,
   type AgentOptions,
   type SessionOptions,
-} from '../../src/agent/options.js';
+} from '../../src/definition/options.js';
 import { tcpProbe, type TcpProbe } from '../tcp-probe.js';
 
 const model: AgentModel = {

@@ -11,7 +11,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { resolveAgentOptions, type AgentOptions } from '../../src/agent/options.js';
+import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
 import { ConfigError } from '../../src/common/errors.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { resolveTracing } from '../../src/tracing/options.js';

@@ -10,10 +10,10 @@
  * @module
  */
 import type { InjectedSinks } from '@temporalio/worker';
-import type { ConversationMessage } from '../common/conversation.js';
-import { tailHash, type ContextStamp, type ContextSync } from '../common/context-stamp.js';
-import type { Prompt } from '../common/types.js';
-import type { ConversationCacheSinks } from '../../workflows/context-sync.js';
+import type { ConversationMessage } from '../src/common/conversation.js';
+import { tailHash, type ContextStamp, type ContextSync } from '../src/common/context-stamp.js';
+import type { Prompt } from '../src/common/types.js';
+import type { ConversationCacheSinks } from '../src/common/context-stamp.js';
 
 /** Bounds of a {@link ConversationCache}. */
 export interface ConversationCacheOptions {
