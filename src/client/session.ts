@@ -790,6 +790,14 @@ export async function retryingUpdate<T>(
           { cause: error },
         );
       }
+      // The server's own bound on a call waiting for the workflow to take the Update (its
+      // context deadline, not this client's: none is set here) passed while a loaded worker
+      // had not taken it yet: wait on, as Temporal's client does while the Update is only
+      // admitted; the same update id keeps it one Update.
+      if (isServerDeadline(error)) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
+        continue;
+      }
       // A workflow task that failed transiently (e.g. new events raced its commands)
       // drops the update it carried; the same update id makes the retry safe. An update
       // that reached a run as it continued as new goes to the new run.
@@ -882,6 +890,21 @@ export function isTransientTaskFailure(error: unknown): boolean {
     return (
       /Workflow Task in failed state|unexpected workflow task failure/i.test(text) ||
       /workflow update was aborted(?! by closing)/i.test(text)
+    );
+  });
+}
+
+/**
+ * Whether `error` is the server's deadline on an Update call (gRPC `DEADLINE_EXCEEDED` with the
+ * server's `context deadline exceeded`), not the caller's: a deadline of the caller's own
+ * (`connection.withDeadline`) ends in Temporal's client first, with grpc-js's `Deadline
+ * exceeded` and no server answer. @internal
+ */
+export function isServerDeadline(error: unknown): boolean {
+  return causeChain(error).some((e) => {
+    const { code, details } = e as { code?: unknown; details?: unknown };
+    return (
+      code === 4 && typeof details === 'string' && /^context deadline exceeded$/i.test(details)
     );
   });
 }

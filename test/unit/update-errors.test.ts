@@ -2,11 +2,15 @@
  * How a refused Update reads and whether it is retried: Temporal's client wraps the server's
  * refusal of the call in a ServiceError that only says `Workflow Update failed`.
  */
-import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/common/errors.js';
-import { isTransientTaskFailure, toSdkError } from '../../src/client/session.js';
+import { isServerDeadline, isTransientTaskFailure, toSdkError } from '../../src/client/session.js';
 
 /** A gRPC error as @grpc/grpc-js gives it: `<code> <NAME>: <details>`. */
 function grpcError(code: number, name: string, details: string): Error {
@@ -54,5 +58,24 @@ describe('a refused Update', () => {
     );
     expect(isTransientTaskFailure(failed)).toBe(false);
     expect(toSdkError(failed, 's-1').message).toBe('no such request');
+  });
+});
+
+describe('an Update call past a deadline', () => {
+  const timedOut = (details: string) =>
+    new WorkflowUpdateRPCTimeoutOrCancelledError(details, {
+      cause: grpcError(4, 'DEADLINE_EXCEEDED', details),
+    });
+
+  it("the server's own deadline (the workflow had not taken the Update yet) is waited on", () => {
+    expect(isServerDeadline(timedOut('context deadline exceeded'))).toBe(true);
+  });
+
+  it("the caller's deadline and a cancelled call are not", () => {
+    expect(isServerDeadline(timedOut('Deadline exceeded after 8.002s'))).toBe(false);
+    const cancelled = new WorkflowUpdateRPCTimeoutOrCancelledError('Cancelled on client', {
+      cause: grpcError(1, 'CANCELLED', 'Cancelled on client'),
+    });
+    expect(isServerDeadline(cancelled)).toBe(false);
   });
 });
