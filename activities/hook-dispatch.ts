@@ -56,271 +56,292 @@ type RaceResult =
   | { kind: 'deadline' }
   | { kind: 'cancelled' };
 
+/** The hook activities' dependencies with their defaults filled: what every function below reads. */
+interface HookActivities extends HookActivityDeps {
+  clock: BudgetClock;
+}
+
 /** Build `dispatchHook` and `awaitHookSettled`. */
 export function createHookActivities(deps: HookActivityDeps) {
-  const { registry, cleanupQueue, heartbeatIntervalMs } = deps;
-  const clock = deps.clock ?? realClock;
+  const hooks: HookActivities = { ...deps, clock: deps.clock ?? realClock };
+  return {
+    dispatchHook: (input: DispatchHookInput) => dispatchHook(hooks, input),
+    awaitHookSettled: (input: AwaitHookSettledInput) => awaitHookSettled(hooks, input),
+  };
+}
 
-  async function dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
-    const ctx = Context.current();
-    refuseIfBegun(ctx, input);
-    const started = clock.now();
-    const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
-    const callbacks = registry.callbacksFor(
-      input.agentName,
-      input.sessionId,
-      input.event,
-      input.version,
-    );
-    // A worker that has other callbacks than the session expects (none at all, or session
-    // hooks of another process) refuses, rather than silently running a different set.
-    if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
-      const error: SerializedError = {
-        name: 'HookError',
-        code: 'HOOK_CALLBACKS_MISSING',
-        message:
-          `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
-          `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
-          `created the session, and every worker of a task queue must run the same agent definition.`,
-      };
-      logFailure(ctx, input, error);
-      return {
-        status: 'error',
-        error,
-        callbackIndex: 0,
-        callbackCount: callbacks.length,
-        durationMs: elapsed(),
-      };
-    }
-
-    const began = await recordBegan(ctx, input);
-    try {
-      return await runCallbacks(ctx, input, callbacks, elapsed, began);
-    } catch (error) {
-      // The callbacks began: whatever ends this attempt now, no later attempt runs them.
-      throw finalFailure(error);
-    }
+async function dispatchHook(
+  hooks: HookActivities,
+  input: DispatchHookInput,
+): Promise<HookDispatchOutcome> {
+  const { registry, clock } = hooks;
+  const ctx = Context.current();
+  refuseIfBegun(ctx, input);
+  const started = clock.now();
+  const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
+  const callbacks = registry.callbacksFor(
+    input.agentName,
+    input.sessionId,
+    input.event,
+    input.version,
+  );
+  // A worker that has other callbacks than the session expects (none at all, or session
+  // hooks of another process) refuses, rather than silently running a different set.
+  if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
+    const error: SerializedError = {
+      name: 'HookError',
+      code: 'HOOK_CALLBACKS_MISSING',
+      message:
+        `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
+        `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
+        `created the session, and every worker of a task queue must run the same agent definition.`,
+    };
+    logFailure(ctx, input, error);
+    return {
+      status: 'error',
+      error,
+      callbackIndex: 0,
+      callbackCount: callbacks.length,
+      durationMs: elapsed(),
+    };
   }
 
-  /**
-   * Record, confirmed by the server, that this attempt begins its callbacks: the heartbeat
-   * details a later attempt reads (`refuseIfBegun`). `Context.heartbeat` sends nothing at
-   * once and reports no failure, so the record goes as a heartbeat RPC of its own, with this
-   * attempt's task token through the worker's connection. A task the server no longer runs
-   * (another attempt started) or cannot reach fails here, before any callback: retryable,
-   * since nothing ran. A local dispatch records nothing (its retry policy allows one attempt,
-   * and Temporal refuses a local activity's heartbeats), nor an inline one (`ownsAttempts`),
-   * nor a test environment without a client.
-   * @returns the details every heartbeat of this attempt repeats (a heartbeat replaces the
-   *   server's details with its own), or undefined when nothing was recorded.
-   * @throws CancelledFailure (nothing ran: `settled`) when the workflow already cancelled it;
-   *   a retryable ApplicationFailure when the server did not confirm the record.
-   */
-  async function recordBegan(
-    ctx: Context,
-    input: DispatchHookInput,
-  ): Promise<HookDispatchBegan | undefined> {
-    if (!ownsAttempts(ctx)) return undefined;
-    let client: Context['client'];
+  const began = await recordBegan(hooks, ctx, input);
+  try {
+    return await runCallbacks(hooks, ctx, input, callbacks, elapsed, began);
+  } catch (error) {
+    // The callbacks began: whatever ends this attempt now, no later attempt runs them.
+    throw finalFailure(error);
+  }
+}
+
+/**
+ * Record, confirmed by the server, that this attempt begins its callbacks: the heartbeat
+ * details a later attempt reads (`refuseIfBegun`). `Context.heartbeat` sends nothing at
+ * once and reports no failure, so the record goes as a heartbeat RPC of its own, with this
+ * attempt's task token through the worker's connection. A task the server no longer runs
+ * (another attempt started) or cannot reach fails here, before any callback: retryable,
+ * since nothing ran. A local dispatch records nothing (its retry policy allows one attempt,
+ * and Temporal refuses a local activity's heartbeats), nor an inline one (`ownsAttempts`),
+ * nor a test environment without a client.
+ * @returns the details every heartbeat of this attempt repeats (a heartbeat replaces the
+ *   server's details with its own), or undefined when nothing was recorded.
+ * @throws CancelledFailure (nothing ran: `settled`) when the workflow already cancelled it;
+ *   a retryable ApplicationFailure when the server did not confirm the record.
+ */
+async function recordBegan(
+  hooks: HookActivities,
+  ctx: Context,
+  input: DispatchHookInput,
+): Promise<HookDispatchBegan | undefined> {
+  if (!ownsAttempts(ctx)) return undefined;
+  let client: Context['client'];
+  try {
+    client = ctx.client;
+  } catch {
+    return undefined; // MockActivityEnvironment without a client: no server to retry it
+  }
+  const began: HookDispatchBegan = { began: input.dispatchId };
+  let error: unknown;
+  // A lost reply (a frontend crash after forwarding, a deadline) is sent again: the same
+  // details twice are harmless, and giving up would cost the next attempt a decision (it
+  // would find the record and report the worker lost although nothing ran).
+  for (let tryNo = 0; tryNo < BEGAN_RECORD_TRIES; tryNo++) {
+    if (tryNo > 0) await delay(BEGAN_RECORD_BACKOFF_MS * 2 ** (tryNo - 1), ctx.cancellationSignal);
     try {
-      client = ctx.client;
-    } catch {
-      return undefined; // MockActivityEnvironment without a client: no server to retry it
-    }
-    const began: HookDispatchBegan = { began: input.dispatchId };
-    let error: unknown;
-    // A lost reply (a frontend crash after forwarding, a deadline) is sent again: the same
-    // details twice are harmless, and giving up would cost the next attempt a decision (it
-    // would find the record and report the worker lost although nothing ran).
-    for (let tryNo = 0; tryNo < BEGAN_RECORD_TRIES; tryNo++) {
-      if (tryNo > 0)
-        await delay(BEGAN_RECORD_BACKOFF_MS * 2 ** (tryNo - 1), ctx.cancellationSignal);
-      try {
-        await client.activity.heartbeat(ctx.info.taskToken, began);
-        return began;
-      } catch (caught) {
-        error = caught;
-        if (caught instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
-          await cancelledBeforeCallbacks(ctx, began);
-          const handle: CleanupHandle = {
-            settled: true,
-            cleanupQueue,
-            dispatchId: input.dispatchId,
-          };
-          throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
-        }
-        if (caught instanceof ActivityNotFoundError) break; // another attempt runs, or none
+      await client.activity.heartbeat(ctx.info.taskToken, began);
+      return began;
+    } catch (caught) {
+      error = caught;
+      if (caught instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
+        await cancelledBeforeCallbacks(hooks, ctx, began);
+        const handle: CleanupHandle = {
+          settled: true,
+          cleanupQueue: hooks.cleanupQueue,
+          dispatchId: input.dispatchId,
+        };
+        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
       }
+      if (caught instanceof ActivityNotFoundError) break; // another attempt runs, or none
     }
-    throw ApplicationFailure.create({
-      type: 'HookDispatchNotBegun',
-      message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
-      cause: error instanceof Error ? error : undefined,
+  }
+  throw ApplicationFailure.create({
+    type: 'HookDispatchNotBegun',
+    message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
+    cause: error instanceof Error ? error : undefined,
+  });
+}
+
+/**
+ * Wait (bounded) until the worker itself knows of the cancellation the server reported, so
+ * that the CancelledFailure thrown next is reported as a cancellation: thrown before the
+ * worker has a cancel reason, it is reported as a failure, and the dispatch would read as a
+ * callback error. One heartbeat asks the server, whose answer carries the cancel.
+ */
+async function cancelledBeforeCallbacks(
+  hooks: HookActivities,
+  ctx: Context,
+  began: HookDispatchBegan,
+): Promise<void> {
+  if (ctx.cancellationSignal.aborted) return;
+  ctx.heartbeat(began);
+  await Promise.race([
+    ctx.cancelled.catch(() => undefined),
+    delay(Math.max(1000, 4 * hooks.heartbeatIntervalMs)),
+  ]);
+}
+
+async function runCallbacks(
+  hooks: HookActivities,
+  ctx: Context,
+  input: DispatchHookInput,
+  callbacks: ReturnType<AgentRegistry['callbacksFor']>,
+  elapsed: () => number,
+  began: HookDispatchBegan | undefined,
+): Promise<HookDispatchOutcome> {
+  const { clock, heartbeatIntervalMs } = hooks;
+  const controller = new AbortController();
+  // Each callback's own time, ms, so `inspect` can say which one was slow.
+  const run = runHookCallbacks(callbacks, input, controller.signal, elapsed);
+  const running = run.outputs;
+  let settled = false;
+  const outcome: Promise<RaceResult> = running.then(
+    (outputs) => ({ kind: 'done', outputs }),
+    (error: unknown) => ({ kind: 'threw', error, index: run.index }),
+  );
+  void outcome.then(() => (settled = true));
+
+  // Heartbeats come from a timer of their own, so a stuck callback cannot starve them. A
+  // local activity (`hookDispatch: 'local'`) has none: Temporal refuses its heartbeats (a
+  // WARN line each) and delivers its cancellation without them. Each carries the record that
+  // the callbacks began: a heartbeat without details would erase it on the server.
+  const heartbeat = ctx.info.isLocal
+    ? undefined
+    : setInterval(() => ctx.heartbeat(began), heartbeatIntervalMs);
+  let reachDeadline: (result: RaceResult) => void = () => undefined;
+  const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
+  const cancelDeadline = clock.after(
+    Math.max(0, input.budgetMs - elapsed()),
+    () => reachDeadline({ kind: 'deadline' }),
+    controller.signal,
+  );
+  const cancelled = new Promise<RaceResult>((resolve) => {
+    if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });
+    ctx.cancellationSignal.addEventListener('abort', () => resolve({ kind: 'cancelled' }), {
+      once: true,
     });
-  }
+  });
 
-  /**
-   * Wait (bounded) until the worker itself knows of the cancellation the server reported, so
-   * that the CancelledFailure thrown next is reported as a cancellation: thrown before the
-   * worker has a cancel reason, it is reported as a failure, and the dispatch would read as a
-   * callback error. One heartbeat asks the server, whose answer carries the cancel.
-   */
-  async function cancelledBeforeCallbacks(ctx: Context, began: HookDispatchBegan): Promise<void> {
-    if (ctx.cancellationSignal.aborted) return;
-    ctx.heartbeat(began);
-    await Promise.race([
-      ctx.cancelled.catch(() => undefined),
-      delay(Math.max(1000, 4 * heartbeatIntervalMs)),
-    ]);
-  }
-
-  async function runCallbacks(
-    ctx: Context,
-    input: DispatchHookInput,
-    callbacks: ReturnType<AgentRegistry['callbacksFor']>,
-    elapsed: () => number,
-    began: HookDispatchBegan | undefined,
-  ): Promise<HookDispatchOutcome> {
-    const controller = new AbortController();
-    // Each callback's own time, ms, so `inspect` can say which one was slow.
-    const run = runHookCallbacks(callbacks, input, controller.signal, elapsed);
-    const running = run.outputs;
-    let settled = false;
-    const outcome: Promise<RaceResult> = running.then(
-      (outputs) => ({ kind: 'done', outputs }),
-      (error: unknown) => ({ kind: 'threw', error, index: run.index }),
-    );
-    void outcome.then(() => (settled = true));
-
-    // Heartbeats come from a timer of their own, so a stuck callback cannot starve them. A
-    // local activity (`hookDispatch: 'local'`) has none: Temporal refuses its heartbeats (a
-    // WARN line each) and delivers its cancellation without them. Each carries the record that
-    // the callbacks began: a heartbeat without details would erase it on the server.
-    const heartbeat = ctx.info.isLocal
-      ? undefined
-      : setInterval(() => ctx.heartbeat(began), heartbeatIntervalMs);
-    let reachDeadline: (result: RaceResult) => void = () => undefined;
-    const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
-    const cancelDeadline = clock.after(
-      Math.max(0, input.budgetMs - elapsed()),
-      () => reachDeadline({ kind: 'deadline' }),
-      controller.signal,
-    );
-    const cancelled = new Promise<RaceResult>((resolve) => {
-      if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });
-      ctx.cancellationSignal.addEventListener('abort', () => resolve({ kind: 'cancelled' }), {
-        once: true,
-      });
-    });
-
-    try {
-      const result = await Promise.race([outcome, deadline, cancelled]);
-      const callbackCount = callbacks.length;
-      switch (result.kind) {
-        case 'done':
-          return {
-            status: 'completed',
-            outputs: await boundToolOutputs(input, result.outputs),
-            callbackCount,
-            durationMs: elapsed(),
-            callbackDurationsMs: [...run.durationsMs],
-          };
-        case 'threw': {
-          const error = describeThrown(result.error, input.event, result.index);
-          logFailure(ctx, input, error, result.index);
-          return {
-            status: 'error',
-            error,
-            callbackIndex: result.index,
-            callbackCount,
-            durationMs: elapsed(),
-          };
-        }
-        case 'deadline': {
-          const timeout = new HookTimeoutError(input.event, input.budgetMs);
-          // The callback running at the deadline: `index` stops there once it is aborted.
-          const callbackIndex = Math.min(run.index, callbacks.length - 1);
-          controller.abort(timeout);
-          logFailure(ctx, input, serializeError(timeout), callbackIndex);
-          const handle = await cleanupHandle(input.dispatchId, () => settled, running);
-          return {
-            status: 'timeout',
-            callbackCount,
-            durationMs: elapsed(),
-            callbackIndex,
-            ...handle,
-          };
-        }
-        case 'cancelled': {
-          controller.abort(await abortReasonFor(ctx));
-          const handle = await cleanupHandle(input.dispatchId, () => settled, running);
-          throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
-        }
+  try {
+    const result = await Promise.race([outcome, deadline, cancelled]);
+    const callbackCount = callbacks.length;
+    switch (result.kind) {
+      case 'done':
+        return {
+          status: 'completed',
+          outputs: await boundToolOutputs(hooks, input, result.outputs),
+          callbackCount,
+          durationMs: elapsed(),
+          callbackDurationsMs: [...run.durationsMs],
+        };
+      case 'threw': {
+        const error = describeThrown(result.error, input.event, result.index);
+        logFailure(ctx, input, error, result.index);
+        return {
+          status: 'error',
+          error,
+          callbackIndex: result.index,
+          callbackCount,
+          durationMs: elapsed(),
+        };
       }
-    } finally {
-      clearInterval(heartbeat);
-      cancelDeadline();
-    }
-  }
-
-  /** Give callbacks one macrotask to settle after their signal aborted, then report. */
-  async function cleanupHandle(
-    dispatchId: string,
-    isSettled: () => boolean,
-    running: Promise<unknown>,
-  ): Promise<CleanupHandle> {
-    await nextMacrotask();
-    const settled = isSettled();
-    if (!settled) registry.trackCleanup(dispatchId, running);
-    return { settled, cleanupQueue, dispatchId };
-  }
-
-  async function awaitHookSettled(input: AwaitHookSettledInput): Promise<'settled' | 'unknown'> {
-    const pending = registry.pendingCleanups.get(input.dispatchId);
-    if (!pending) return 'unknown';
-    const ctx = Context.current();
-    const heartbeat = setInterval(() => ctx.heartbeat(), 1000);
-    try {
-      const cancelled = ctx.cancelled.then(
-        () => 'cancelled' as const,
-        () => 'cancelled' as const,
-      );
-      // Cancelled (e.g. this worker is shutting down) is not settled: say so.
-      const outcome = await Promise.race([pending.then(() => 'settled' as const), cancelled]);
-      if (outcome === 'cancelled') {
-        throw new CancelledFailure('The wait for a hook callback to settle was cancelled');
+      case 'deadline': {
+        const timeout = new HookTimeoutError(input.event, input.budgetMs);
+        // The callback running at the deadline: `index` stops there once it is aborted.
+        const callbackIndex = Math.min(run.index, callbacks.length - 1);
+        controller.abort(timeout);
+        logFailure(ctx, input, serializeError(timeout), callbackIndex);
+        const handle = await cleanupHandle(hooks, input.dispatchId, () => settled, running);
+        return {
+          status: 'timeout',
+          callbackCount,
+          durationMs: elapsed(),
+          callbackIndex,
+          ...handle,
+        };
       }
-      return 'settled';
-    } finally {
-      clearInterval(heartbeat);
+      case 'cancelled': {
+        controller.abort(await abortReasonFor(ctx));
+        const handle = await cleanupHandle(hooks, input.dispatchId, () => settled, running);
+        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+      }
     }
+  } finally {
+    clearInterval(heartbeat);
+    cancelDeadline();
   }
+}
 
-  /**
-   * A tool hook's `modifiedOutput` becomes the model's view of the tool result, so it gets
-   * the tool output cap: past `maxToolOutputBytes` the model (and later hooks) see the head
-   * with a marker naming the reference under which the whole value is kept.
-   */
-  async function boundToolOutputs(
-    input: DispatchHookInput,
-    outputs: HookOutput[],
-  ): Promise<HookOutput[]> {
-    if (input.event !== HookEvent.PostToolUse && input.event !== HookEvent.PostToolUseFailure) {
-      return outputs;
-    }
-    const maxBytes = registry.agent(input.agentName, input.version).maxToolOutputBytes;
-    return Promise.all(
-      outputs.map(async (output) => {
-        if (output.modifiedOutput === undefined) return output;
-        const text = modelTextOf(output.modifiedOutput);
-        if (Buffer.byteLength(text) <= maxBytes) return output;
-        const ref = await deps.payloadStore?.put(Buffer.from(text, 'utf8')).catch(() => undefined);
-        return { ...output, modifiedOutput: capOutput(text, maxBytes, ref).text };
-      }),
+/** Give callbacks one macrotask to settle after their signal aborted, then report. */
+async function cleanupHandle(
+  hooks: HookActivities,
+  dispatchId: string,
+  isSettled: () => boolean,
+  running: Promise<unknown>,
+): Promise<CleanupHandle> {
+  await nextMacrotask();
+  const settled = isSettled();
+  if (!settled) hooks.registry.trackCleanup(dispatchId, running);
+  return { settled, cleanupQueue: hooks.cleanupQueue, dispatchId };
+}
+
+async function awaitHookSettled(
+  hooks: HookActivities,
+  input: AwaitHookSettledInput,
+): Promise<'settled' | 'unknown'> {
+  const pending = hooks.registry.pendingCleanups.get(input.dispatchId);
+  if (!pending) return 'unknown';
+  const ctx = Context.current();
+  const heartbeat = setInterval(() => ctx.heartbeat(), 1000);
+  try {
+    const cancelled = ctx.cancelled.then(
+      () => 'cancelled' as const,
+      () => 'cancelled' as const,
     );
+    // Cancelled (e.g. this worker is shutting down) is not settled: say so.
+    const outcome = await Promise.race([pending.then(() => 'settled' as const), cancelled]);
+    if (outcome === 'cancelled') {
+      throw new CancelledFailure('The wait for a hook callback to settle was cancelled');
+    }
+    return 'settled';
+  } finally {
+    clearInterval(heartbeat);
   }
+}
 
-  return { dispatchHook, awaitHookSettled };
+/**
+ * A tool hook's `modifiedOutput` becomes the model's view of the tool result, so it gets
+ * the tool output cap: past `maxToolOutputBytes` the model (and later hooks) see the head
+ * with a marker naming the reference under which the whole value is kept.
+ */
+async function boundToolOutputs(
+  hooks: HookActivities,
+  input: DispatchHookInput,
+  outputs: HookOutput[],
+): Promise<HookOutput[]> {
+  if (input.event !== HookEvent.PostToolUse && input.event !== HookEvent.PostToolUseFailure) {
+    return outputs;
+  }
+  const maxBytes = hooks.registry.agent(input.agentName, input.version).maxToolOutputBytes;
+  return Promise.all(
+    outputs.map(async (output) => {
+      if (output.modifiedOutput === undefined) return output;
+      const text = modelTextOf(output.modifiedOutput);
+      if (Buffer.byteLength(text) <= maxBytes) return output;
+      const ref = await hooks.payloadStore?.put(Buffer.from(text, 'utf8')).catch(() => undefined);
+      return { ...output, modifiedOutput: capOutput(text, maxBytes, ref).text };
+    }),
+  );
 }
 
 /**
