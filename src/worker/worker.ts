@@ -115,22 +115,8 @@ export async function startAgentWorker(
   const registry = extra.registry ?? new AgentRegistry();
   // Refused (ConfigError) when another agent of this process claims this version with
   // another definition: the worker runs only the definition its version names.
-  const releaseVersion = registry.register({
-    name: options.name,
-    version: options.version,
-    fingerprint: options.fingerprint,
-    manifest: options.manifest,
-    hooks: options.hooks,
-    model: extra.model ?? resolveModel(options),
-    tools: options.tools,
-    workspaceRoots: await workspaceRootsOf(options.workspaceRoots),
-    ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
-    maxToolOutputBytes: options.maxToolOutputBytes,
-    // Read once, here: tool processes never see the rest of this process's environment.
-    toolEnv: toolEnvironment(options.toolEnv),
-    ...(options.stream ? { stream: options.stream } : {}),
-  });
-  const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs } = options.temporal;
+  const releaseVersion = registry.register(await registrationOf(options, extra.model));
+  const { taskQueue, heartbeatIntervalMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   // Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins (so the
   // workflow code is bundled with its interceptors, below).
@@ -141,20 +127,11 @@ export async function startAgentWorker(
     releaseVersion();
     throw error;
   }
-  // Find (or bundle) the workflow code while the connection is made.
-  const given = options.temporal.workflowBundle;
-  const { interceptors } = options.temporal;
   const plugins = tracing
     ? [...options.temporal.plugins, tracing.plugin]
     : options.temporal.plugins;
-  const workflowModules = interceptors.workflowModules ?? [];
-  const bundlerPlugins = plugins.filter((p) => typeof p.configureBundler === 'function');
-  const encodeFailures = options.encryption !== undefined;
-  const bundling = given
-    ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
-    : workflowModules.length > 0 || bundlerPlugins.length > 0
-      ? bundleWithExtras(workflowModules, bundlerPlugins, { encodeFailures })
-      : resolveWorkflowBundle({ encodeFailures });
+  // Find (or bundle) the workflow code while the connection is made.
+  const bundling = workflowCodeOf(options, plugins);
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   // Installed only once the options are known good: a runtime no worker or connection ever
   // used would keep the process alive (and take over SIGTERM) after a refused createAgent.
@@ -165,28 +142,20 @@ export async function startAgentWorker(
     logger: options.logger,
     level: options.logLevel,
   });
-  let connection: NativeConnection | undefined;
-  let payloads: AgentPayloads;
-  let versioning: VersioningMode;
-  try {
-    payloads = await agentPayloadsOf(options);
-    connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
-    versioning = await resolveVersioning(options.temporal.versioning, connection.workflowService, {
-      side: 'worker',
-      agentName: options.name,
-      version: options.version,
-      address,
-      namespace,
-      logger: options.logger,
-      logLevel: options.logLevel,
-    });
-  } catch (error) {
+  const release = async (connection?: NativeConnection) => {
     await connection?.close().catch(() => undefined);
     removeSink?.();
     releaseVersion();
     await tracing?.release();
+  };
+  let connected: WorkerConnection;
+  try {
+    connected = await connectAgentWorker(options, address, plugins);
+  } catch (error) {
+    await release();
     throw error;
   }
+  const { connection, payloads, versioning } = connected;
   const conversationCache = new ConversationCache();
   const activities = createActivities({
     registry,
@@ -197,75 +166,26 @@ export async function startAgentWorker(
     ...(extra.clock ? { clock: extra.clock } : {}),
     ...(tracing ? { tracing } : {}),
   });
-  const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
-  const common = {
-    connection,
-    namespace,
-    // The throttle bounds how often heartbeats (and so cancellations) travel: see TemporalOptions.
-    maxHeartbeatThrottleInterval: heartbeatThrottle,
-    defaultHeartbeatThrottleInterval: heartbeatThrottle,
-    shutdownGraceTime: shutdownGraceTimeMs,
-    ...(extra.shutdownForceTimeMs !== undefined
-      ? { shutdownForceTime: extra.shutdownForceTimeMs }
-      : {}),
-    ...(extra.activityInterceptors || interceptors.activity
-      ? {
-          interceptors: {
-            activity: [...(extra.activityInterceptors ?? []), ...(interceptors.activity ?? [])],
-          },
-        }
-      : {}),
-    dataConverter: payloads.dataConverter,
-  } as const;
-  let main: Worker;
-  let cleanup: Worker;
-  let workflowBundle: WorkflowBundleSource;
+  let workers: TemporalWorkers;
   try {
-    const resolved = await bundling;
-    workflowBundle = resolved.source;
-    main = await Worker.create({
-      ...common,
-      taskQueue,
-      // Names its version: a client tells which versions poll the queue (session.upgrade()).
-      identity: agentWorkerIdentity(`${process.pid}@${hostname()}`, options.name, options.version),
-      // Worker Deployments: this worker is version `<name>.<version>`; its sessions are
-      // pinned there, and Temporal routes their tasks to workers of that version only.
-      ...(versioning === 'deployments'
-        ? {
-            workerDeploymentOptions: {
-              version: { deploymentName: options.name, buildId: options.version },
-              useWorkerVersioning: true,
-              defaultVersioningBehavior: 'PINNED',
-            } as const,
-          }
-        : {}),
-      stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
-      maxConcurrentWorkflowTaskExecutions: options.temporal.maxConcurrentWorkflowTaskExecutions,
-      workflowBundle: resolved.bundle,
+    workers = await createTemporalWorkers({
+      options,
+      connected,
+      extra,
       activities,
-      // The session workflow hands each model step's context to this worker's cache.
-      sinks: conversationCache.sinks(),
-    });
-    cleanup = await Worker.create({
-      ...common,
-      taskQueue: cleanupQueue,
-      // Its only activity waits for a callback that already outlived its dispatch: a stopping
-      // worker cancels that wait at once (the session then treats the holder as gone) instead
-      // of holding shutdown for the grace time meant for hooks still in their budget.
-      shutdownGraceTime: 1,
-      activities: { awaitHookSettled: activities.awaitHookSettled },
+      conversationCache,
+      cleanupQueue,
+      bundling,
     });
   } catch (error) {
-    await connection.close().catch(() => undefined);
-    removeSink?.();
-    releaseVersion();
-    await tracing?.release();
+    await release(connection);
     // The namespace went away between the check and now: the same clear error.
     if (isNamespaceNotFound(error)) {
-      throw namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
+      throw namespaceNotFound(address, options.temporal.namespace, AGENT_CONNECTION_HINTS, error);
     }
     throw error;
   }
+  const { main, cleanup, workflowBundle } = workers;
   const done = Promise.all([main.run(), cleanup.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
   const agentWorker: AgentWorker = {
@@ -294,6 +214,164 @@ export async function startAgentWorker(
   };
   temporalWorkersOf.set(agentWorker, main);
   return agentWorker;
+}
+
+/** What the worker's registry holds of the definition: callbacks, model, tools, limits. */
+async function registrationOf(
+  options: ResolvedAgentOptions,
+  model: AgentModel | undefined,
+): Promise<Parameters<AgentRegistry['register']>[0]> {
+  return {
+    name: options.name,
+    version: options.version,
+    fingerprint: options.fingerprint,
+    manifest: options.manifest,
+    hooks: options.hooks,
+    model: model ?? resolveModel(options),
+    tools: options.tools,
+    workspaceRoots: await workspaceRootsOf(options.workspaceRoots),
+    ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
+    maxToolOutputBytes: options.maxToolOutputBytes,
+    // Read once, here: tool processes never see the rest of this process's environment.
+    toolEnv: toolEnvironment(options.toolEnv),
+    ...(options.stream ? { stream: options.stream } : {}),
+  };
+}
+
+/** The workflow code: the given bundle, one made with the interceptors and bundler plugins, or the package's. */
+function workflowCodeOf(
+  options: ResolvedAgentOptions,
+  plugins: ResolvedAgentOptions['temporal']['plugins'],
+): ReturnType<typeof resolveWorkflowBundle> {
+  const given = options.temporal.workflowBundle;
+  const workflowModules = options.temporal.interceptors.workflowModules ?? [];
+  const bundlerPlugins = plugins.filter((p) => typeof p.configureBundler === 'function');
+  const encodeFailures = options.encryption !== undefined;
+  return given
+    ? Promise.resolve({ bundle: given, source: { from: 'option' } as const })
+    : workflowModules.length > 0 || bundlerPlugins.length > 0
+      ? bundleWithExtras(workflowModules, bundlerPlugins, { encodeFailures })
+      : resolveWorkflowBundle({ encodeFailures });
+}
+
+/** The worker's connection, its payload path and the versioning it runs with. */
+interface WorkerConnection {
+  connection: NativeConnection;
+  payloads: AgentPayloads;
+  versioning: VersioningMode;
+}
+
+/**
+ * Connect, and settle the payload path and the versioning mode; a failure after connecting
+ * closes the connection before it is thrown.
+ */
+async function connectAgentWorker(
+  options: ResolvedAgentOptions,
+  address: string,
+  plugins: ResolvedAgentOptions['temporal']['plugins'],
+): Promise<WorkerConnection> {
+  const { namespace } = options.temporal;
+  const payloads = await agentPayloadsOf(options);
+  const connection = await connectWorker(address, namespace, options.temporal.connection, plugins);
+  try {
+    const versioning = await resolveVersioning(
+      options.temporal.versioning,
+      connection.workflowService,
+      {
+        side: 'worker',
+        agentName: options.name,
+        version: options.version,
+        address,
+        namespace,
+        logger: options.logger,
+        logLevel: options.logLevel,
+      },
+    );
+    return { connection, payloads, versioning };
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The two Temporal workers of an agent worker, and where its workflow code came from. */
+interface TemporalWorkers {
+  main: Worker;
+  cleanup: Worker;
+  workflowBundle: WorkflowBundleSource;
+}
+
+/**
+ * The agent's Temporal workers: `main` on the agent's task queue (the session workflow and
+ * every activity), `cleanup` on this process's own queue (waits for callbacks that outlived
+ * their dispatch).
+ */
+async function createTemporalWorkers(parts: {
+  options: ResolvedAgentOptions;
+  connected: WorkerConnection;
+  extra: { activityInterceptors?: ActivityInterceptorsFactory[]; shutdownForceTimeMs?: number };
+  activities: ReturnType<typeof createActivities>;
+  conversationCache: ConversationCache;
+  cleanupQueue: string;
+  bundling: ReturnType<typeof resolveWorkflowBundle>;
+}): Promise<TemporalWorkers> {
+  const { options, connected, extra, activities, conversationCache } = parts;
+  const { namespace, taskQueue, heartbeatIntervalMs, shutdownGraceTimeMs, interceptors } =
+    options.temporal;
+  const heartbeatThrottle = `${heartbeatIntervalMs}ms`;
+  const common = {
+    connection: connected.connection,
+    namespace,
+    // The throttle bounds how often heartbeats (and so cancellations) travel: see TemporalOptions.
+    maxHeartbeatThrottleInterval: heartbeatThrottle,
+    defaultHeartbeatThrottleInterval: heartbeatThrottle,
+    shutdownGraceTime: shutdownGraceTimeMs,
+    ...(extra.shutdownForceTimeMs !== undefined
+      ? { shutdownForceTime: extra.shutdownForceTimeMs }
+      : {}),
+    ...(extra.activityInterceptors || interceptors.activity
+      ? {
+          interceptors: {
+            activity: [...(extra.activityInterceptors ?? []), ...(interceptors.activity ?? [])],
+          },
+        }
+      : {}),
+    dataConverter: connected.payloads.dataConverter,
+  } as const;
+  const resolved = await parts.bundling;
+  const main = await Worker.create({
+    ...common,
+    taskQueue,
+    // Names its version: a client tells which versions poll the queue (session.upgrade()).
+    identity: agentWorkerIdentity(`${process.pid}@${hostname()}`, options.name, options.version),
+    // Worker Deployments: this worker is version `<name>.<version>`; its sessions are
+    // pinned there, and Temporal routes their tasks to workers of that version only.
+    ...(connected.versioning === 'deployments'
+      ? {
+          workerDeploymentOptions: {
+            version: { deploymentName: options.name, buildId: options.version },
+            useWorkerVersioning: true,
+            defaultVersioningBehavior: 'PINNED',
+          } as const,
+        }
+      : {}),
+    stickyQueueScheduleToStartTimeout: options.temporal.stickyQueueScheduleToStartTimeoutMs,
+    maxConcurrentWorkflowTaskExecutions: options.temporal.maxConcurrentWorkflowTaskExecutions,
+    workflowBundle: resolved.bundle,
+    activities,
+    // The session workflow hands each model step's context to this worker's cache.
+    sinks: conversationCache.sinks(),
+  });
+  const cleanup = await Worker.create({
+    ...common,
+    taskQueue: parts.cleanupQueue,
+    // Its only activity waits for a callback that already outlived its dispatch: a stopping
+    // worker cancels that wait at once (the session then treats the holder as gone) instead
+    // of holding shutdown for the grace time meant for hooks still in their budget.
+    shutdownGraceTime: 1,
+    activities: { awaitHookSettled: activities.awaitHookSettled },
+  });
+  return { main, cleanup, workflowBundle: resolved.source };
 }
 
 const temporalWorkersOf = new WeakMap<AgentWorker, Worker>();
