@@ -43,7 +43,8 @@ import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.
 import { describeDecidedRequest } from '../history/decided.js';
 import { diffValues } from '../history/diff.js';
 import { findSessionWorkflow, type FoundSession } from '../history/files.js';
-import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
+import { timelineFromHistory } from '../history/timeline.js';
+import type { HistoryTimeline } from '../history/timeline-types.js';
 import { closeServer, listen } from '../server/http.js';
 import { UI_CSS, UI_JS } from './assets.js';
 import { requestContext } from './request-context.js';
