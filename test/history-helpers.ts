@@ -4,7 +4,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import type { HistoryDispatch } from '../src/history/timeline.js';
+import type { HistoryDispatch } from '../src/history/timeline-types.js';
 import { rawClient, waitFor } from './helpers.js';
 
 /** One Update as the history records it. */

@@ -11,7 +11,7 @@ import type {
   HistoryToolCall,
   LineChange,
   ValueDiff,
-} from '../history/timeline.js';
+} from '../history/timeline-types.js';
 import { formatDuration } from './workers.js';
 
 /**

@@ -9,7 +9,7 @@
 import type { PermissionAnswer } from '../common/permission.js';
 import { toolLabel } from '../common/summaries.js';
 import { diffValues } from './diff.js';
-import type { HistoryTimeline } from './timeline.js';
+import type { HistoryTimeline } from './timeline-types.js';
 
 /** Which request: its id, and the tool call it was asked for when known (the page knows it). */
 interface RequestRef {

@@ -13,7 +13,7 @@ import { AssertionError } from 'node:assert';
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../common/json.js';
 import { decodeFirstPayload } from '../history/decode.js';
-import type { HistoryDecision, HistoryDispatch } from '../history/timeline.js';
+import type { HistoryDecision, HistoryDispatch } from '../history/timeline-types.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { ActivityNames } from '../common/protocol.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';

@@ -16,7 +16,8 @@ import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './g
 import type { HookEvent } from '../common/hook-events.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { connectClient, type AgentClient } from '../client/client.js';
-import { timelineFromHistory, type HistoryTimeline } from '../history/timeline.js';
+import { timelineFromHistory } from '../history/timeline.js';
+import type { HistoryTimeline } from '../history/timeline-types.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
 import {
   resolveAgentOptions,

@@ -15,7 +15,7 @@ import type {
   HistoryTimeline,
   HistoryToolCall,
   ValueDiff,
-} from '../history/timeline.js';
+} from '../history/timeline-types.js';
 import type { SessionEndStatus } from '../client/session-status.js';
 
 /**

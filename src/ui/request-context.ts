@@ -5,7 +5,7 @@
  * @module
  */
 import type { JsonObject } from '../common/json.js';
-import type { HistoryTimeline } from '../history/timeline.js';
+import type { HistoryTimeline } from '../history/timeline-types.js';
 import type { InboxEntry } from './pages.js';
 
 /**

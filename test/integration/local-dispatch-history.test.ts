@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type AgentOptions } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { timelineFromHistory, type HistoryDispatch } from '../../src/history/timeline.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
+import type { HistoryDispatch } from '../../src/history/timeline-types.js';
 import { sessionPage } from '../../src/ui/pages.js';
 import {
   TEST_KEY,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/common/json.js';
 import { answeredAlike } from '../../src/history/decided.js';
-import type { HistoryTimeline } from '../../src/history/timeline.js';
+import type { HistoryTimeline } from '../../src/history/timeline-types.js';
 
 type Ask = NonNullable<NonNullable<HistoryTimeline['toolCalls'][number]['permission']>['ask']>;
 

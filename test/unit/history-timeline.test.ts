@@ -9,11 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { describe, expect, it } from 'vitest';
-import {
-  timelineFromHistory,
-  type HistoryDispatch,
-  type HistoryTimeline,
-} from '../../src/history/timeline.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
+import type { HistoryDispatch, HistoryTimeline } from '../../src/history/timeline-types.js';
 import { describeNondeterminism } from '../../src/history/nondeterminism.js';
 import { renderTimeline } from '../../src/cli/render.js';
 import type { SessionWorkflowResult, TimelineEntry } from '../../src/common/protocol.js';
