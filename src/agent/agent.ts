@@ -17,11 +17,8 @@ import {
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
 import { resolveModel } from '../models/resolve.js';
 import type { DevServer } from '../server/dev-server.js';
-import {
-  resolveAgentOptions,
-  type AgentOptions,
-  type SessionOptions,
-} from '../definition/options.js';
+import type { AgentOptions, SessionOptions } from '../definition/options.js';
+import { resolveAgentOptions } from '../definition/resolve.js';
 import type { Session, SendOptions, SendResponse } from '../client/session.js';
 import { startAgentWorker, type AgentWorker } from '../worker/worker.js';
 

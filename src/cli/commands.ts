@@ -858,7 +858,7 @@ async function runGate(args: CommandArgs, io: CliOutput): Promise<number> {
   if (!existsSync(modulePath)) throw new CliError(`no such file: ${shown}`);
   const options = await loadAgentModule(modulePath, shown);
   const [{ resolveAgentOptions }, { gateDeploy, formatGateReport }] = await Promise.all([
-    import('../definition/options.js'),
+    import('../definition/resolve.js'),
     import('../testing/gate.js'),
   ]);
   // Checked before connecting: a bad definition is named as the module's.

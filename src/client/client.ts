@@ -41,12 +41,8 @@ import {
   type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from '../common/protocol.js';
-import {
-  hookCountsOf,
-  validateSessionOptions,
-  type ResolvedAgentOptions,
-  type SessionOptions,
-} from '../definition/options.js';
+import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
+import { hookCountsOf, validateSessionOptions } from '../definition/resolve.js';
 import type { AgentRegistry } from '../definition/registry.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';

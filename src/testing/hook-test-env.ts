@@ -19,12 +19,8 @@ import { connectClient, type AgentClient } from '../client/client.js';
 import { timelineFromHistory } from '../history/timeline.js';
 import type { HistoryTimeline } from '../history/timeline-types.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
-import {
-  resolveAgentOptions,
-  type AgentOptions,
-  type ResolvedAgentOptions,
-  type SessionOptions,
-} from '../definition/options.js';
+import type { AgentOptions, ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
+import { resolveAgentOptions } from '../definition/resolve.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { Session } from '../client/session.js';
 import { startAgentWorker } from '../worker/worker.js';

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError, defineTool, HookEvent, type AgentOptions } from '../../src/index.js';
-import { resolveAgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import { normalizedSource } from '../../src/definition/fingerprint.js';
 import { manifestDifferences } from '../../src/common/identity.js';
 import { definition, weather } from '../fixtures/version-definition.js';

@@ -1,6 +1,6 @@
 /** Issue 13 item 22: an `apiKey` option that is set but empty says so at once. */
 import { describe, expect, it } from 'vitest';
-import { resolveAgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 
 describe('an empty apiKey option', () => {
   it('is a ConfigError saying it is empty and where a key may come from', () => {

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ApplicationFailure, defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { ConfigError } from '../../src/common/errors.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
+import type { AgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import {
   ENCRYPTION_KEYS_VARIABLE,
   PayloadDecryptionError,

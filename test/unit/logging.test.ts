@@ -7,7 +7,8 @@ import {
   stderrLine,
   type AgentLogger,
 } from '../../src/temporal/logging.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
+import type { AgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import type { AgentModel } from '../../src/models/model.js';
 
 const model: AgentModel = { name: 'm', step: async () => ({ text: '', finishReason: 'stop' }) };

@@ -9,7 +9,8 @@ import {
 } from '../../src/common/errors.js';
 import { createAgent } from '../../src/index.js';
 import { resolveModel } from '../../src/models/resolve.js';
-import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
+import type { AgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import { tcpProbe } from '../tcp-probe.js';
 
 function roundTrip(error: unknown): Error {

@@ -4,13 +4,12 @@ import { HookEvent } from '../../src/common/hook-events.js';
 import type { HookCallback, HookMap } from '../../src/common/types.js';
 import { createAgent } from '../../src/index.js';
 import type { AgentModel } from '../../src/models/model.js';
+import type { AgentOptions, SessionOptions } from '../../src/definition/options.js';
 import {
   hookCountsOf,
   resolveAgentOptions,
   validateSessionOptions,
-  type AgentOptions,
-  type SessionOptions,
-} from '../../src/definition/options.js';
+} from '../../src/definition/resolve.js';
 import { tcpProbe, type TcpProbe } from '../tcp-probe.js';
 
 const model: AgentModel = {

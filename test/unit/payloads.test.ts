@@ -8,7 +8,7 @@ import {
   payloadStoreCodec,
   PAYLOAD_REF_ENCODING,
 } from '../../src/payloads/index.js';
-import { resolveAgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { tempDir } from '../temp-dirs.js';
 

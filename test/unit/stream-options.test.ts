@@ -1,7 +1,7 @@
 /** `advanced.stream`: its default, `false`, a transport of one's own, and bad values. */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
-import { resolveAgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import { memoryStreams, processMemoryStreams } from '../../src/stream/memory.js';
 import { scriptedModel } from '../../src/testing/index.js';
 

@@ -11,7 +11,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { resolveAgentOptions, type AgentOptions } from '../../src/definition/options.js';
+import type { AgentOptions } from '../../src/definition/options.js';
+import { resolveAgentOptions } from '../../src/definition/resolve.js';
 import { ConfigError } from '../../src/common/errors.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { resolveTracing } from '../../src/tracing/options.js';

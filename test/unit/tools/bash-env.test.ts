@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { resolveAgentOptions } from '../../../src/definition/options.js';
+import { resolveAgentOptions } from '../../../src/definition/resolve.js';
 import { Bash, DEFAULT_TOOL_ENV, toolEnvironment } from '../../../src/tools/builtin/bash.js';
 import { runTool } from '../../../src/tools/run-tool.js';
 import { makeContext, makeSandbox, type Sandbox } from './fixtures.js';
