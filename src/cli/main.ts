@@ -12,8 +12,11 @@
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CliError, helpText, oneLine, parseCommandLine } from './args.js';
-import type { CliOutput } from './commands.js';
+import { parseCommandLine } from './args.js';
+import { CliError, oneLine } from './cli-error.js';
+import type { CliOutput } from './command-args.js';
+import { COMMANDS } from './command-table.js';
+import { helpText } from './help.js';
 
 /**
  * Run the CLI on `argv` (without `node` and the script).
@@ -31,8 +34,9 @@ export async function main(argv: readonly string[], io: CliOutput = stdio): Prom
       return 0;
     }
     // Loaded on demand: help and usage errors answer without loading Temporal's client.
-    const { runCommand } = await import('./commands.js');
-    return await runCommand(parsed, io);
+    const run = await COMMANDS[parsed.command].load();
+    // One bound for every wait of the command (connect, server calls, the worker's answer).
+    return await run({ ...parsed, deadline: Date.now() + parsed.timeoutMs }, io);
   } catch (error) {
     io.err(`durable-agent: ${oneLine(error)}`);
     if (process.env.DEBUG) io.err(debugDetail(error));

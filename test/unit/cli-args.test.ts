@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CliError, parseCommandLine } from '../../src/cli/args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { CliError } from '../../src/cli/cli-error.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cli-args-'));
 const caPath = join(dir, 'ca.pem');

@@ -4,7 +4,8 @@
  * command line.
  */
 import { describe, expect, it } from 'vitest';
-import { CliError, parseCommandLine } from '../../src/cli/args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { CliError } from '../../src/cli/cli-error.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import type { HookMap } from '../../src/common/types.js';
 import {

@@ -4,7 +4,8 @@
  */
 import { ServiceError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { CliError, parseCommandLine } from '../../src/cli/args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { CliError } from '../../src/cli/cli-error.js';
 import { isMissingSearchAttribute } from '../../src/client/search-attributes.js';
 import {
   searchAttributeCreateArgs,

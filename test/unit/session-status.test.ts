@@ -4,7 +4,8 @@
  * builds from it; the flag's values.
  */
 import { describe, expect, it } from 'vitest';
-import { CliError, parseCommandLine } from '../../src/cli/args.js';
+import { parseCommandLine } from '../../src/cli/args.js';
+import { CliError } from '../../src/cli/cli-error.js';
 import { sessionListStatus, sessionStatusQuery } from '../../src/client/session-status.js';
 import { ConfigError } from '../../src/common/errors.js';
 
