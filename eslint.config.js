@@ -1,6 +1,7 @@
 // @ts-check
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { builtinRules } from 'eslint/use-at-your-own-risk';
 
 /** Node built-ins and Temporal packages that must never reach the workflow sandbox. */
 const nodeOnly = [
@@ -35,6 +36,15 @@ const above = (message, ...folders) => ({
   regex: `^(\\.\\./)+(src/)?(${folders.join('|')})/`,
   message,
 });
+
+/**
+ * ESLint's own `max-lines-per-function` under a second name, so one function is warned about
+ * past 80 lines and refused past 150 (a rule has one severity per file).
+ */
+const size = {
+  rules: { 'max-lines-per-function': builtinRules.get('max-lines-per-function') },
+};
+const countedLines = { skipBlankLines: true, skipComments: true };
 
 /** The top floor: clients of the library, which nothing below imports. */
 const topFloor = ['cli', 'ui', 'testing', 'codec-server'];
@@ -192,6 +202,18 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // One concept per file (STYLE.md): a file over 500 code lines is refused; a function is
+    // warned about past 80 and refused past 150 (a closure factory that grows past that
+    // becomes module functions over a context record). Blank lines and comments not counted.
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
+    plugins: { size },
+    rules: {
+      'max-lines': ['error', { max: 500, ...countedLines }],
+      'max-lines-per-function': ['warn', { max: 80, ...countedLines, IIFEs: true }],
+      'size/max-lines-per-function': ['error', { max: 150, ...countedLines, IIFEs: true }],
     },
   },
   {
