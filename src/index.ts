@@ -24,7 +24,8 @@ export {
   workflowsPath as agentWorkflowsPath,
   type WorkflowBundleSource,
 } from './worker/workflow-code.js';
-export { Session, SendResponse, type SendOptions } from './client/session.js';
+export { Session } from './client/session.js';
+export { SendResponse, type SendOptions } from './client/send-response.js';
 export type {
   SendCall,
   SendStream,

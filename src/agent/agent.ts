@@ -22,7 +22,8 @@ import {
   type AgentOptions,
   type SessionOptions,
 } from '../definition/options.js';
-import type { Session, SendOptions, SendResponse } from '../client/session.js';
+import type { Session } from '../client/session.js';
+import type { SendOptions, SendResponse } from '../client/send-response.js';
 import { startAgentWorker, type AgentWorker } from '../worker/worker.js';
 
 /** An agent with its worker, client and (maybe) embedded server. */

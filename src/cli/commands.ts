@@ -28,7 +28,8 @@ import type { PendingPermission, PermissionAnswer } from '../common/permission.j
 import { Queries, sessionWorkflowId } from '../common/protocol.js';
 import type { AgentOptions } from '../definition/options.js';
 import { isNoPollerError } from '../temporal/query.js';
-import { isTransientTaskFailure, Session } from '../client/session.js';
+import { Session } from '../client/session.js';
+import { isTransientTaskFailure } from '../client/update-calls.js';
 import {
   decodeHistoryPayloads,
   hasWorkflowTask,

@@ -50,13 +50,13 @@ import {
 import type { AgentRegistry } from '../definition/registry.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { ClientCalls } from './client-calls.js';
+import { Session } from './session.js';
 import {
   isTransientTaskFailure,
   retryingUpdate,
-  Session,
   TASK_FAILURE_WAIT_MS,
   toSdkError,
-} from './session.js';
+} from './update-calls.js';
 import { decodeHistoryPayloads } from '../history/decode.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { resolveVersioning, type VersioningMode } from '../temporal/versioning.js';
