@@ -8,12 +8,8 @@
 import { ConfigError, EngineError, SessionClosedError } from '../common/errors.js';
 import type { CloseResult } from '../common/protocol.js';
 import type { Prompt } from '../common/types.js';
-import {
-  clientCallsOf,
-  connectClient,
-  type AgentClient,
-  type SessionSummary,
-} from '../client/client.js';
+import { clientCallsOf, connectClient, type AgentClient } from '../client/client.js';
+import type { SessionSummary } from '../client/list-sessions.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
 import { resolveModel } from '../models/resolve.js';
 import type { DevServer } from '../server/dev-server.js';

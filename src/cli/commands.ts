@@ -5,7 +5,7 @@
  * @module
  */
 import { DEFAULTS } from '../common/defaults.js';
-import { listSessionSummaries, type SessionSummary } from '../client/client.js';
+import { listSessionSummaries, type SessionSummary } from '../client/list-sessions.js';
 import { hostname, userInfo } from 'node:os';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';

@@ -35,7 +35,7 @@ import {
 import { isPlainObject, type JsonObject } from '../common/json.js';
 import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
-import { listSessionSummaries } from '../client/client.js';
+import { listSessionSummaries } from '../client/list-sessions.js';
 import { sessionListStatus } from '../client/session-status.js';
 import { isNoPollerError } from '../temporal/query.js';
 import { Session } from '../client/session.js';
