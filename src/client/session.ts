@@ -5,15 +5,9 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { UpdateDefinition } from '@temporalio/common';
-import {
-  ConfigError,
-  EngineError,
-  SessionClosedError,
-  SessionNotFoundError,
-  serializeError,
-} from '../common/errors.js';
+import { ConfigError, SessionClosedError, serializeError } from '../common/errors.js';
 import { promptProblem } from '../common/hook-rules.js';
 import {
   Queries,
@@ -59,7 +53,12 @@ import {
   type SendOptions,
   SendResponse,
 } from './send-response.js';
-import { isCompletedError, retryingUpdate, toSdkError } from './update-calls.js';
+import {
+  sessionTermination,
+  sessionUpdate,
+  toSdkError,
+  type UpdateOptions,
+} from './update-calls.js';
 
 /** A durable session. Get one from `agent.createSession()` or `agent.session(id)`. */
 export class Session {
@@ -297,23 +296,8 @@ export class Session {
   }
 
   /** How the session was terminated, when it was (its newest run ended as TERMINATED). */
-  async #termination(): Promise<Termination | undefined> {
-    const client = this.#handle.client;
-    const description = await this.#handle.describe().catch(() => undefined);
-    if (description?.status.name !== 'TERMINATED') return undefined;
-    const history = await client.workflowService
-      .getWorkflowExecutionHistory({
-        namespace: client.options.namespace,
-        execution: { workflowId: this.#handle.workflowId, runId: description.runId },
-        historyEventFilterType: CLOSE_EVENT_ONLY,
-      })
-      .catch(() => undefined);
-    const event = history?.history?.events?.at(-1);
-    const attributes = event?.workflowExecutionTerminatedEventAttributes;
-    return {
-      reason: attributes?.reason ?? '',
-      at: description.closeTime ?? new Date(0),
-    };
+  #termination(): Promise<Termination | undefined> {
+    return sessionTermination(this.#handle);
   }
 
   /**
@@ -578,98 +562,17 @@ export class Session {
     }
   }
 
-  /**
-   * Run an Update, retrying what is safe to retry (the update id dedupes).
-   * `whileRollingOver` answers instead when the run refuses it while continuing as new;
-   * `onAccepted` is called once the workflow accepted it (then the result is awaited).
-   */
-  async #update<T, A extends unknown[]>(
+  /** Run an Update of this session (see {@link sessionUpdate}). */
+  #update<T, A extends unknown[]>(
     definition: UpdateDefinition<T, A>,
     args: NoInfer<A>,
-    options: {
-      updateId?: string;
-      whileRollingOver?: () => T | undefined;
-      onAccepted?: () => void;
-    } = {},
+    options: UpdateOptions<T> = {},
   ): Promise<T> {
-    const { updateId = randomUUID(), whileRollingOver = () => undefined, onAccepted } = options;
-    const handle = this.#handle;
-    // Temporal's client has one overload for updates with arguments and one for those
-    // without; `definition` typed `args` at the call site, so one call serves both.
-    const update = definition as unknown as UpdateDefinition<T, [unknown, ...unknown[]]>;
-    const updateArgs = args as unknown as [unknown, ...unknown[]];
-    const calls = this.#calls;
-    const call = async (): Promise<T> => {
-      if (!onAccepted || !calls) {
-        return handle.executeUpdate(update, { args: updateArgs, updateId });
-      }
-      // One request, answered when the Update completes, while no later send of this client
-      // waits for this one. Once one does, a second request for the same update id (the
-      // server answers it for the Update already there, or starts it: the same one) returns
-      // as soon as the workflow accepted it, and hands the turn on then: the later send holds
-      // its place behind this one in the workflow's queue. One answered at once may have been
-      // refused (a run rolling over): it is retried below before the next one may go.
-      const stopWatching = calls.whenWaitedOn(handle.workflowId, () => {
-        void calls
-          .run(
-            handle.client.connection,
-            async () => {
-              calls.watchStart(updateId);
-              try {
-                await handle.startUpdate(update, {
-                  args: updateArgs,
-                  updateId,
-                  waitForStage: WorkflowUpdateStage.ACCEPTED,
-                });
-                if (calls.takeStart(updateId) === 'running') onAccepted();
-              } finally {
-                calls.takeStart(updateId);
-              }
-            },
-            handle.workflowId,
-          )
-          // The request that waits for the result reports what went wrong.
-          .catch(() => undefined);
-      });
-      try {
-        return await handle.executeUpdate(update, { args: updateArgs, updateId });
-      } finally {
-        stopWatching();
-      }
-    };
-    try {
-      return await retryingUpdate(call, {
-        name: definition.name,
-        sessionId: this.id,
-        handle,
-        ...(calls ? { calls } : {}),
-        whileRollingOver,
-      });
-    } catch (error) {
-      const converted = this.#toSdkError(error);
-      if (converted instanceof EngineError && isCompletedError(error)) {
-        throw await this.#closedError();
-      }
-      if (converted instanceof SessionNotFoundError) {
-        // The workflow may have completed (closed) rather than never existed.
-        const closed = await this.#handle.describe().then(
-          (d) => d.status.name !== 'RUNNING',
-          () => false,
-        );
-        if (closed) throw await this.#closedError();
-      }
-      throw converted;
-    }
-  }
-
-  /** The error of a call that reached a closed session; it names a termination. */
-  async #closedError(): Promise<SessionClosedError> {
-    const terminated = await this.#termination();
-    if (!terminated) return new SessionClosedError(this.id);
-    const because = terminated.reason ? `: ${terminated.reason}` : '';
-    return new SessionClosedError(
-      this.id,
-      `Session '${this.id}' was terminated${because} (SessionEnd did not run)`,
+    return sessionUpdate(
+      { sessionId: this.id, handle: this.#handle, calls: this.#calls },
+      definition,
+      args,
+      options,
     );
   }
 
@@ -686,8 +589,6 @@ function abortError(): Error {
 
 /** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
 const ACTIVITY_TASK_QUEUE = 2;
-/** `HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT` of Temporal's API: only the run's last event. */
-const CLOSE_EVENT_ONLY = 2;
 
 /** A short stable key of an answer, so update ids differ when answers do. */
 function answerKey(answer: PermissionDecisionRequest['answer']): string {

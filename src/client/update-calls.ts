@@ -1,25 +1,30 @@
 /**
- * The Update calls of a session from the client side: the retries that are safe under one
- * update id ({@link retryingUpdate}) and how a Temporal client error becomes the SDK error
- * it carries ({@link toSdkError}).
+ * The Update calls of a session from the client side: one Update of a session in its call
+ * order ({@link sessionUpdate}), the retries that are safe under one update id
+ * ({@link retryingUpdate}), and how a Temporal client error becomes the SDK error it carries
+ * ({@link toSdkError}), a closed session's naming its termination.
  *
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { ApplicationFailure, TemporalFailure, type UpdateDefinition } from '@temporalio/common';
 import {
   EngineError,
+  SessionClosedError,
   SessionNotFoundError,
   deserializeError,
   causeChain,
   messageOf,
   type SerializedError,
 } from '../common/errors.js';
+import type { SessionTermination } from '../common/protocol.js';
 import type { ClientCalls } from './client-calls.js';
 
 /**
@@ -207,8 +212,140 @@ function serverDetail(error: Error): string | undefined {
  * Whether `error` says the run closed under the call: it had completed before the call
  * reached it, or it closed (terminated, say) while an Update was in flight.
  */
-export function isCompletedError(error: unknown): boolean {
+function isCompletedError(error: unknown): boolean {
   return causeChain(error).some((e) =>
     /already completed|workflow completed before the update completed/i.test(messageOf(e)),
   );
+}
+
+/** The session an Update goes to. */
+interface UpdateTarget {
+  readonly sessionId: string;
+  readonly handle: WorkflowHandle;
+  /** The client's calls, for the call order of sends; absent for a handle without them. */
+  readonly calls: ClientCalls | undefined;
+}
+
+/** Options of {@link sessionUpdate}. */
+export interface UpdateOptions<T> {
+  /** The Update's id. @default a random UUID */
+  updateId?: string;
+  whileRollingOver?: () => T | undefined;
+  onAccepted?: () => void;
+}
+
+/**
+ * Run an Update, retrying what is safe to retry (the update id dedupes).
+ * `whileRollingOver` answers instead when the run refuses it while continuing as new;
+ * `onAccepted` is called once the workflow accepted it (then the result is awaited).
+ */
+export async function sessionUpdate<T, A extends unknown[]>(
+  target: UpdateTarget,
+  definition: UpdateDefinition<T, A>,
+  args: NoInfer<A>,
+  options: UpdateOptions<T> = {},
+): Promise<T> {
+  const { updateId = randomUUID(), whileRollingOver = () => undefined, onAccepted } = options;
+  const { sessionId, handle, calls } = target;
+  // Temporal's client has one overload for updates with arguments and one for those
+  // without; `definition` typed `args` at the call site, so one call serves both.
+  const update = definition as unknown as UpdateDefinition<T, [unknown, ...unknown[]]>;
+  const updateArgs = args as unknown as [unknown, ...unknown[]];
+  const call = async (): Promise<T> => {
+    if (!onAccepted || !calls) {
+      return handle.executeUpdate(update, { args: updateArgs, updateId });
+    }
+    // One request, answered when the Update completes, while no later send of this client
+    // waits for this one. Once one does, a second request for the same update id (the
+    // server answers it for the Update already there, or starts it: the same one) returns
+    // as soon as the workflow accepted it, and hands the turn on then: the later send holds
+    // its place behind this one in the workflow's queue. One answered at once may have been
+    // refused (a run rolling over): it is retried below before the next one may go.
+    const stopWatching = calls.whenWaitedOn(handle.workflowId, () => {
+      void calls
+        .run(
+          handle.client.connection,
+          async () => {
+            calls.watchStart(updateId);
+            try {
+              await handle.startUpdate(update, {
+                args: updateArgs,
+                updateId,
+                waitForStage: WorkflowUpdateStage.ACCEPTED,
+              });
+              if (calls.takeStart(updateId) === 'running') onAccepted();
+            } finally {
+              calls.takeStart(updateId);
+            }
+          },
+          handle.workflowId,
+        )
+        // The request that waits for the result reports what went wrong.
+        .catch(() => undefined);
+    });
+    try {
+      return await handle.executeUpdate(update, { args: updateArgs, updateId });
+    } finally {
+      stopWatching();
+    }
+  };
+  try {
+    return await retryingUpdate(call, {
+      name: definition.name,
+      sessionId,
+      handle,
+      ...(calls ? { calls } : {}),
+      whileRollingOver,
+    });
+  } catch (error) {
+    const converted = toSdkError(error, sessionId);
+    if (converted instanceof EngineError && isCompletedError(error)) {
+      throw await closedError(sessionId, handle);
+    }
+    if (converted instanceof SessionNotFoundError) {
+      // The workflow may have completed (closed) rather than never existed.
+      const closed = await handle.describe().then(
+        (d) => d.status.name !== 'RUNNING',
+        () => false,
+      );
+      if (closed) throw await closedError(sessionId, handle);
+    }
+    throw converted;
+  }
+}
+
+/** The error of a call that reached a closed session; it names a termination. */
+async function closedError(sessionId: string, handle: WorkflowHandle): Promise<SessionClosedError> {
+  const terminated = await sessionTermination(handle);
+  if (!terminated) return new SessionClosedError(sessionId);
+  const because = terminated.reason ? `: ${terminated.reason}` : '';
+  return new SessionClosedError(
+    sessionId,
+    `Session '${sessionId}' was terminated${because} (SessionEnd did not run)`,
+  );
+}
+
+/** `HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT` of Temporal's API: only the run's last event. */
+const CLOSE_EVENT_ONLY = 2;
+
+/** How the session was terminated, when it was (its newest run ended as TERMINATED). */
+export async function sessionTermination(
+  handle: WorkflowHandle,
+): Promise<SessionTermination | undefined> {
+  const client = handle.client;
+  const description = await handle.describe().catch(() => undefined);
+  if (description?.status.name !== 'TERMINATED') return undefined;
+  const history = await client.workflowService
+    .getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId: handle.workflowId, runId: description.runId },
+      historyEventFilterType: CLOSE_EVENT_ONLY,
+    })
+    .catch(() => undefined);
+  const event = history?.history?.events?.at(-1);
+  const attributes = event?.workflowExecutionTerminatedEventAttributes;
+  return {
+    reason: attributes?.reason ?? '',
+    at: description.closeTime ?? new Date(0),
+  };
 }
