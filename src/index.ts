@@ -9,7 +9,8 @@
  * @module
  */
 export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent/agent.js';
-export type { AgentClient, SessionFilter, SessionSummary } from './client/client.js';
+export type { AgentClient } from './client/client.js';
+export type { SessionFilter, SessionSummary } from './client/list-sessions.js';
 export type { AgentWorker } from './worker/worker.js';
 export type {
   CachedContext,
@@ -24,7 +25,8 @@ export {
   workflowsPath as agentWorkflowsPath,
   type WorkflowBundleSource,
 } from './worker/workflow-code.js';
-export { Session, SendResponse, type SendOptions } from './client/session.js';
+export { Session } from './client/session.js';
+export { SendResponse, type SendOptions } from './client/send-response.js';
 export type {
   SendCall,
   SendStream,

@@ -8,18 +8,15 @@
 import { ConfigError, EngineError, SessionClosedError } from '../common/errors.js';
 import type { CloseResult } from '../common/protocol.js';
 import type { Prompt } from '../common/types.js';
-import {
-  clientCallsOf,
-  connectClient,
-  type AgentClient,
-  type SessionSummary,
-} from '../client/client.js';
+import { clientCallsOf, connectClient, type AgentClient } from '../client/client.js';
+import type { SessionSummary } from '../client/list-sessions.js';
 import { resolveEndpoint, type TemporalEndpoint } from './endpoint.js';
 import { resolveModel } from '../models/resolve.js';
 import type { DevServer } from '../server/dev-server.js';
 import type { AgentOptions, SessionOptions } from '../definition/options.js';
 import { resolveAgentOptions } from '../definition/resolve.js';
-import type { Session, SendOptions, SendResponse } from '../client/session.js';
+import type { Session } from '../client/session.js';
+import type { SendOptions, SendResponse } from '../client/send-response.js';
 import { startAgentWorker, type AgentWorker } from '../worker/worker.js';
 
 /** An agent with its worker, client and (maybe) embedded server. */

@@ -29,7 +29,7 @@ import {
 const INVALID_ARGUMENT = 3;
 
 /** One client's view of its namespace's session search attributes. */
-interface SessionSearchAttributes {
+export interface SessionSearchAttributes {
   /** The attributes a new session starts with; `undefined` once the server is known to lack them. */
   initial(): SearchAttributePair[] | undefined;
   /**

@@ -5,25 +5,9 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import {
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateStage,
-  type WorkflowHandle,
-} from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure, type UpdateDefinition } from '@temporalio/common';
-import {
-  ConfigError,
-  EngineError,
-  SessionClosedError,
-  SessionNotFoundError,
-  deserializeError,
-  causeChain,
-  messageOf,
-  serializeError,
-  type SerializedError,
-} from '../common/errors.js';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
+import { ConfigError, SessionClosedError, serializeError } from '../common/errors.js';
 import { promptProblem } from '../common/hook-rules.js';
 import {
   Queries,
@@ -33,14 +17,12 @@ import {
   type CloseResult,
   type SendRequest,
   type SendResult,
-  type SendStatus,
   type SessionDescription,
   type SessionTermination as Termination,
   type SessionWorkflowResult,
   type RunArchive,
   type RunArchiveBody,
   type TimelineEntry,
-  type ToolCallRecord,
   type UpgradeAnswer,
 } from '../common/protocol.js';
 import { upgradeSession } from './upgrade.js';
@@ -51,7 +33,7 @@ import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from '../temporal/query.js';
 import { readConversation } from '../temporal/conversation-reader.js';
 import type { PayloadStore } from '../payloads/store.js';
-import { localAbortReason, rememberAbortReason } from '../definition/registry.js';
+import { rememberAbortReason } from '../definition/registry.js';
 import type { ClientCalls } from './client-calls.js';
 import type { StreamTransport } from '../stream/transport.js';
 import type { StreamedEvent } from '../stream/events.js';
@@ -65,55 +47,18 @@ import {
 } from '../stream/send-call.js';
 import { SpanAttributes } from '../tracing/spans.js';
 import type { SpanAttributeValues, SpanRunner } from '../tracing/options.js';
-
-/** Options of {@link Session.send}. */
-export interface SendOptions {
-  /** Aborting it aborts this prompt, as `session.abort(signal.reason)` would. */
-  signal?: AbortSignal;
-  /**
-   * Id of this request; a retried call with the same id runs once (the workflow Update id).
-   * @default a random UUID
-   */
-  requestId?: string;
-}
-
-/** What one `send()` came to. */
-export class SendResponse {
-  /** The request's id (also TaskCompleted's `taskId`). */
-  readonly requestId: string;
-  /** `completed`, `aborted`, `interrupted` (a permission denial stopped it) or `max_turns`. */
-  readonly status: SendStatus;
-  /**
-   * The tool calls the model made, in order, with how each ended. An aborted send lists the
-   * calls made before the abort too (a tool that ran keeps its status; the calls it cut short
-   * read `cancelled`); one aborted before it started has none.
-   */
-  readonly toolCalls: readonly ToolCallRecord[];
-  /**
-   * When `status` is `aborted`: the reason given to `abort()` (the very object when the
-   * abort was made in this process, else an `Error` rebuilt from it).
-   */
-  readonly abortReason: unknown;
-  readonly #text: string;
-
-  constructor(result: SendResult) {
-    this.requestId = result.requestId;
-    this.status = result.status;
-    this.toolCalls = result.toolCalls;
-    this.#text = result.text;
-    if (result.abort) {
-      const local = localAbortReason(result.abort.abortId);
-      this.abortReason = local.found ? local.reason : deserializeError(result.abort.reason);
-    } else {
-      this.abortReason = undefined;
-    }
-  }
-
-  /** The final assistant text, or `''`. */
-  text(): string {
-    return this.#text;
-  }
-}
+import {
+  abortedBeforeStart,
+  checkPromptSize,
+  type SendOptions,
+  SendResponse,
+} from './send-response.js';
+import {
+  sessionTermination,
+  sessionUpdate,
+  toSdkError,
+  type UpdateOptions,
+} from './update-calls.js';
 
 /** A durable session. Get one from `agent.createSession()` or `agent.session(id)`. */
 export class Session {
@@ -265,24 +210,13 @@ export class Session {
       const request: SendRequest = { requestId, prompt };
       // Aborted before the workflow accepted it (while waiting for its turn, or while the run
       // was continuing as new): nothing ran.
-      const abortedBeforeStart = (): SendResult | undefined => {
-        if (!signal?.aborted) return undefined;
-        const abortId = randomUUID();
-        rememberAbortReason(abortId, signal.reason);
-        return {
-          requestId,
-          status: 'aborted',
-          text: '',
-          toolCalls: [],
-          abort: { abortId, reason: serializeError(signal.reason) },
-        };
-      };
-      const early = abortedBeforeStart();
+      const abortedEarly = (): SendResult | undefined => abortedBeforeStart(requestId, signal);
+      const early = abortedEarly();
       if (early) return { response: new SendResponse(early), result: early };
       issued = true;
       const result = await this.#update(Updates.send, [request], {
         updateId: requestId,
-        whileRollingOver: abortedBeforeStart,
+        whileRollingOver: abortedEarly,
         onAccepted: handOn,
       });
       return { response: new SendResponse(result), result };
@@ -362,23 +296,8 @@ export class Session {
   }
 
   /** How the session was terminated, when it was (its newest run ended as TERMINATED). */
-  async #termination(): Promise<Termination | undefined> {
-    const client = this.#handle.client;
-    const description = await this.#handle.describe().catch(() => undefined);
-    if (description?.status.name !== 'TERMINATED') return undefined;
-    const history = await client.workflowService
-      .getWorkflowExecutionHistory({
-        namespace: client.options.namespace,
-        execution: { workflowId: this.#handle.workflowId, runId: description.runId },
-        historyEventFilterType: CLOSE_EVENT_ONLY,
-      })
-      .catch(() => undefined);
-    const event = history?.history?.events?.at(-1);
-    const attributes = event?.workflowExecutionTerminatedEventAttributes;
-    return {
-      reason: attributes?.reason ?? '',
-      at: description.closeTime ?? new Date(0),
-    };
+  #termination(): Promise<Termination | undefined> {
+    return sessionTermination(this.#handle);
   }
 
   /**
@@ -643,295 +562,23 @@ export class Session {
     }
   }
 
-  /**
-   * Run an Update, retrying what is safe to retry (the update id dedupes).
-   * `whileRollingOver` answers instead when the run refuses it while continuing as new;
-   * `onAccepted` is called once the workflow accepted it (then the result is awaited).
-   */
-  async #update<T, A extends unknown[]>(
+  /** Run an Update of this session (see {@link sessionUpdate}). */
+  #update<T, A extends unknown[]>(
     definition: UpdateDefinition<T, A>,
     args: NoInfer<A>,
-    options: {
-      updateId?: string;
-      whileRollingOver?: () => T | undefined;
-      onAccepted?: () => void;
-    } = {},
+    options: UpdateOptions<T> = {},
   ): Promise<T> {
-    const { updateId = randomUUID(), whileRollingOver = () => undefined, onAccepted } = options;
-    const handle = this.#handle;
-    // Temporal's client has one overload for updates with arguments and one for those
-    // without; `definition` typed `args` at the call site, so one call serves both.
-    const update = definition as unknown as UpdateDefinition<T, [unknown, ...unknown[]]>;
-    const updateArgs = args as unknown as [unknown, ...unknown[]];
-    const calls = this.#calls;
-    const call = async (): Promise<T> => {
-      if (!onAccepted || !calls) {
-        return handle.executeUpdate(update, { args: updateArgs, updateId });
-      }
-      // One request, answered when the Update completes, while no later send of this client
-      // waits for this one. Once one does, a second request for the same update id (the
-      // server answers it for the Update already there, or starts it: the same one) returns
-      // as soon as the workflow accepted it, and hands the turn on then: the later send holds
-      // its place behind this one in the workflow's queue. One answered at once may have been
-      // refused (a run rolling over): it is retried below before the next one may go.
-      const stopWatching = calls.whenWaitedOn(handle.workflowId, () => {
-        void calls
-          .run(
-            handle.client.connection,
-            async () => {
-              calls.watchStart(updateId);
-              try {
-                await handle.startUpdate(update, {
-                  args: updateArgs,
-                  updateId,
-                  waitForStage: WorkflowUpdateStage.ACCEPTED,
-                });
-                if (calls.takeStart(updateId) === 'running') onAccepted();
-              } finally {
-                calls.takeStart(updateId);
-              }
-            },
-            handle.workflowId,
-          )
-          // The request that waits for the result reports what went wrong.
-          .catch(() => undefined);
-      });
-      try {
-        return await handle.executeUpdate(update, { args: updateArgs, updateId });
-      } finally {
-        stopWatching();
-      }
-    };
-    try {
-      return await retryingUpdate(call, {
-        name: definition.name,
-        sessionId: this.id,
-        handle,
-        ...(calls ? { calls } : {}),
-        whileRollingOver,
-      });
-    } catch (error) {
-      const converted = this.#toSdkError(error);
-      if (converted instanceof EngineError && isCompletedError(error)) {
-        throw await this.#closedError();
-      }
-      if (converted instanceof SessionNotFoundError) {
-        // The workflow may have completed (closed) rather than never existed.
-        const closed = await this.#handle.describe().then(
-          (d) => d.status.name !== 'RUNNING',
-          () => false,
-        );
-        if (closed) throw await this.#closedError();
-      }
-      throw converted;
-    }
-  }
-
-  /** The error of a call that reached a closed session; it names a termination. */
-  async #closedError(): Promise<SessionClosedError> {
-    const terminated = await this.#termination();
-    if (!terminated) return new SessionClosedError(this.id);
-    const because = terminated.reason ? `: ${terminated.reason}` : '';
-    return new SessionClosedError(
-      this.id,
-      `Session '${this.id}' was terminated${because} (SessionEnd did not run)`,
+    return sessionUpdate(
+      { sessionId: this.id, handle: this.#handle, calls: this.#calls },
+      definition,
+      args,
+      options,
     );
   }
 
   #toSdkError(error: unknown): Error {
     return toSdkError(error, this.id);
   }
-}
-
-/**
- * How long an Update waits out its session's workflow task in failed state, ms (and
- * createSession for a worker to take the session's first task). @internal
- */
-export const TASK_FAILURE_WAIT_MS = 40_000;
-
-/**
- * Run one Update call of session `sessionId`, retrying what is safe to retry (the call's
- * update id dedupes): a refusal while the run archives itself before continuing as new (up
- * to 200 times, every 20-200 ms; `whileRollingOver` may answer instead), a workflow task in
- * failed state or an Update the server aborted (for 40 s from the first such refusal: a task
- * stays failed until a worker runs the next one, up to the workflow task timeout after a
- * worker died holding it), and a call
- * that reached a run as it continued as new (5 times). Every Update of a {@link Session} and
- * createSession's `ready` go through it.
- *
- * @param call issues the Update once (the same update id on every attempt)
- * @throws the last attempt's error as Temporal's client gave it (callers convert it with
- *   {@link toSdkError}); `ENGINE_ERROR` when the client of `calls` was closed meanwhile.
- * @internal
- */
-export async function retryingUpdate<T>(
-  call: () => Promise<T>,
-  options: {
-    /** The Update's name, for the error of a closed client. */
-    name: string;
-    sessionId: string;
-    handle: WorkflowHandle;
-    /** The client's calls: each attempt runs under them, keyed by the workflow id. */
-    calls?: ClientCalls;
-    whileRollingOver?: () => T | undefined;
-  },
-): Promise<T> {
-  const { name, sessionId, handle, calls, whileRollingOver = () => undefined } = options;
-  /** When the workflow task was first seen in failed state, ms (see below). */
-  let failingSince: number | undefined;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await (calls ? calls.run(handle.client.connection, call, handle.workflowId) : call());
-    } catch (error) {
-      if (calls?.closed) {
-        throw new EngineError(
-          'ENGINE_ERROR',
-          `The client of session ${sessionId} was closed while its ${name} call was in flight`,
-          { cause: error },
-        );
-      }
-      // The server's own bound on a call waiting for the workflow to take the Update (its
-      // context deadline, not this client's: none is set here) passed while a loaded worker
-      // had not taken it yet: wait on, as Temporal's client does while the Update is only
-      // admitted; the same update id keeps it one Update.
-      if (isServerDeadline(error)) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
-        continue;
-      }
-      // A workflow task that failed transiently (e.g. new events raced its commands)
-      // drops the update it carried; the same update id makes the retry safe. An update
-      // that reached a run as it continued as new goes to the new run.
-      // A send refused while the run archives itself before continuing as new: the new
-      // run takes it a moment later.
-      if (carriedError(error)?.code === 'SESSION_ROLLING_OVER' && attempt < 200) {
-        const instead = whileRollingOver();
-        if (instead !== undefined) return instead;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(20 * attempt, 200)));
-        continue;
-      }
-      // A workflow task in failed state stays so until a worker runs the next one: after
-      // a worker died holding it, up to the workflow task timeout (10 s by default). Retry
-      // for 40 s from the first such refusal (each attempt itself takes time: counted in);
-      // anything else transient, 5 times.
-      const transient = isTransientTaskFailure(error);
-      if (transient) failingSince ??= Date.now();
-      if (transient ? Date.now() - failingSince! >= TASK_FAILURE_WAIT_MS : attempt >= 5) {
-        throw error;
-      }
-      if (!transient && !(await rolledOver(handle, error))) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 1000)));
-    }
-  }
-}
-
-/** Whether `error` says the run completed while the session still runs (continued as new). */
-async function rolledOver(handle: WorkflowHandle, error: unknown): Promise<boolean> {
-  if (!isCompletedError(error)) return false;
-  return handle.describe().then(
-    (d) => d.status.name === 'RUNNING',
-    () => false,
-  );
-}
-
-/** Turn a Temporal client error into the SDK error it carries. */
-export function toSdkError(error: unknown, sessionId: string): Error {
-  if (error instanceof EngineError) return error;
-  if (error instanceof WorkflowNotFoundError) return new SessionNotFoundError(sessionId);
-  if (isNotFound(error)) return new SessionNotFoundError(sessionId);
-  const carried = carriedError(error);
-  if (carried) return deserializeError(carried);
-  if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowFailedError) {
-    const cause = error.cause;
-    return new EngineError('ENGINE_ERROR', cause?.message ?? error.message, { cause: error });
-  }
-  if (error instanceof Error) {
-    // Temporal's client says `Workflow Update failed` for every refusal of the call itself:
-    // the server's reason comes with it.
-    const detail = serverDetail(error);
-    const message = detail ? `${error.message}: ${detail}` : error.message;
-    return new EngineError('ENGINE_ERROR', message, { cause: error });
-  }
-  return new EngineError('ENGINE_ERROR', String(error));
-}
-
-/** The serialized SDK error a failure chain carries, if any. */
-function carriedError(error: unknown): SerializedError | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && current; depth++) {
-    if (current instanceof ApplicationFailure) {
-      const detail = current.details?.[0] as SerializedError | undefined;
-      if (detail && typeof detail.name === 'string' && typeof detail.message === 'string')
-        return detail;
-    }
-    current = (current as { cause?: unknown }).cause;
-    if (!(current instanceof Error) && !(current instanceof TemporalFailure)) break;
-  }
-  return undefined;
-}
-
-function isNotFound(error: unknown): boolean {
-  const e = error as { code?: number; name?: string } | undefined;
-  return e?.code === 5 || e?.name === 'WorkflowNotFoundError';
-}
-
-/**
- * Whether `error` is the server's refusal of an Update that a retry with the same update id
- * gets through: the workflow task is in failed state (or a failed task dropped the update it
- * carried), or the server aborted the Update as it reloaded the workflow (`Unavailable`
- * "workflow update was aborted", after Temporal's client retried it ten times). Looked for
- * along the cause chain, so an SDK error wrapping the client's error counts too. Retried by
- * {@link retryingUpdate}; `approve --wait` retries it until its deadline.
- * @internal
- */
-export function isTransientTaskFailure(error: unknown): boolean {
-  return causeChain(error).some((e) => {
-    const details = (e as { details?: unknown }).details;
-    const text = `${messageOf(e)} ${typeof details === 'string' ? details : ''}`;
-    return (
-      /Workflow Task in failed state|unexpected workflow task failure/i.test(text) ||
-      /workflow update was aborted(?! by closing)/i.test(text)
-    );
-  });
-}
-
-/**
- * Whether `error` is the server's deadline on an Update call (gRPC `DEADLINE_EXCEEDED` with the
- * server's `context deadline exceeded`), not the caller's: a deadline of the caller's own
- * (`connection.withDeadline`) ends in Temporal's client first, with grpc-js's `Deadline
- * exceeded` and no server answer. @internal
- */
-export function isServerDeadline(error: unknown): boolean {
-  return causeChain(error).some((e) => {
-    const { code, details } = e as { code?: unknown; details?: unknown };
-    return (
-      code === 4 && typeof details === 'string' && /^context deadline exceeded$/i.test(details)
-    );
-  });
-}
-
-/**
- * What the server said under a client error (the `details` of the gRPC error it wraps, e.g.
- * `Unable to perform workflow execution update due to unexpected workflow task failure.`),
- * when the error's own message does not already say it.
- */
-function serverDetail(error: Error): string | undefined {
-  for (const e of causeChain(error).slice(1)) {
-    const details = (e as { details?: unknown }).details;
-    if (typeof details === 'string' && details !== '' && !error.message.includes(details)) {
-      return details;
-    }
-  }
-  return undefined;
-}
-
-/**
- * Whether `error` says the run closed under the call: it had completed before the call
- * reached it, or it closed (terminated, say) while an Update was in flight.
- */
-function isCompletedError(error: unknown): boolean {
-  return causeChain(error).some((e) =>
-    /already completed|workflow completed before the update completed/i.test(messageOf(e)),
-  );
 }
 
 function abortError(): Error {
@@ -942,21 +589,6 @@ function abortError(): Error {
 
 /** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
 const ACTIVITY_TASK_QUEUE = 2;
-/** `HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT` of Temporal's API: only the run's last event. */
-const CLOSE_EVENT_ONLY = 2;
-
-/** Largest prompt `send()` takes, bytes of JSON (Temporal rejects payloads over 2 MiB). */
-export const MAX_PROMPT_BYTES = 1_048_576;
-
-function checkPromptSize(prompt: Prompt): void {
-  const bytes = new TextEncoder().encode(JSON.stringify(prompt ?? null)).length;
-  if (bytes > MAX_PROMPT_BYTES) {
-    throw new ConfigError(
-      `send(): the prompt is ${bytes} bytes of JSON; the limit is ${MAX_PROMPT_BYTES} ` +
-        `(Temporal rejects payloads over 2 MiB). Put large content in a workspace file instead.`,
-    );
-  }
-}
 
 /** A short stable key of an answer, so update ids differ when answers do. */
 function answerKey(answer: PermissionDecisionRequest['answer']): string {

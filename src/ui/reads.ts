@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { AgentSdkError, SessionNotFoundError, messageOf } from '../common/errors.js';
 import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
-import { listSessionSummaries } from '../client/client.js';
+import { listSessionSummaries } from '../client/list-sessions.js';
 import { sessionListStatus } from '../client/session-status.js';
 import { isNoPollerError } from '../temporal/query.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';

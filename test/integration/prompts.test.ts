@@ -16,7 +16,7 @@ import {
   type HookCallback,
   type HookInput,
 } from '../../src/index.js';
-import { MAX_PROMPT_BYTES } from '../../src/client/session.js';
+import { MAX_PROMPT_BYTES } from '../../src/client/send-response.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { gate, rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
 import { recordedUpdates, waitForSendAccepted } from '../history-helpers.js';

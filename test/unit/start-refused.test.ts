@@ -1,6 +1,6 @@
 import { ServiceError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { startRefused } from '../../src/client/client.js';
+import { startRefused } from '../../src/client/start-session.js';
 import { EngineError } from '../../src/common/errors.js';
 
 /** A ServiceError as the client throws it for a failed StartWorkflowExecution. */

@@ -10,7 +10,11 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../src/common/errors.js';
-import { isServerDeadline, isTransientTaskFailure, toSdkError } from '../../src/client/session.js';
+import {
+  isServerDeadline,
+  isTransientTaskFailure,
+  toSdkError,
+} from '../../src/client/update-calls.js';
 
 /** A gRPC error as @grpc/grpc-js gives it: `<code> <NAME>: <details>`. */
 function grpcError(code: number, name: string, details: string): Error {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { Client } from '@temporalio/client';
-import { listSessionSummaries, type SessionSummary } from '../../client/client.js';
+import { listSessionSummaries, type SessionSummary } from '../../client/list-sessions.js';
 import { ConfigError } from '../../common/errors.js';
 import { CliError } from '../cli-error.js';
 import type { CliOutput, CommandArgs } from '../command-args.js';

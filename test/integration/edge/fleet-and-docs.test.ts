@@ -13,7 +13,7 @@ import {
   type Agent,
   type AgentModel,
 } from '../../../src/index.js';
-import { MAX_PROMPT_BYTES } from '../../../src/client/session.js';
+import { MAX_PROMPT_BYTES } from '../../../src/client/send-response.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import proto from '@temporalio/proto';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';

@@ -1,0 +1,80 @@
+/**
+ * The input of a new session's workflow: what the session runs for good (its version and
+ * fingerprint, hook counts, timeouts, tools, permission), from the agent's options and the
+ * session's own.
+ *
+ * @module
+ */
+import {
+  inlineDispatchEvents,
+  localDispatchEvents,
+  type HookDispatchMode,
+} from '../common/hook-dispatch-mode.js';
+import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
+import { hookCountsOf } from '../definition/resolve.js';
+
+/** The workflow input of session `sessionId` of the agent of `options`. */
+export function sessionWorkflowInput(
+  options: ResolvedAgentOptions,
+  sessionId: string,
+  sessionOptions: SessionOptions,
+): SessionWorkflowInput {
+  return {
+    sessionId,
+    agentName: options.name,
+    // The definition the session runs, for good: every worker checks it before any task.
+    version: options.version,
+    fingerprint: options.fingerprint,
+    manifest: options.manifest,
+    hookCounts: hookCountsOf(options.hooks, sessionOptions.hooks),
+    hookTimeoutMs: sessionOptions.hookTimeoutMs ?? options.hookTimeoutMs,
+    sessionEndHookTimeoutMs:
+      sessionOptions.sessionEndHookTimeoutMs ?? options.sessionEndHookTimeoutMs,
+    maxTurns: sessionOptions.maxTurns ?? options.maxTurns,
+    taskQueue: options.temporal.taskQueue,
+    dispatchHeartbeatTimeoutMs: options.temporal.dispatchHeartbeatTimeoutMs,
+    ...(options.temporal.modelHeartbeatTimeoutMs !== undefined
+      ? { modelHeartbeatTimeoutMs: options.temporal.modelHeartbeatTimeoutMs }
+      : {}),
+    ...(options.temporal.toolHeartbeatTimeoutMs !== undefined
+      ? { toolHeartbeatTimeoutMs: options.temporal.toolHeartbeatTimeoutMs }
+      : {}),
+    tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
+    permission: sessionOptions.permissionHandler
+      ? { handler: 'session' }
+      : typeof options.permission === 'function'
+        ? { handler: 'function' }
+        : { preset: options.permission },
+    permissionTimeoutMs: options.permissionTimeoutMs,
+    toolTimeoutMs: options.toolTimeoutMs,
+    modelTimeoutMs: options.modelTimeoutMs,
+    maxContextTokens: options.maxContextTokens,
+    // Only when set, so sessions keep the inputs (and histories) they had before it existed.
+    ...(options.toolHookErrors === 'reject' ? { toolHookErrors: 'reject' as const } : {}),
+    ...localDispatchOf(options.hookDispatch, sessionOptions.hookDispatch),
+    turnStatus: options.temporal.turnStatus,
+    ...(options.continueAsNewAfterPrompts !== undefined
+      ? { continueAsNewAfterPrompts: options.continueAsNewAfterPrompts }
+      : {}),
+    ...((sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs)
+      ? { idleTimeoutMs: sessionOptions.idleTimeoutMs ?? options.idleTimeoutMs }
+      : {}),
+    ...(sessionOptions.resumeSessionId
+      ? { isResume: true, resumeSessionId: sessionOptions.resumeSessionId }
+      : {}),
+  };
+}
+
+/**
+ * Only when some event is local or inline, so other sessions keep the inputs they had
+ * before these existed.
+ */
+function localDispatchOf(agent: HookDispatchMode, session: HookDispatchMode | undefined) {
+  const local = localDispatchEvents(agent, session);
+  const inline = inlineDispatchEvents(agent, session);
+  return {
+    ...(local.length > 0 ? { localDispatch: local } : {}),
+    ...(inline.length > 0 ? { inlineDispatch: inline } : {}),
+  };
+}
