@@ -107,12 +107,27 @@ function heldSizes(): Record<string, number> {
   };
 }
 
+/** Sessions that failed (a send refused on an overloaded machine, say), and the first error. */
+const failures = { count: 0, first: undefined as string | undefined };
+
+/**
+ * One session of SENDS sends, closed. A failure is counted and the run goes on: what the
+ * benchmark measures is what closed sessions leave behind, failed ones included (a failed
+ * session is closed too, when it can be).
+ */
 async function runSession(): Promise<void> {
-  const session = await agent.createSession({
-    hooks: { UserPromptSubmit: [async () => ({ action: 'continue' as const })] },
-  });
-  for (let i = 0; i < SENDS; i++) await session.send(`prompt ${i}`);
-  await session.close();
+  let session: Awaited<ReturnType<typeof agent.createSession>> | undefined;
+  try {
+    session = await agent.createSession({
+      hooks: { UserPromptSubmit: [async () => ({ action: 'continue' as const })] },
+    });
+    for (let i = 0; i < SENDS; i++) await session.send(`prompt ${i}`);
+    await session.close();
+  } catch (error) {
+    failures.count++;
+    failures.first ??= error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    await session?.close().catch(() => undefined);
+  }
 }
 
 const rows: string[][] = [];
@@ -140,7 +155,10 @@ for (const checkpoint of CHECKPOINTS) {
   const memory = await settledMemory();
   measured.push({ sessions: checkpoint, ...memory });
   const sizes = heldSizes();
-  console.log(`checkpoint ${checkpoint}: ${JSON.stringify(sizes)}`);
+  console.log(
+    `checkpoint ${checkpoint}: ${JSON.stringify(sizes)}; sessions failed: ${failures.count}` +
+      (failures.first ? ` (first: ${failures.first})` : ''),
+  );
   if (SNAPSHOTS) console.log(`  snapshot ${writeHeapSnapshot()}`);
   const previous = measured.at(-2);
   rows.push([
@@ -175,6 +193,10 @@ if (last.sessions > first.sessions) {
       `${first.sessions} to ${last.sessions} sessions; heap per closed session ` +
       `${fmt(perSession / 1024, 2)} KB (${fmt(perSession / SENDS / 1024, 2)} KB a send)`,
   );
+}
+
+if (failures.count > 0) {
+  console.log(`${failures.count} of ${finished} sessions failed; the first: ${failures.first}`);
 }
 
 await agent.shutdown();
