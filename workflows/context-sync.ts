@@ -30,6 +30,9 @@ const { conversationCache } = proxySinks<ConversationCacheSinks>();
  * Nothing is recorded: a replay or another worker is unaffected.
  */
 export function forgetContext(): void {
+  // A replay (a replayer registers no sinks, and a worker replaying has no copy of this run
+  // to drop) calls nothing, as `sync` does not.
+  if (workflowInfo().unsafe.isReplaying) return;
   conversationCache.forget();
 }
 

@@ -326,6 +326,13 @@ describe('replay', () => {
     expect(run.stdout).toBe('deterministic: yes\n');
   });
 
+  it("replays a session that ran to its end without an ERROR line (the replayer has none of the worker's sinks)", async () => {
+    const run = await cli(['replay', fixture('prompts-and-close.json')]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe('deterministic: yes\n');
+    expect(run.stderr).not.toMatch(/ERROR/);
+  });
+
   it('a run no workflow task has run in yet (only its start) has nothing to replay: yes, at once', async () => {
     const json = JSON.parse(readFileSync(fixture('prompts-and-close.json'), 'utf8')) as {
       events: unknown[];
