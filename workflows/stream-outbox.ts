@@ -50,7 +50,7 @@ export interface StreamOutboxState {
  *
  * Histories recorded before this call have no marker in their first task: the replay says
  * false here, which the SDK does not keep, and {@link publishQueuedNow} finds their marker
- * where it was recorded (`test/fixtures/histories/person-asked.json`).
+ * where it was recorded (`test/fixtures/person-asked/`).
  */
 export function decideStreamOutboxPatch(): void {
   patched(PATCH_STREAM_PERMISSION_EVENTS);
