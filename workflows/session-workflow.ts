@@ -39,6 +39,7 @@ import { createSessionState } from './session-state.js';
 import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
 import { contextStamper, forgetContext } from './context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
+import { decideStreamOutboxPatch } from './stream-outbox.js';
 
 /** Runs continue as new (archive, then carry); histories from before never did. */
 const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
@@ -60,6 +61,8 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
 }
 
 async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  // First, before any local activity can run (see there).
+  decideStreamOutboxPatch();
   const carry = input.carry;
   const state = createSessionState(input);
   state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);

@@ -13,8 +13,9 @@
  * (one marker in history, no task round trip): when a person is asked (they may answer in
  * hours, and a UI needs the ask now), and when the send ends with events still queued (a
  * denial with `interrupt`, or the last turn). Guarded by `patched()`: a history recorded
- * before it has no marker there, and keeps the events for the next activity instead.
- * Workflow code.
+ * before it has no marker, and keeps the events for the next activity instead. The patch is
+ * decided when a run starts ({@link decideStreamOutboxPatch}), never first right after a
+ * local activity: see there. Workflow code.
  *
  * @module
  */
@@ -30,6 +31,29 @@ export interface StreamOutboxState {
   readonly input: SessionWorkflowInput;
   /** Events not published yet, per send (request id), oldest first. Absent until the first. */
   streamOutbox?: Map<string, WorkflowStreamEvent[]>;
+}
+
+/**
+ * Decide the stream patch in the run's first activation, so that a new run records its marker
+ * in its first workflow task. Called first thing by the session workflow.
+ *
+ * Deciding it first where it is used is not deterministic: a person is asked in the
+ * activation that resolves the `describeToolCall` local activity, and when the worker answers
+ * a query while that resolution is not yet handed to the workflow, sdk-core completes the
+ * workflow task with the local activity's marker and forces a new task, so the patch marker
+ * lands in the next task. A replay resolves the local activity from the marker it sees in the
+ * first task and asks the person there, before the SDK is told of the patch marker (it learns
+ * of one task's markers only): `patched()` says false, no marker command, and the marker in
+ * the next task fails the replay ("Non-deprecated patch marker encountered for change
+ * stream-permission-events, but there is no corresponding change command"). The first
+ * activation of a run follows no local activity.
+ *
+ * Histories recorded before this call have no marker in their first task: the replay says
+ * false here, which the SDK does not keep, and {@link publishQueuedNow} finds their marker
+ * where it was recorded (`test/fixtures/person-asked/`).
+ */
+export function decideStreamOutboxPatch(): void {
+  patched(PATCH_STREAM_PERMISSION_EVENTS);
 }
 
 /** Queue `event` for the stream of the send `requestId` (none: no send, nothing queued). */
