@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isCallTimeout } from '../temporal/query.js';
 import type { CommandArgs } from './command-args.js';
 
 /** When the command's waits end, ms since epoch. */
@@ -19,13 +20,6 @@ export function remainingMs(args: CommandArgs): number {
 /** Whether `error` is a call ended by the command's deadline. */
 export function isDeadline(error: unknown, args: CommandArgs): boolean {
   if (remainingMs(args) > 250) return false;
-  for (let e: unknown = error, depth = 0; e && depth < 8; depth++) {
-    const { code, name } = e as { code?: unknown; name?: unknown };
-    // gRPC DEADLINE_EXCEEDED and CANCELLED (how the client ends a call at its deadline).
-    if (code === 4 || code === 1 || name === 'WorkflowUpdateRPCTimeoutOrCancelledError') {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  // gRPC DEADLINE_EXCEEDED and CANCELLED (how the client ends a call at its deadline).
+  return isCallTimeout(error);
 }

@@ -102,3 +102,15 @@ function grpcCode(error: Error): number | undefined {
   const { code } = error as { code?: unknown };
   return typeof code === 'number' ? code : undefined;
 }
+
+/**
+ * Whether a call ended at a deadline or was cancelled: gRPC `DEADLINE_EXCEEDED` or `CANCELLED`
+ * anywhere in its cause chain, or Temporal's `WorkflowUpdateRPCTimeoutOrCancelledError` (how
+ * the client ends a call at the deadline of `connection.withDeadline`).
+ */
+export function isCallTimeout(error: unknown): boolean {
+  return causeChain(error).some((e) => {
+    const { code, name } = e as { code?: unknown; name?: unknown };
+    return code === 4 || code === 1 || name === 'WorkflowUpdateRPCTimeoutOrCancelledError';
+  });
+}

@@ -11,8 +11,9 @@ import { isPlainObject, type JsonObject } from '../common/json.js';
 import { Session } from '../client/session.js';
 import { describeDecidedRequest } from '../history/decided.js';
 import { diffValues } from '../history/diff.js';
+import { isCallTimeout } from '../temporal/query.js';
 import type { UiContext } from './context.js';
-import { HttpError, isCallTimeout, readBody, redirect } from './http.js';
+import { HttpError, readBody, redirect } from './http.js';
 import { sessionLink, sessionPath } from './pages.js';
 import { bounded, find, pendingOf, readTimeline } from './reads.js';
 

@@ -44,18 +44,6 @@ export function decodePart(part: string): string {
   }
 }
 
-/** Whether a call ended at its deadline (gRPC DEADLINE_EXCEEDED or CANCELLED). */
-export function isCallTimeout(error: unknown): boolean {
-  for (let e: unknown = error, depth = 0; e && depth < 8; depth++) {
-    const { code, name } = e as { code?: unknown; name?: unknown };
-    if (code === 4 || code === 1 || name === 'WorkflowUpdateRPCTimeoutOrCancelledError') {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
 export async function readBody(request: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;

@@ -10,13 +10,13 @@ import { Queries } from '../common/protocol.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/list-sessions.js';
 import { sessionListStatus } from '../client/session-status.js';
-import { isNoPollerError } from '../temporal/query.js';
+import { isCallTimeout, isNoPollerError } from '../temporal/query.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
 import { findSessionWorkflow, type FoundSession } from '../history/files.js';
 import { timelineFromHistory } from '../history/timeline.js';
 import type { HistoryTimeline } from '../history/timeline-types.js';
 import type { UiContext } from './context.js';
-import { HttpError, isCallTimeout, mapLimited, send, unreadable } from './http.js';
+import { HttpError, mapLimited, send, unreadable } from './http.js';
 import { requestContext } from './request-context.js';
 import {
   inboxPage,
