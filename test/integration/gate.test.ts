@@ -360,8 +360,12 @@ describe('gateDeploy', () => {
       await session.send('clean up');
       await session.send('clean up again');
       await session.close();
-      // The premise: two runs.
-      expect(await fetchSessionHistories(rolling.client, session.id)).toHaveLength(2);
+      // The premise: more than one run. A third run is the right outcome too: when the
+      // second prompt's rollover archive finishes before the close arrives, the session
+      // continues as new once more and closes in a run with no dispatches.
+      expect(
+        (await fetchSessionHistories(rolling.client, session.id)).length,
+      ).toBeGreaterThanOrEqual(2);
       const report = await gateDeploy({
         agent: {
           model: 'unused',
