@@ -1,11 +1,14 @@
 /**
  * Record representative session histories as replay fixtures in test/fixtures/histories/.
- * Every workflow change must keep them replayable (test/integration/replay.test.ts).
+ * Every workflow change must keep them replayable (test/integration/replay.test.ts); the
+ * fixtures recorded by 0.1 are the baseline, and a patch's fixture is recorded by the code
+ * before it (CONTRIBUTING.md, "Changing workflow code").
  *
  *   npx tsx scripts/record-histories.ts [name ...]   (starts its own dev server)
  *
  * With names, only those fixtures are recorded (e.g. `continued-as-new`), so the others keep
- * the histories of the code that recorded them.
+ * the histories of the code that recorded them. The demo's session is recorded by the demo:
+ * `npm run demo -- --record-fixture test/fixtures/histories/demo-session.json`.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -111,25 +114,18 @@ try {
     await s.close();
     await save('prompts-and-close', s);
   }
-  if (want('sends-at-once')) {
-    // Recorded by the code that runs a send at once when nothing is ahead of it and whose main
-    // loop ignores prompts starting and ending (both patches): one send alone, two queued.
-    const s = await agent.createSession({ sessionId: 'fixture-sends-at-once' });
-    await s.send('hello');
-    await Promise.all([s.send('first'), s.send('second')]);
-    await s.close();
-    await save('sends-at-once', s);
-  }
-  if (want('lean-sends')) {
-    // Recorded by the code whose sends end without awaiting an empty stream outbox and whose
-    // activities' first attempt is not wrapped in an async function (both patches), with the
-    // status attribute following the session (no upserts per turn).
-    const s = await agent.createSession({ sessionId: 'fixture-lean-sends' });
+  if (want('queued-sends')) {
+    // One send alone, two at once (the second waits for the first), one rejected by its
+    // hook; UserPromptSubmit as a local activity, TaskCompleted through the task queue.
+    const s = await agent.createSession({
+      sessionId: 'fixture-queued-sends',
+      hookDispatch: { UserPromptSubmit: 'local' },
+    });
     await s.send('hello');
     await Promise.all([s.send('first'), s.send('second')]);
     await s.send('reject').catch(() => undefined);
     await s.close();
-    await save('lean-sends', s);
+    await save('queued-sends', s);
   }
   if (want('timeout-fail-closed')) {
     const s = await agent.createSession({ sessionId: 'fixture-timeout', hookTimeoutMs: 100 });
@@ -187,24 +183,10 @@ try {
     await s.close();
     await save('local-dispatch', s);
   }
-  if (want('dispatch-lean')) {
-    // Recorded by the code whose dispatches await their activity directly (no async call or
-    // `.catch` of their own): UserPromptSubmit local, TaskCompleted through the task queue,
-    // sends alone and queued, one rejected by its hook.
-    const s = await agent.createSession({
-      sessionId: 'fixture-dispatch-lean',
-      hookDispatch: { UserPromptSubmit: 'local' },
-    });
-    await s.send('hello');
-    await Promise.all([s.send('first'), s.send('second')]);
-    await s.send('reject').catch(() => undefined);
-    await s.close();
-    await save('dispatch-lean', s);
-  }
-  if (want('prompt-scope-shared')) {
-    // Recorded by the code whose prompts share one cancellation scope until an abort: two
-    // prompts in it, one aborted, then two in the new scope (one of them queued).
-    const s = await agent.createSession({ sessionId: 'fixture-prompt-scope-shared' });
+  if (want('abort-then-queued')) {
+    // A prompt, one aborted, then two sent at once: the prompts after an abort run in a new
+    // cancellation scope.
+    const s = await agent.createSession({ sessionId: 'fixture-abort-then-queued' });
     await s.send('hello');
     const pending = s.send('wait-abort');
     await new Promise((r) => setTimeout(r, 300));
@@ -212,7 +194,7 @@ try {
     await pending;
     await Promise.all([s.send('next'), s.send('last')]);
     await s.close();
-    await save('prompt-scope-shared', s);
+    await save('abort-then-queued', s);
   }
   if (want('rollover-by-updates')) {
     // A run continues as new after 200 Updates (the ready Update and 199 sends, then one more).
@@ -237,13 +219,8 @@ try {
     while ((await s.describe()).status !== 'closed') await new Promise((r) => setTimeout(r, 50));
     await save('cancelled-from-outside', s);
   }
-  for (const fixture of [
-    'version-refused',
-    'version-refused-lean',
-    'version-refused-dispatch-lean',
-  ].filter(want)) {
-    // `version-refused-lean`: the same, recorded by the code whose first attempt is lean;
-    // `version-refused-dispatch-lean`: by the code whose dispatch awaits its activity directly.
+  if (want('version-refused')) {
+    const fixture = 'version-refused';
     // A v2 session whose tasks a v1 worker refuses until a v2 worker polls: the version in
     // the input and the activity inputs, refused attempts, and their retries, replayed.
     const definition = (version: string): AgentOptions => ({

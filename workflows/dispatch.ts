@@ -13,7 +13,6 @@ import {
   TimeoutFailure,
   isCancellation,
   log,
-  patched,
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
@@ -121,10 +120,10 @@ export async function dispatchEvent(
   if (callbackCount === 0) return undefined;
   const entry = openEntry(state, event, callbackCount, tags);
   try {
-    if (!patched(PATCH_DISPATCH_LEAN)) return await settle(state, event, payload, entry);
-    // The same steps as `settle`, awaited here: no async call or `.catch` of its own.
+    // Awaited here, with no async function or `.catch` of its own around the activity (they
+    // cost every dispatch three promises; a promise in workflow code costs a stack trace).
     refuseWhileCleaningUp(state, entry, event);
-    const call = dispatchCall(state, event, payload, entry, true);
+    const call = dispatchCall(state, event, payload, entry);
     let outcome: HookDispatchOutcome;
     try {
       try {
@@ -324,37 +323,6 @@ export function inlineOutcomeOf(error: unknown): HookDispatchOutcome | undefined
     : undefined;
 }
 
-/**
- * A dispatch whose callbacks run without an async function and a `.catch` of their own
- * around the activity (which cost every dispatch three promises; a promise in workflow code
- * costs a stack trace). Guarded: the outcome reaches the caller a few microtasks sooner,
- * which may reorder commands of work running beside it.
- */
-const PATCH_DISPATCH_LEAN = 'dispatch-lean';
-
-/** The dispatch behind `entry` as it ran before {@link PATCH_DISPATCH_LEAN}. */
-async function settle(
-  state: DispatchState,
-  event: HookEvent,
-  payload: JsonObject,
-  entry: TimelineEntry,
-): Promise<MergedHookResult> {
-  refuseWhileCleaningUp(state, entry, event);
-  const call = dispatchCall(state, event, payload, entry, false);
-  let outcome: HookDispatchOutcome;
-  try {
-    outcome = state.input.localDispatch?.includes(event)
-      ? await call.first().catch((error: unknown) => {
-          if (!versionRefusalOf(error)) throw error;
-          return call.afterRefusal(error);
-        })
-      : await call.first();
-  } catch (error) {
-    throw dispatchFailure(state, entry, event, error);
-  }
-  return outcomeResult(state, entry, event, outcome, call.budgetMs);
-}
-
 /** Fail-closed: no dispatch while a callback of the session is still cleaning up. */
 function refuseWhileCleaningUp(state: DispatchState, entry: TimelineEntry, event: HookEvent): void {
   if (state.pendingCleanups.size > 0) {
@@ -374,16 +342,14 @@ interface DispatchCall {
 }
 
 /**
- * Name the dispatch (its id, its input) and say what runs it.
- * @param lean without retries of its own around the first try (the caller catches the
- *   refusal and calls `afterRefusal`); else as before {@link PATCH_DISPATCH_LEAN}.
+ * Name the dispatch (its id, its input) and say what runs it. The first try has no retries of
+ * its own: the caller catches a version refusal and calls `afterRefusal`.
  */
 function dispatchCall(
   state: DispatchState,
   event: HookEvent,
   payload: JsonObject,
   entry: TimelineEntry,
-  lean: boolean,
 ): DispatchCall {
   const budgetMs = budgetOf(state.input, event);
   const dispatchInput = {
@@ -413,14 +379,11 @@ function dispatchCall(
       afterRefusal: viaQueue,
     };
   }
-  return lean
-    ? {
-        budgetMs,
-        first: () => onQueue(true),
-        afterRefusal: (refusal) =>
-          retryRefused(state.input, what, budgetMs, onQueue, started, refusal),
-      }
-    : { budgetMs, first: viaQueue, afterRefusal: viaQueue };
+  return {
+    budgetMs,
+    first: () => onQueue(true),
+    afterRefusal: (refusal) => retryRefused(state.input, what, budgetMs, onQueue, started, refusal),
+  };
 }
 
 /**

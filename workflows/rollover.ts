@@ -10,7 +10,6 @@ import {
   isCancellation,
   log,
   makeContinueAsNewFunc,
-  patched,
   workflowInfo,
 } from '@temporalio/workflow';
 import { serializeError, type SerializedError } from '../src/common/errors.js';
@@ -34,9 +33,6 @@ type SessionWorkflowFn = (input: SessionWorkflowInput) => Promise<SessionWorkflo
  * Temporal does not suggest it: offloaded payloads cost history little but memory in full.
  */
 const MAX_RUN_TRANSCRIPT_CHARS = 64_000_000;
-
-/** Runs continue as new after {@link MAX_UPDATES_PER_RUN} Updates; histories from before did not. */
-const PATCH_ROLLOVER_BY_UPDATES = 'rollover-by-update-count';
 
 /** Prompts to wait after a failed archive before trying to continue as new again. */
 const ROLLOVER_RETRY_AFTER_PROMPTS = 10;
@@ -74,34 +70,34 @@ export function rememberSend(
 }
 
 /**
- * Time to continue as new: Temporal suggests it (history size or length) or this run
- * handled `continueAsNewAfterPrompts` prompts, and the session is quiet: open, no prompt
- * running or queued (so no permission request is pending), no close, every handler done.
+ * Time to continue as new: something asks for a new run ({@link rolloverWanted}) and the
+ * session is quiet: open, no prompt running or queued (so no permission request is pending),
+ * no close, every handler done.
  */
 export function rolloverDue(state: SessionState, input: SessionWorkflowInput): boolean {
   if (state.status !== 'open' || state.closeInFlight) return false;
   if (state.current !== undefined || state.serving !== state.nextTicket) return false;
-  const wanted = rolloverWanted(state, input) || updatesDue(state);
   return (
-    wanted &&
+    rolloverWanted(state, input) &&
     state.promptsThisRun > 0 &&
     state.promptsThisRun >= state.rolloverNotBefore &&
     allHandlersFinished()
   );
 }
 
-/** Reasons to roll over that histories from before the Update count knew already. */
+/**
+ * Whether anything asks for a new run: Temporal's suggestion (history size or length), the
+ * `continueAsNewAfterPrompts` bound, the transcript's memory, or {@link MAX_UPDATES_PER_RUN}
+ * Updates accepted in this run.
+ */
 function rolloverWanted(state: SessionState, input: SessionWorkflowInput): boolean {
   const bound = input.continueAsNewAfterPrompts;
   return (
     workflowInfo().continueAsNewSuggested ||
     (bound !== undefined && state.promptsThisRun >= bound) ||
-    state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS
+    state.transcriptChars > MAX_RUN_TRANSCRIPT_CHARS ||
+    (state.updatesThisRun ?? 0) >= MAX_UPDATES_PER_RUN
   );
-}
-
-function updatesDue(state: SessionState): boolean {
-  return state.rolloverByUpdates !== false && (state.updatesThisRun ?? 0) >= MAX_UPDATES_PER_RUN;
 }
 
 /**
@@ -109,11 +105,6 @@ function updatesDue(state: SessionState): boolean {
  * archive was written (a prompt, a close), the rollover waits for the next quiet moment.
  */
 export async function rollover(state: SessionState, input: SessionWorkflowInput): Promise<void> {
-  // Histories recorded before runs counted their Updates never rolled over by the count.
-  if (!rolloverWanted(state, input) && !patched(PATCH_ROLLOVER_BY_UPDATES)) {
-    state.rolloverByUpdates = false;
-    return;
-  }
   const messages = state.transcript.length;
   const timelineEntries = state.timeline.length;
   state.rollingOver = true;

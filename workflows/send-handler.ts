@@ -9,7 +9,6 @@ import {
   CancellationScope,
   condition,
   isCancellation,
-  patched,
   setCurrentDetails,
 } from '@temporalio/workflow';
 import {
@@ -26,28 +25,6 @@ import { rememberSend, rollingOverFailure } from './rollover.js';
 import { isClosing, type PromptRun, type SessionState } from './session-state.js';
 import { closeStreamOutbox, hasQueuedStreamEvents } from './stream-outbox.js';
 import { sessionSetHandler } from './update-count.js';
-
-/**
- * A send that finds the session started and nothing ahead of it runs at once, without
- * waiting on a `condition()` that is already true (each costs the workflow task a few
- * promises; a promise in workflow code costs a stack trace). Histories recorded before it
- * waited for the end of the activation, so the order of commands of Updates that arrived
- * together may differ: guarded.
- */
-const PATCH_SEND_RUNS_AT_ONCE = 'send-runs-at-once';
-/**
- * A send with no stream events left to publish ends without awaiting the outbox (an async
- * call with nothing to do still costs the workflow task four promises). Guarded: the send
- * answers a few microtasks sooner, which may reorder commands of work that ends with it.
- */
-const PATCH_SEND_ENDS_AT_ONCE = 'send-ends-at-once';
-/**
- * Prompts share one cancellation scope until an abort cancels it (then the next prompt gets
- * a new one), instead of one scope each: a scope costs a send three promises. Prompts run
- * one at a time, so an abort still cancels the running prompt's work only. Guarded: a send
- * takes its scope without creating those promises, which may reorder commands.
- */
-const PATCH_PROMPT_SCOPE_SHARED = 'prompt-scope-shared';
 
 /** Register the `send` Update (and its validator). */
 export function setSendHandler(state: SessionState): void {
@@ -73,10 +50,13 @@ export function setSendHandler(state: SessionState): void {
 async function send(state: SessionState, request: SendRequest): Promise<SendResult> {
   const { input } = state;
   state.activitySeq++;
-  const atOnce = state.status !== 'starting' && patched(PATCH_SEND_RUNS_AT_ONCE);
-  if (!atOnce) await condition(() => state.status !== 'starting');
+  // A send that finds the session started and nothing ahead of it runs at once, without
+  // waiting on a `condition()` that is already true (each costs the workflow task a few
+  // promises; a promise in workflow code costs a stack trace).
+  const started = state.status !== 'starting';
+  if (!started) await condition(() => state.status !== 'starting');
   const ticket = state.nextTicket++;
-  if (!atOnce || state.serving !== ticket) await condition(() => state.serving === ticket);
+  if (!started || state.serving !== ticket) await condition(() => state.serving === ticket);
   try {
     if (isClosing(state) || state.startError) throw sessionClosedFailure(input.sessionId);
     // Sent to the run before a rollover, answered there, retried here: it ran once.
@@ -89,7 +69,7 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       state.queuedAborts.delete(request.requestId);
       return abortedResult(request.requestId, early);
     }
-    const scope = patched(PATCH_PROMPT_SCOPE_SHARED) ? promptScope(state) : new CancellationScope();
+    const scope = promptScope(state);
     const current: PromptRun = {
       scope,
       requestId: request.requestId,
@@ -117,8 +97,9 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       throw error;
     } finally {
       // Permission events no later activity carried (a denial ended the send) go out
-      // before the send answers, so they precede the stream's final event.
-      if (hasQueuedStreamEvents(state, request.requestId) || !patched(PATCH_SEND_ENDS_AT_ONCE)) {
+      // before the send answers, so they precede the stream's final event. With none, no
+      // await: an async call with nothing to do still costs the workflow task four promises.
+      if (hasQueuedStreamEvents(state, request.requestId)) {
         await closeStreamOutbox(state, request.requestId);
       }
       current.settled = true;
@@ -134,7 +115,11 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
   }
 }
 
-/** The scope of the prompts: the run's, or a new one once an abort (or a cancel) ended it. */
+/**
+ * The scope of the prompts: the run's, or a new one once an abort (or a cancel) ended it.
+ * Prompts share one scope rather than one each (a scope costs a send three promises); they
+ * run one at a time, so an abort still cancels the running prompt's work only.
+ */
 function promptScope(state: SessionState): CancellationScope {
   if (!state.promptScope || state.promptScope.consideredCancelled) {
     state.promptScope = new CancellationScope();

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { allHandlersFinished, condition, isCancellation, patched } from '@temporalio/workflow';
+import { allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
 import { HookEvent } from '../src/common/hook-events.js';
 import { applySessionStart } from '../src/common/hook-rules.js';
 import { Updates, type SessionWorkflowResult } from '../src/common/protocol.js';
@@ -13,9 +13,6 @@ import { failureToSerialized, toFailure } from './failures.js';
 import { syncSearchAttributes } from './search-attributes.js';
 import { describeSession, type SessionState } from './session-state.js';
 import { sessionSetHandler } from './update-count.js';
-
-/** A run whose SessionStart failed waits for its callbacks still cleaning up before it ends. */
-const PATCH_START_FAILURE_WAITS_FOR_CLEANUP = 'start-failure-waits-for-cleanup';
 
 /** Register the `ready` Update: it answers once SessionStart has run. */
 export function setReadyHandler(state: SessionState): void {
@@ -64,9 +61,7 @@ export async function endFailedStart(state: SessionState): Promise<SessionWorkfl
   // A SessionStart callback that outlived its dispatch (a timeout) still runs: the run
   // stays open until it settles or its worker is lost, so the id cannot be started afresh
   // (running SessionStart again beside it) meanwhile. Fail-closed, as for any dispatch.
-  if (state.pendingCleanups.size > 0 && patched(PATCH_START_FAILURE_WAITS_FOR_CLEANUP)) {
-    await condition(() => state.pendingCleanups.size === 0);
-  }
+  if (state.pendingCleanups.size > 0) await condition(() => state.pendingCleanups.size === 0);
   await condition(allHandlersFinished);
   syncSearchAttributes(state);
   return {

@@ -41,12 +41,8 @@ export interface SessionState extends PromptState {
   promptsThisRun: number;
   /** Updates this run accepted (`update-count.ts`); absent until the first. */
   updatesThisRun?: number;
-  /** False once a replayed history from before the Update count showed it never rolled over by it. */
-  rolloverByUpdates?: boolean;
   /** Recent send() outcomes, so a send retried across a rollover runs once. */
   recentSends: RecentSend[];
-  /** Whether this run may continue as new (false when replaying a history from before it could). */
-  rolloverAllowed: boolean;
   /** Characters of JSON this run's transcript holds: memory, not history, bounds a run too. */
   transcriptChars: number;
   /** The archive running for a rollover, so a close can stop it. */
@@ -121,7 +117,6 @@ export function createSessionState(input: SessionWorkflowInput): SessionState {
     promptsThisRun: 0,
     recentSends: carry?.recentSends ?? [],
     rollingOver: false,
-    rolloverAllowed: true,
     transcriptChars: 0,
     rolloverNotBefore: 0,
     addMessage(message) {

@@ -16,7 +16,6 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
-  patched,
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
@@ -39,16 +38,6 @@ import { createSessionState } from './session-state.js';
 import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
 import { contextStamper, forgetContext } from './context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import { decideStreamOutboxPatch } from './stream-outbox.js';
-
-/** Runs continue as new (archive, then carry); histories from before never did. */
-const PATCH_CONTINUE_AS_NEW = 'continue-as-new';
-/**
- * The main loop no longer wakes at every prompt's start and end when there is no idle
- * timeout (each wake-up made a new condition: promises, and a stack trace for each, in every
- * send's workflow tasks). Guarded: the order in which conditions resolve may differ.
- */
-const PATCH_LOOP_IGNORES_ACTIVITY = 'loop-ignores-activity';
 
 /** The session workflow. */
 export async function sessionWorkflow(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -61,8 +50,6 @@ export async function sessionWorkflow(input: SessionWorkflowInput): Promise<Sess
 }
 
 async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
-  // First, before any local activity can run (see there).
-  decideStreamOutboxPatch();
   const carry = input.carry;
   const state = createSessionState(input);
   state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);
@@ -87,29 +74,24 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
     state.status = 'open';
     setCurrentDetails('idle');
     // Without an idle timeout the loop has nothing to do when a prompt starts or ends (no
-    // timer to restart): it waits for the close or a rollover only.
-    const wakeOnActivity =
-      input.idleTimeoutMs !== undefined || !patched(PATCH_LOOP_IGNORES_ACTIVITY);
+    // timer to restart): it waits for the close or a rollover only. Each wake-up would make a
+    // new condition (promises, and a stack trace for each) in every send's workflow tasks.
+    const wakeOnActivity = input.idleTimeoutMs !== undefined;
 
     for (;;) {
       const seen = state.activitySeq;
       const wake = () =>
         state.status === 'closed' ||
         (wakeOnActivity && state.activitySeq !== seen) ||
-        (state.rolloverAllowed && rolloverDue(state, state.input));
+        rolloverDue(state, state.input);
       const woke =
         input.idleTimeoutMs === undefined
           ? await condition(wake).then(() => true)
           : await condition(wake, input.idleTimeoutMs, { summary: 'idle timeout' });
       if ((state.status as SessionDescription['status']) === 'closed') break;
-      if (state.rolloverAllowed && rolloverDue(state, state.input)) {
-        // Sessions recorded before continue-as-new existed replay without it. Sessions started
-        // by the first code that continued as new (before this patch) carry `maxContextTokens`,
-        // added in the same change: they rolled over without a marker, so they replay with it.
-        state.rolloverAllowed =
-          patched(PATCH_CONTINUE_AS_NEW) || input.maxContextTokens !== undefined;
+      if (rolloverDue(state, state.input)) {
         // state.input: after an upgrade, the new run carries the version moved to.
-        if (state.rolloverAllowed) await rollover(state, state.input);
+        await rollover(state, state.input);
         continue;
       }
       if (input.idleTimeoutMs === undefined) continue;

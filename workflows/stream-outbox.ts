@@ -12,48 +12,20 @@
  * Only when nothing of the send follows soon does a local activity publish what is queued
  * (one marker in history, no task round trip): when a person is asked (they may answer in
  * hours, and a UI needs the ask now), and when the send ends with events still queued (a
- * denial with `interrupt`, or the last turn). Guarded by `patched()`: a history recorded
- * before it has no marker, and keeps the events for the next activity instead. The patch is
- * decided when a run starts ({@link decideStreamOutboxPatch}), never first right after a
- * local activity: see there. Workflow code.
+ * denial with `interrupt`, or the last turn). Workflow code.
  *
  * @module
  */
-import { CancellationScope, patched } from '@temporalio/workflow';
+import { CancellationScope } from '@temporalio/workflow';
 import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
 import type { SessionWorkflowInput } from '../src/common/protocol.js';
 import { publishStreamEventsActivity } from './activity-options.js';
-
-const PATCH_STREAM_PERMISSION_EVENTS = 'stream-permission-events';
 
 /** The session state the outbox lives in. */
 export interface StreamOutboxState {
   readonly input: SessionWorkflowInput;
   /** Events not published yet, per send (request id), oldest first. Absent until the first. */
   streamOutbox?: Map<string, WorkflowStreamEvent[]>;
-}
-
-/**
- * Decide the stream patch in the run's first activation, so that a new run records its marker
- * in its first workflow task. Called first thing by the session workflow.
- *
- * Deciding it first where it is used is not deterministic: a person is asked in the
- * activation that resolves the `describeToolCall` local activity, and when the worker answers
- * a query while that resolution is not yet handed to the workflow, sdk-core completes the
- * workflow task with the local activity's marker and forces a new task, so the patch marker
- * lands in the next task. A replay resolves the local activity from the marker it sees in the
- * first task and asks the person there, before the SDK is told of the patch marker (it learns
- * of one task's markers only): `patched()` says false, no marker command, and the marker in
- * the next task fails the replay ("Non-deprecated patch marker encountered for change
- * stream-permission-events, but there is no corresponding change command"). The first
- * activation of a run follows no local activity.
- *
- * Histories recorded before this call have no marker in their first task: the replay says
- * false here, which the SDK does not keep, and {@link publishQueuedNow} finds their marker
- * where it was recorded (`test/fixtures/person-asked/`).
- */
-export function decideStreamOutboxPatch(): void {
-  patched(PATCH_STREAM_PERMISSION_EVENTS);
 }
 
 /** Queue `event` for the stream of the send `requestId` (none: no send, nothing queued). */
@@ -88,7 +60,7 @@ export function takeStreamEvents(
  * Publish the queued events of the send `requestId` now, with the local activity (a person is
  * asked, or the send ends). Never throws but a cancellation of the whole workflow: the stream
  * is best effort.
- * @returns false when nothing was published (nothing queued, or a history from before this).
+ * @returns false when nothing was published (nothing queued).
  */
 export async function publishQueuedNow(
   state: StreamOutboxState,
@@ -97,7 +69,6 @@ export async function publishQueuedNow(
   if (requestId === undefined) return false;
   const events = state.streamOutbox?.get(requestId);
   if (!events || events.length === 0) return false;
-  if (!patched(PATCH_STREAM_PERMISSION_EVENTS)) return false;
   state.streamOutbox!.delete(requestId);
   const { agentName, sessionId } = state.input;
   try {

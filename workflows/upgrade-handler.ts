@@ -24,15 +24,11 @@
  * search attribute and its memo's `version`, so lists and `durable-agent gate` file it under
  * the version it runs now.
  *
- * Both are guarded by `patched()`: a history recorded before them (a begin with no timer, a
- * finish with no upserts) replays on the old path.
- *
  * @module
  */
 import {
   condition,
   log,
-  patched,
   setCurrentDetails,
   upsertMemo,
   upsertSearchAttributes,
@@ -57,11 +53,6 @@ import { withRefusalRetries } from './version-refusal.js';
 
 /** How long `finish` waits for a worker of the target version to say what it runs, ms. */
 const DESCRIBE_BUDGET_MS = 60_000;
-
-/** A begin's hold of the turn is bounded by a timer (`holdMs`). */
-const PATCH_UPGRADE_HOLD_BOUNDED = 'upgrade-hold-bounded';
-/** A finished move updates the version search attribute and memo. */
-const PATCH_UPGRADE_UPSERTS_VERSION = 'upgrade-upserts-version';
 
 /** Longest hold a begin may ask for, ms (a day). */
 const MAX_HOLD_MS = 86_400_000;
@@ -161,9 +152,7 @@ async function begin(state: SessionState, request: UpgradeRequest): Promise<Upgr
     state.upgrading = hold;
     held = true;
     setCurrentDetails(`moving to version ${request.toVersion}`);
-    if (patched(PATCH_UPGRADE_HOLD_BOUNDED)) {
-      void bound(state, hold, request.holdMs ?? DEFAULTS.upgradeHoldMs);
-    }
+    void bound(state, hold, request.holdMs ?? DEFAULTS.upgradeHoldMs);
     return { version: state.input.version! };
   } finally {
     if (!held) state.serving++;
@@ -211,13 +200,11 @@ async function finish(
       manifest: to.manifest,
       upgrades: [...(input.upgrades ?? []), move],
     };
-    if (patched(PATCH_UPGRADE_UPSERTS_VERSION)) {
-      // Lists (`DurableAgentVersion='v2'`), `durable-agent gate` and the session page read
-      // these: they name the version the session runs now.
-      upsertMemo({ version: to.version });
-      if (state.searchAttributes) {
-        upsertSearchAttributes([{ key: AGENT_VERSION_KEY, value: to.version }]);
-      }
+    // Lists (`DurableAgentVersion='v2'`), `durable-agent gate` and the session page read
+    // these: they name the version the session runs now.
+    upsertMemo({ version: to.version });
+    if (state.searchAttributes) {
+      upsertSearchAttributes([{ key: AGENT_VERSION_KEY, value: to.version }]);
     }
     return { version: to.version, upgrade: move };
   } finally {

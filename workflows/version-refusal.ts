@@ -7,12 +7,9 @@
  * versions. A refusal never fails the session while a worker of its version may exist, and
  * the refused task never ran anything.
  *
- * No `patched()` guard is needed: histories recorded before refusals existed hold none, so
- * replaying them never takes the retry path.
- *
  * @module
  */
-import { ActivityFailure, ApplicationFailure, patched, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { SerializedError } from '../src/common/errors.js';
 import type { HookEvent } from '../src/common/hook-events.js';
 import {
@@ -25,21 +22,13 @@ import type { SessionWorkflowInput } from '../src/common/protocol.js';
 import { toFailure } from './failures.js';
 
 /**
- * The first attempt is not wrapped in an async function (which cost every activity of a
- * session two promises, where `.catch` costs one). Guarded: the activity's result reaches the
- * caller a microtask sooner, which may reorder commands of work running beside it.
- */
-const PATCH_LEAN_FIRST_ATTEMPT = 'refusal-retries-lean';
-
-/**
  * A task refused because a worker claims the session's version with another definition (a
  * fingerprint mismatch) is retried for at most {@link FINGERPRINT_BUDGET_MS}, not the task's
  * whole budget: that is a deploy giving two definitions one version, which retrying rarely
  * mends (a worker of the right definition, if any, takes the task within seconds), and a
  * hook's 10 minutes of retries left the caller waiting and the history hundreds of retries
- * longer. Guarded: such a history retried longer.
+ * longer.
  */
-const PATCH_FINGERPRINT_BUDGET = 'fingerprint-refusal-budget';
 const FINGERPRINT_BUDGET_MS = 30_000;
 
 /** First wait before a refused task is scheduled again, ms; it doubles up to {@link MAX_WAIT_MS}. */
@@ -89,9 +78,8 @@ export function withRefusalRetries<T>(
   attempt: (eager: boolean) => Promise<T>,
 ): Promise<T> {
   const started = Date.now();
-  if (!patched(PATCH_LEAN_FIRST_ATTEMPT)) {
-    return refusalRetries(input, what, budgetMs, attempt, started).retried(0);
-  }
+  // The first attempt is not wrapped in an async function (which would cost every activity
+  // of a session two promises, where `.catch` costs one).
   return attempt(true).catch((error: unknown) =>
     retryRefused(input, what, budgetMs, attempt, started, error),
   );
@@ -112,7 +100,7 @@ export function retryRefused<T>(
   error: unknown,
 ): Promise<T> {
   const retries = refusalRetries(input, what, budgetMs, attempt, started);
-  return retries.afterRefusal(error, 0).then(() => retries.retried(1));
+  return retries.afterRefusal(error, 0).then(() => retries.retried());
 }
 
 /** The waits and tries after refusals of a task first tried at `started`. */
@@ -129,18 +117,18 @@ function refusalRetries<T>(
     if (!refusal) throw error;
     const waited = Date.now() - started;
     const budget =
-      refusal.code === 'VERSION_FINGERPRINT_MISMATCH' && patched(PATCH_FINGERPRINT_BUDGET)
+      refusal.code === 'VERSION_FINGERPRINT_MISMATCH'
         ? Math.min(budgetMs, FINGERPRINT_BUDGET_MS)
         : budgetMs;
     if (waited >= budget) throw refusedEverywhere(input, what, refusal, waited);
     await sleep(Math.max(1, Math.min(FIRST_WAIT_MS * 2 ** tries, MAX_WAIT_MS, budget - waited)));
   }
 
-  /** Try from `first` on (eagerly only the very first time) until a try is not refused. */
-  async function retried(first: number): Promise<T> {
-    for (let tries = first; ; tries++) {
+  /** Try again (never eagerly: matching picks the worker) until a try is not refused. */
+  async function retried(): Promise<T> {
+    for (let tries = 1; ; tries++) {
       try {
-        return await attempt(tries === 0);
+        return await attempt(false);
       } catch (error) {
         await afterRefusal(error, tries);
       }

@@ -299,7 +299,7 @@ describe('inspect', () => {
   });
 
   it('reads a history file too', async () => {
-    const run = await cli(['inspect', fixture('v1-timeout-fail-closed.json')]);
+    const run = await cli(['inspect', fixture('timeout-fail-closed.json')]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
       /\n1 +UserPromptSubmit +1 +timeout +Hook UserPromptSubmit exceeded 100ms/,

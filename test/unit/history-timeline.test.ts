@@ -164,8 +164,8 @@ describe('timelineFromHistory on every committed fixture', () => {
 });
 
 describe('what the fixtures show', () => {
-  it('v1-timeout-fail-closed: a timeout whose callback settled, then a continue; the refused dispatch is not in history', () => {
-    const timeline = timelineOf('v1-timeout-fail-closed.json');
+  it('timeout-fail-closed: a timeout whose callback settled, then a continue; the refused dispatch is not in history', () => {
+    const timeline = timelineOf('timeout-fail-closed.json');
     expect(decisions(timeline)).toEqual([
       'SessionStart:continue',
       'UserPromptSubmit:timeout',
@@ -182,12 +182,12 @@ describe('what the fixtures show', () => {
     });
     expect(timeout.durationMs).toBeGreaterThanOrEqual(90);
     // The workflow's timeline has one more entry: the refused dispatch, which scheduled nothing.
-    expect(workflowTimeline(readJson('v1-timeout-fail-closed.json'))).toHaveLength(6);
+    expect(workflowTimeline(readJson('timeout-fail-closed.json'))).toHaveLength(6);
     expect(timeline.status).toBe('COMPLETED');
-    expect(timelineOf('timeout-fail-closed.json').promptsHandled).toBe(3);
+    expect(timeline.promptsHandled).toBe(3);
   });
 
-  it.each(['abort.json', 'v1-abort.json'])(
+  it.each(['abort.json'])(
     '%s: the aborted prompt is a cancelled dispatch, timed by its events; the next prompt continues',
     (name) => {
       const timeline = timelineOf(name);
@@ -209,7 +209,7 @@ describe('what the fixtures show', () => {
     },
   );
 
-  it.each(['session-end-failed-then-closed.json', 'v1-session-end-failed-then-closed.json'])(
+  it.each(['session-end-failed-then-closed.json'])(
     '%s: SessionEnd failed once, after the marker, and was never called again',
     (name) => {
       const timeline = timelineOf(name);
@@ -644,17 +644,20 @@ describe('renderTimeline', () => {
     const text = renderTimeline(timelineOf('session-end-failed-then-closed.json'));
     const lines = text.split('\n');
     expect(lines[0]).toBe(
-      'session fixture-session-end-retry (workflow session-fixture-session-end-retry): 30 history events',
+      'session fixture-session-end-retry (workflow session-fixture-session-end-retry): 37 history events',
     );
     const header = lines.findIndex((l) => l.startsWith('SEQ'));
-    expect(lines[header]).toMatch(/^SEQ +EVENT +TOOL +CALLBACKS +DECISION +REASON +DURATION$/);
-    expect(lines[header + 1]).toMatch(/^0 +SessionStart +1 +continue +0\.5 ms$/);
+    // The fixture's agent has no version: its fingerprint names it.
+    expect(lines[header]).toMatch(
+      /^SEQ +EVENT +TOOL +CALLBACKS +DECISION +REASON +DURATION +VERSION$/,
+    );
+    expect(lines[header + 1]).toMatch(/^0 +SessionStart +1 +continue +\d+\.\d ms +[0-9a-f]{16}$/);
     expect(lines[header + 2]).toMatch(
-      /^-- +SessionEnd marker +reason=other +recorded .* \(event 17\)$/,
+      /^-- +SessionEnd marker +reason=other +recorded .* \(event 21\)$/,
     );
     // A callback that failed: its error's code before the message (a plain Error has none).
     expect(lines[header + 3]).toMatch(
-      /^1 +SessionEnd +1 +error +HOOK_CALLBACK_FAILED: flush failed +1\.8 ms$/,
+      /^1 +SessionEnd +1 +error +HOOK_CALLBACK_FAILED: flush failed +\d+\.\d ms +[0-9a-f]{16}$/,
     );
     expect(lines.at(-1)).toMatch(/^status: COMPLETED at \S+ \(end reason other, 0 prompts\)$/);
     // Aligned: every row's DECISION cell starts in the same column.
@@ -705,6 +708,13 @@ describe('describeNondeterminism', () => {
   });
 });
 
+/** The Write approval recorded in demo-session.json: the demo's client identity (pid@host). */
+const DEMO_APPROVAL = {
+  by: '3602@vm',
+  requestId: '0fe7459d-d982-4ccd-a8ce-7e693840ba4d',
+  waitedMs: 4940,
+};
+
 describe('decisions, permissions and tool results (demo-session.json)', () => {
   const timeline = timelineOf('demo-session.json');
 
@@ -746,12 +756,12 @@ describe('decisions, permissions and tool results (demo-session.json)', () => {
       ['Read', 'permission function', 'allow', undefined, undefined, 'success'],
       ['Bash', undefined, undefined, undefined, undefined, undefined],
       ['Grep', 'permission function', 'allow', undefined, undefined, 'success'],
-      ['Write', 'permission function', 'ask', 'approved', '837@vm', 'success'],
+      ['Write', 'permission function', 'ask', 'approved', DEMO_APPROVAL.by, 'success'],
     ]);
     const write = timeline.toolCalls.at(-1)!;
     expect(write.permission?.ask).toMatchObject({
-      requestId: '0e2e4d63-560a-4e8a-964d-f8754956583e',
-      waitedMs: 7156,
+      requestId: DEMO_APPROVAL.requestId,
+      waitedMs: DEMO_APPROVAL.waitedMs,
     });
     // The PreToolUse edit reached the tool: the input it ran with, against the model's.
     expect(write.inputDiff).toMatchObject({
@@ -763,10 +773,10 @@ describe('decisions, permissions and tool results (demo-session.json)', () => {
   it('the text shows the tool calls table and the approval', () => {
     const text = renderTimeline(timeline);
     expect(text).toMatch(
-      /\ncall_3_0 +Write +ask \(permission function, \S+ ms\) → approved +person 837@vm +7\.2 s +success /,
+      /\ncall_3_0 +Write +ask \(permission function, \S+ ms\) → approved +person 3602@vm +4\.9 s +success /,
     );
     expect(text).toMatch(/\ncall_1_0 +Bash +- +- +- +not run: PreToolUse abort +- +-\n/);
-    expect(text).toContain('approved by 837@vm after 7.2 s (request 0e2e4d63-');
+    expect(text).toContain('approved by 3602@vm after 4.9 s (request 0fe7459d-');
   });
 });
 
@@ -790,7 +800,7 @@ describe('prompts (turns)', () => {
   });
 
   it('sends queued behind another: each prompt has its own dispatches, local and remote, in turn', () => {
-    for (const name of ['dispatch-lean.json', 'lean-sends.json', 'sends-at-once.json']) {
+    for (const name of ['queued-sends.json']) {
       const timeline = timelineOf(name);
       const events = (p: HistoryTimeline['prompts'][number]) =>
         p.dispatches.map((seq) => timeline.dispatches[seq]!.event);
@@ -802,9 +812,9 @@ describe('prompts (turns)', () => {
       expect(Math.max(...first.dispatches), name).toBeLessThan(Math.min(...second.dispatches));
     }
     // The local UserPromptSubmit rows (markers, no request id) fall to the prompt running.
-    const lean = timelineOf('dispatch-lean.json');
-    const second = lean.prompts.find((p) => p.prompt === 'second')!;
-    expect(lean.dispatches[second.dispatches[0]!]).toMatchObject({ local: true });
+    const queued = timelineOf('queued-sends.json');
+    const second = queued.prompts.find((p) => p.prompt === 'second')!;
+    expect(queued.dispatches[second.dispatches[0]!]).toMatchObject({ local: true });
   });
 
   it('a prompt whose send failed: status failed with the failure message', () => {

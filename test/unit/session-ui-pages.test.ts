@@ -132,12 +132,13 @@ describe('createSessionUi options', () => {
 });
 
 describe('describeDecidedRequest', () => {
-  const approvedId = '0e2e4d63-560a-4e8a-964d-f8754956583e';
+  // The Write approval recorded in demo-session.json, by the demo's client (pid@host).
+  const approvedId = '0fe7459d-d982-4ccd-a8ce-7e693840ba4d';
 
   it('an approved request: by whom and when', () => {
     expect(describeDecidedRequest(demo(), { requestId: approvedId })).toMatch(
       new RegExp(
-        `^request ${approvedId} \\(Write NOTES\\.md\\) was already approved by 837@vm at 20\\S+Z$`,
+        `^request ${approvedId} \\(Write NOTES\\.md\\) was already approved by 3602@vm at 20\\S+Z$`,
       ),
     );
   });
@@ -148,7 +149,7 @@ describe('describeDecidedRequest', () => {
     ask.outcome = 'denied';
     ask.message = 'not today';
     expect(describeDecidedRequest(timeline, { requestId: approvedId })).toMatch(
-      /was already denied by 837@vm at \S+Z: "not today"$/,
+      /was already denied by 3602@vm at \S+Z: "not today"$/,
     );
     ask.outcome = 'expired';
     delete ask.requestId; // an expired request's id is not in the history
