@@ -234,8 +234,9 @@ export default tseslint.config(
   },
   {
     // The sandbox boundary: workflow code imports only @temporalio/workflow, workflow-safe
-    // shared code, its own files, and *types* from activities/.
-    files: ['workflows/**/*.ts'],
+    // shared code, its own files, and *types* from activities/. (Top-level files here; the
+    // block after it says the same for workflows/handlers/, prompt/ and session/.)
+    files: ['workflows/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -256,6 +257,51 @@ export default tseslint.config(
       ],
     },
   },
+  // Inside workflows/: handlers/ (an Update or query each) run prompts; a prompt's run
+  // (prompt/) uses the run's state and helpers (session/); session/ names the prompt's state
+  // type only (SessionState extends PromptState) and calls into neither.
+  ...[
+    ['handlers', []],
+    [
+      'prompt',
+      [{ regex: '^\\.\\./handlers/', message: 'workflows/prompt/ sits below handlers/.' }],
+    ],
+    [
+      'session',
+      [
+        { regex: '^\\.\\./handlers/', message: 'workflows/session/ sits below handlers/.' },
+        {
+          regex: '^\\.\\./prompt/',
+          allowTypeImports: true,
+          message: 'workflows/session/ may import only types from prompt/ (it sits below it).',
+        },
+      ],
+    ],
+  ].map(([folder, below]) => ({
+    files: [`workflows/${folder}/**/*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              // The sandbox boundary, from one folder down: `../` stays in workflows/.
+              regex:
+                '^(?!@temporalio/workflow$|\\./|\\.\\./(?!\\.\\.)|\\.\\./\\.\\./src/common/|\\.\\./\\.\\./activities/)',
+              message:
+                'workflows/ may import only @temporalio/workflow, src/common/ and its own files (sandbox boundary).',
+            },
+            {
+              regex: '^\\.\\./\\.\\./activities/',
+              allowTypeImports: true,
+              message: 'workflows/ may import only types from activities/.',
+            },
+            ...below,
+          ],
+        },
+      ],
+    },
+  })),
   {
     files: ['src/common/**/*.ts'],
     rules: {

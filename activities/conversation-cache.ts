@@ -1,7 +1,7 @@
 /**
  * The worker-side copy of each session's model context, so a model step reads it without a
  * round trip. The session workflow hands it over through a sink before every model step
- * (`workflows/context-sync.ts`) and stamps the step with the exact state it must see; a copy
+ * (`workflows/session/context-sync.ts`) and stamps the step with the exact state it must see; a copy
  * is used only when it matches that stamp in every field, else the step queries the
  * workflow (a new worker, an evicted session, a step that runs on another worker than the
  * workflow task that scheduled it) and keeps the answer for the next step. The workflow

@@ -1,6 +1,6 @@
 /**
  * The `describeDefinition` activity: a session moving to another version
- * (`workflows/upgrade-handler.ts`) asks a worker of that version which definition it runs,
+ * (`workflows/handlers/upgrade.ts`) asks a worker of that version which definition it runs,
  * and records that worker's fingerprint and manifest as its own from then on. A worker that
  * does not run the version refuses, as every other task of another version is refused
  * (`version-guard.ts`), so the session asks again until a worker of that version answers.

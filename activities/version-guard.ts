@@ -9,7 +9,7 @@
  * The refusal is an `ApplicationFailure` of type `WorkerVersionMismatch`, non-retryable for
  * Temporal (a retry of the same activity could land on this same worker again); the workflow
  * schedules the task again, without eager dispatch, until a worker of its version takes it
- * or the task's budget is spent (`workflows/version-refusal.ts`).
+ * or the task's budget is spent (`workflows/session/version-refusal.ts`).
  *
  * @module
  */

@@ -259,7 +259,7 @@ export function archiveRunActivity(taskQueue: string, summary?: string) {
 }
 
 /**
- * Which definition a worker of the version a session moves to runs (`upgrade-handler.ts`):
+ * Which definition a worker of the version a session moves to runs (`handlers/upgrade.ts`):
  * read-only, so retried; refused (non-retryable) by a worker of another version, which the
  * caller schedules again without eager dispatch.
  */

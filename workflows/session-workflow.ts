@@ -4,10 +4,10 @@
  * starts; a marker recorded before SessionEnd is scheduled makes it run at most once, on
  * every path that ends the session.
  *
- * The handlers live beside it, one file a group: `session-start.ts` (ready, SessionStart),
- * `send-handler.ts`, `abort-handler.ts`, `handoff-handler.ts`, `close-handler.ts` (close and
- * the ends no caller waits on), `approval-handler.ts`, `session-queries.ts`; continue-as-new
- * in `rollover.ts`.
+ * The handlers live in `handlers/`, one file a group: `start.ts` (ready, SessionStart),
+ * `send.ts`, `abort.ts`, `handoff.ts`, `close.ts` (close and the ends no caller waits on),
+ * `approval.ts`, `upgrade.ts`, `queries.ts`; a prompt's run in `prompt/`; the run's state and
+ * continue-as-new (`rollover.ts`) in `session/`.
  *
  * @module
  */
@@ -24,19 +24,19 @@ import type {
   SessionWorkflowInput,
   SessionWorkflowResult,
 } from '../src/common/protocol.js';
-import { setAbortHandler } from './abort-handler.js';
-import { setApprovalHandler } from './approval-handler.js';
-import { endWithoutCaller, setCloseHandler } from './close-handler.js';
-import { watchCleanup } from './dispatch.js';
-import { setHandoffHandler } from './handoff-handler.js';
-import { rollover, rolloverDue } from './rollover.js';
-import { setSendHandler } from './send-handler.js';
-import { setUpgradeHandler } from './upgrade-handler.js';
-import { setSessionQueries } from './session-queries.js';
-import { endFailedStart, runSessionStart, setReadyHandler } from './session-start.js';
-import { createSessionState } from './session-state.js';
-import { syncSearchAttributes, watchSearchAttributes } from './search-attributes.js';
-import { contextStamper, forgetContext } from './context-sync.js';
+import { setAbortHandler } from './handlers/abort.js';
+import { setApprovalHandler } from './handlers/approval.js';
+import { endWithoutCaller, setCloseHandler } from './handlers/close.js';
+import { watchCleanup } from './prompt/dispatch.js';
+import { setHandoffHandler } from './handlers/handoff.js';
+import { rollover, rolloverDue } from './session/rollover.js';
+import { setSendHandler } from './handlers/send.js';
+import { setUpgradeHandler } from './handlers/upgrade.js';
+import { setSessionQueries } from './handlers/queries.js';
+import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
+import { createSessionState } from './session/state.js';
+import { syncSearchAttributes, watchSearchAttributes } from './session/search-attributes.js';
+import { contextStamper, forgetContext } from './session/context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 
 /** The session workflow. */

@@ -1,7 +1,7 @@
 /**
  * `session.upgrade()`, the client side: which version to move to, whether a worker of it
  * serves the session's task queue, and Temporal's re-pin of the session (Worker
- * Deployments), around the workflow's `upgrade` Update (`workflows/upgrade-handler.ts`).
+ * Deployments), around the workflow's `upgrade` Update (`workflows/handlers/upgrade.ts`).
  *
  * @module
  */

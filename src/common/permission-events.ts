@@ -2,7 +2,7 @@
  * The permission events of a send's live stream (`permission-asked`, `permission-decided`)
  * and the pure rules that build them. Workflow-safe: the workflow builds the decided events
  * itself (it is where every decision is made), and the next activity of the send carries
- * them to the stream (see `workflows/stream-outbox.ts`).
+ * them to the stream (see `workflows/session/stream-outbox.ts`).
  *
  * @module
  */

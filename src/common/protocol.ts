@@ -63,7 +63,7 @@ export const Updates = {
   ),
   /**
    * Move the session to another version of its agent, at a turn boundary, in two steps
-   * around the client's re-pin (`session.upgrade()`, `workflows/upgrade-handler.ts`).
+   * around the client's re-pin (`session.upgrade()`, `workflows/handlers/upgrade.ts`).
    */
   upgrade: defineUpdate<UpgradeAnswer, [UpgradeRequest]>('upgrade'),
 } as const;

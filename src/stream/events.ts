@@ -7,7 +7,7 @@
  * decisions are made by the workflow: the next activity of the send carries them in its
  * input and publishes them first (a preset's decision, a person's answer), or a local
  * activity publishes them when none follows or a person is asked
- * (`workflows/stream-outbox.ts`).
+ * (`workflows/session/stream-outbox.ts`).
  *
  * @module
  */

@@ -104,13 +104,16 @@ describe('the prebuilt workflow bundle', () => {
     // package's own files among them are exactly the recorded ones.
     const code = readFileSync(join(dist, WORKFLOW_BUNDLE_FILE), 'utf8');
     const named = new Set(
-      [...code.matchAll(/"\.\/((?:workflows|src\/common)\/[\w-]+\.js)"/g)].map((m) => m[1]),
+      [...code.matchAll(/"\.\/((?:workflows|src\/common)\/(?:[\w-]+\/)*[\w-]+\.js)"/g)].map(
+        (m) => m[1],
+      ),
     );
     expect(Object.keys(manifest.sources).sort()).toEqual([...named].sort());
     expect(named).toContain('workflows/index.js');
+    expect(named).toContain('workflows/prompt/run.js');
     expect(named).toContain('src/common/hook-rules.js');
     for (const path of Object.keys(manifest.sources)) {
-      expect(path).toMatch(/^(workflows|src\/common)\/[\w-]+\.js$/);
+      expect(path).toMatch(/^(workflows|src\/common)\/([\w-]+\/)*[\w-]+\.js$/);
       expect(manifest.sources[path]).toBe(sha256(readFileSync(join(dist, path))));
     }
     const version = (name: string) =>
@@ -152,17 +155,17 @@ describe('the prebuilt workflow bundle', () => {
     const changed = join(tmp, 'changed');
     cpSync(join(built, 'dist'), join(changed, 'dist'), { recursive: true });
     packageFolder(changed);
-    appendFileSync(join(changed, 'dist', 'workflows', 'prompt-run.js'), '\n// edited\n');
+    appendFileSync(join(changed, 'dist', 'workflows', 'prompt', 'run.js'), '\n// edited\n');
     const result = await runFirst(changed);
     expect(result.workflowBundle).toEqual({
       from: 'sources',
       reason:
         'the prebuilt workflow bundle does not match the workflow code: ' +
-        'workflows/prompt-run.js changed since the bundle was built',
+        'workflows/prompt/run.js changed since the bundle was built',
     });
     expect(result.stderr).toContain(
       '[durable-agent-sdk] the prebuilt workflow bundle does not match the workflow code: ' +
-        'workflows/prompt-run.js changed since the bundle was built; bundling',
+        'workflows/prompt/run.js changed since the bundle was built; bundling',
     );
     expect(result).toMatchObject({ status: 'completed', text: 'bundled answer' });
   }, 120_000);

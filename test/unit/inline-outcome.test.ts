@@ -12,7 +12,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { inlineOutcomeOf } from '../../workflows/dispatch.js';
+import { inlineOutcomeOf } from '../../workflows/prompt/dispatch.js';
 import { createModelActivities } from '../../activities/model-step.js';
 import { AgentRegistry } from '../../src/definition/registry.js';
 import { ConversationCache } from '../../activities/conversation-cache.js';

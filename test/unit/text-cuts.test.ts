@@ -19,9 +19,9 @@ import { clipText, validateHookOutput } from '../../src/common/hook-rules.js';
 import type { SendResult } from '../../src/common/protocol.js';
 import { cutPrefix, cutSuffix, utf8PrefixLength } from '../../src/common/text.js';
 import { capOutput } from '../../src/tools/output.js';
-import { toFailure } from '../../workflows/failures.js';
-import { rememberSend } from '../../workflows/rollover.js';
-import type { SessionState } from '../../workflows/session-state.js';
+import { toFailure } from '../../workflows/session/failures.js';
+import { rememberSend } from '../../workflows/session/rollover.js';
+import type { SessionState } from '../../workflows/session/state.js';
 
 const ASTRAL = ['😀', '𝄞'] as const;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

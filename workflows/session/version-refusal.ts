@@ -10,15 +10,15 @@
  * @module
  */
 import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
-import type { SerializedError } from '../src/common/errors.js';
-import type { HookEvent } from '../src/common/hook-events.js';
+import type { SerializedError } from '../../src/common/errors.js';
+import type { HookEvent } from '../../src/common/hook-events.js';
 import {
   VERSION_REFUSAL_TYPE,
   manifestDifferences,
   type SessionIdentity,
   type VersionRefusal,
-} from '../src/common/identity.js';
-import type { SessionWorkflowInput } from '../src/common/protocol.js';
+} from '../../src/common/identity.js';
+import type { SessionWorkflowInput } from '../../src/common/protocol.js';
 import { toFailure } from './failures.js';
 
 /**

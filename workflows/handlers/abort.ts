@@ -5,9 +5,9 @@
  * @module
  */
 import { condition } from '@temporalio/workflow';
-import { Updates, type AbortRecord } from '../src/common/protocol.js';
-import type { SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
+import { Updates, type AbortRecord } from '../../src/common/protocol.js';
+import type { SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /** Cancel the running prompt with `record` as its abort; resolves once it has stopped. */
 export async function abortCurrent(state: SessionState, record: AbortRecord): Promise<boolean> {

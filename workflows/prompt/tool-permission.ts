@@ -5,27 +5,27 @@
  * @module
  */
 import { condition, isCancellation, setCurrentDetails, uuid4 } from '@temporalio/workflow';
-import { DEFAULTS } from '../src/common/defaults.js';
-import type { JsonObject } from '../src/common/json.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
+import type { JsonObject } from '../../src/common/json.js';
 import {
   presetDecision,
   type PendingPermission,
   type PermissionAnswer,
   type PermissionResult,
-} from '../src/common/permission.js';
-import type { SessionWorkflowInput } from '../src/common/protocol.js';
-import { permissionDecidedEvent } from '../src/common/permission-events.js';
-import { approvalDetails, toolLabel } from '../src/common/summaries.js';
-import type { ToolKind, ToolResult } from '../src/common/types.js';
-import { checkPermissionActivity } from './activity-options.js';
-import { identityFields, withRefusalRetries } from './version-refusal.js';
-import { failureMessage } from './failures.js';
+} from '../../src/common/permission.js';
+import type { SessionWorkflowInput } from '../../src/common/protocol.js';
+import { permissionDecidedEvent } from '../../src/common/permission-events.js';
+import { approvalDetails, toolLabel } from '../../src/common/summaries.js';
+import type { ToolKind, ToolResult } from '../../src/common/types.js';
+import { checkPermissionActivity } from '../activity-options.js';
+import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
+import { failureMessage } from '../session/failures.js';
 import {
   publishQueuedNow,
   queueStreamEvent,
   takeStreamEvents,
   type StreamOutboxState,
-} from './stream-outbox.js';
+} from '../session/stream-outbox.js';
 
 /** A pending `ask`, and the answer once a person gave one. */
 export interface PendingPermissionEntry {

@@ -17,9 +17,9 @@
  * @module
  */
 import { CancellationScope } from '@temporalio/workflow';
-import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
-import type { SessionWorkflowInput } from '../src/common/protocol.js';
-import { publishStreamEventsActivity } from './activity-options.js';
+import type { WorkflowStreamEvent } from '../../src/common/permission-events.js';
+import type { SessionWorkflowInput } from '../../src/common/protocol.js';
+import { publishStreamEventsActivity } from '../activity-options.js';
 
 /** The session state the outbox lives in. */
 export interface StreamOutboxState {

@@ -10,8 +10,8 @@ import {
   serializeError,
   type ErrorCode,
   type SerializedError,
-} from '../src/common/errors.js';
-import type { HookEvent } from '../src/common/hook-events.js';
+} from '../../src/common/errors.js';
+import type { HookEvent } from '../../src/common/hook-events.js';
 
 /** A non-retryable failure carrying `error` for the client to rebuild. */
 export function toFailure(error: SerializedError): ApplicationFailure {

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import type { ConversationMessage } from '../src/common/conversation.js';
-import { CONVERSATION_PAGE_BYTES, type ConversationPage } from '../src/common/protocol.js';
-import type { Prompt } from '../src/common/types.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
+import { CONVERSATION_PAGE_BYTES, type ConversationPage } from '../../src/common/protocol.js';
+import type { Prompt } from '../../src/common/types.js';
 
 /** The newest user message's content, as the prompt reached the model. */
 export function lastPrompt(messages: ConversationMessage[]): Prompt | undefined {

@@ -24,32 +24,32 @@ import {
   type CleanupHandle,
   type TimelineEntry,
   type SessionWorkflowInput,
-} from '../src/common/protocol.js';
+} from '../../src/common/protocol.js';
 import {
   clipErrorText,
   describeHookFailure,
   hookErrorRecord,
   messageOf,
   type SerializedError,
-} from '../src/common/errors.js';
-import { HookEvent } from '../src/common/hook-events.js';
-import { mergeHookOutputs, type MergedHookResult } from '../src/common/hook-rules.js';
-import type { JsonObject } from '../src/common/json.js';
-import { dispatchSummary } from '../src/common/summaries.js';
+} from '../../src/common/errors.js';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { mergeHookOutputs, type MergedHookResult } from '../../src/common/hook-rules.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { dispatchSummary } from '../../src/common/summaries.js';
 import {
   awaitHookSettledActivity,
   hookDispatchActivity,
   localHookDispatchActivity,
-} from './activity-options.js';
-import { hookFailure, toFailure } from './failures.js';
-import { takeStreamEvents, type StreamOutboxState } from './stream-outbox.js';
+} from '../activity-options.js';
+import { hookFailure, toFailure } from '../session/failures.js';
+import { takeStreamEvents, type StreamOutboxState } from '../session/stream-outbox.js';
 import {
   identityFields,
   isRefusedEverywhere,
   retryRefused,
   versionRefusalOf,
   withRefusalRetries,
-} from './version-refusal.js';
+} from '../session/version-refusal.js';
 
 /** The session state a dispatch reads and writes. */
 export interface DispatchState extends StreamOutboxState {

@@ -17,14 +17,14 @@ import {
   type SendRequest,
   type SendResult,
   type ToolCallRecord,
-} from '../src/common/protocol.js';
-import { promptProblem } from '../src/common/hook-rules.js';
-import { failureToSerialized, sessionClosedFailure, toFailure } from './failures.js';
-import { runPrompt } from './prompt-run.js';
-import { rememberSend, rollingOverFailure } from './rollover.js';
-import { isClosing, type PromptRun, type SessionState } from './session-state.js';
-import { closeStreamOutbox, hasQueuedStreamEvents } from './stream-outbox.js';
-import { sessionSetHandler } from './update-count.js';
+} from '../../src/common/protocol.js';
+import { promptProblem } from '../../src/common/hook-rules.js';
+import { failureToSerialized, sessionClosedFailure, toFailure } from '../session/failures.js';
+import { runPrompt } from '../prompt/run.js';
+import { rememberSend, rollingOverFailure } from '../session/rollover.js';
+import { isClosing, type PromptRun, type SessionState } from '../session/state.js';
+import { closeStreamOutbox, hasQueuedStreamEvents } from '../session/stream-outbox.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /** Register the `send` Update (and its validator). */
 export function setSendHandler(state: SessionState): void {

@@ -9,19 +9,19 @@ import {
   isCancellation,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { SerializedError } from '../src/common/errors.js';
-import { HookEvent } from '../src/common/hook-events.js';
+import type { SerializedError } from '../../src/common/errors.js';
+import { HookEvent } from '../../src/common/hook-events.js';
 import {
   applyTaskCompleted,
   applyUserPromptSubmit,
   clipText,
   describePrompt,
-} from '../src/common/hook-rules.js';
+} from '../../src/common/hook-rules.js';
 import type {
   ConversationMessage,
   ToolCall,
   ToolResultMessagePart,
-} from '../src/common/conversation.js';
+} from '../../src/common/conversation.js';
 import type {
   DispatchHookInput,
   HookDispatchOutcome,
@@ -30,13 +30,13 @@ import type {
   SendResult,
   SendStatus,
   ToolCallRecord,
-} from '../src/common/protocol.js';
-import type { ToolResult } from '../src/common/types.js';
-import type { ContextStamp } from '../src/common/context-stamp.js';
-import type { ContextStamper } from './context-sync.js';
-import type { JsonObject } from '../src/common/json.js';
-import type { MergedHookResult } from '../src/common/hook-rules.js';
-import { modelStepActivity } from './activity-options.js';
+} from '../../src/common/protocol.js';
+import type { ToolResult } from '../../src/common/types.js';
+import type { ContextStamp } from '../../src/common/context-stamp.js';
+import type { ContextStamper } from '../session/context-sync.js';
+import type { JsonObject } from '../../src/common/json.js';
+import type { MergedHookResult } from '../../src/common/hook-rules.js';
+import { modelStepActivity } from '../activity-options.js';
 import { dispatchEvent, dispatchInline, hasCallbacks, inlineOutcomeOf } from './dispatch.js';
 import {
   cancelledResult,
@@ -44,10 +44,10 @@ import {
   type ToolCallOutcome,
   type ToolPipelineState,
 } from './tool-pipeline.js';
-import { hookFailure, toFailure } from './failures.js';
-import { takeStreamEvents } from './stream-outbox.js';
-import { identityFields, withRefusalRetries } from './version-refusal.js';
-import { DEFAULTS } from '../src/common/defaults.js';
+import { hookFailure, toFailure } from '../session/failures.js';
+import { takeStreamEvents } from '../session/stream-outbox.js';
+import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
 
 /** The session state a prompt reads and writes. */
 export interface PromptState extends ToolPipelineState {

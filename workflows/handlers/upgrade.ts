@@ -34,22 +34,22 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULTS } from '../src/common/defaults.js';
-import { VERSION_RULE } from '../src/common/identity.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
+import { VERSION_RULE } from '../../src/common/identity.js';
 import {
   Updates,
   type AbandonedUpgrade,
   type UpgradeAnswer,
   type UpgradeRequest,
   type VersionUpgrade,
-} from '../src/common/protocol.js';
-import { describeDefinitionActivity } from './activity-options.js';
-import { cleanupPendingFailure } from './dispatch.js';
-import { sessionClosedFailure, toFailure } from './failures.js';
-import { AGENT_VERSION_KEY } from '../src/common/search-attributes.js';
-import { isClosing, type SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
-import { withRefusalRetries } from './version-refusal.js';
+} from '../../src/common/protocol.js';
+import { describeDefinitionActivity } from '../activity-options.js';
+import { cleanupPendingFailure } from '../prompt/dispatch.js';
+import { sessionClosedFailure, toFailure } from '../session/failures.js';
+import { AGENT_VERSION_KEY } from '../../src/common/search-attributes.js';
+import { isClosing, type SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
+import { withRefusalRetries } from '../session/version-refusal.js';
 
 /** How long `finish` waits for a worker of the target version to say what it runs, ms. */
 const DESCRIBE_BUDGET_MS = 60_000;

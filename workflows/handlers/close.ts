@@ -6,14 +6,14 @@
  * @module
  */
 import { condition, log, setCurrentDetails, upsertMemo, uuid4 } from '@temporalio/workflow';
-import { serializeError } from '../src/common/errors.js';
-import { HookEvent } from '../src/common/hook-events.js';
-import { Updates } from '../src/common/protocol.js';
-import type { SessionEndReason } from '../src/common/types.js';
-import { abortCurrent } from './abort-handler.js';
-import { cleanupPendingFailure, dispatchEvent } from './dispatch.js';
-import type { CloseAttempt, SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
+import { serializeError } from '../../src/common/errors.js';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { Updates } from '../../src/common/protocol.js';
+import type { SessionEndReason } from '../../src/common/types.js';
+import { abortCurrent } from './abort.js';
+import { cleanupPendingFailure, dispatchEvent } from '../prompt/dispatch.js';
+import type { CloseAttempt, SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /**
  * End the session once. Waits out any callback still cleaning up first (the paths that

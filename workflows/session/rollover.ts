@@ -12,19 +12,19 @@ import {
   makeContinueAsNewFunc,
   workflowInfo,
 } from '@temporalio/workflow';
-import { serializeError, type SerializedError } from '../src/common/errors.js';
-import { cutPrefix } from '../src/common/text.js';
+import { serializeError, type SerializedError } from '../../src/common/errors.js';
+import { cutPrefix } from '../../src/common/text.js';
 import type {
   RunArchive,
   SendResult,
   SessionCarry,
   SessionWorkflowInput,
   SessionWorkflowResult,
-} from '../src/common/protocol.js';
-import { archiveRunActivity } from './activity-options.js';
+} from '../../src/common/protocol.js';
+import { archiveRunActivity } from '../activity-options.js';
 import { toFailure } from './failures.js';
 import { MAX_UPDATES_PER_RUN } from './update-count.js';
-import type { SessionState } from './session-state.js';
+import type { SessionState } from './state.js';
 
 type SessionWorkflowFn = (input: SessionWorkflowInput) => Promise<SessionWorkflowResult>;
 

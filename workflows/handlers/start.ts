@@ -5,14 +5,14 @@
  * @module
  */
 import { allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
-import { HookEvent } from '../src/common/hook-events.js';
-import { applySessionStart } from '../src/common/hook-rules.js';
-import { Updates, type SessionWorkflowResult } from '../src/common/protocol.js';
-import { dispatchEvent } from './dispatch.js';
-import { failureToSerialized, toFailure } from './failures.js';
-import { syncSearchAttributes } from './search-attributes.js';
-import { describeSession, type SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { applySessionStart } from '../../src/common/hook-rules.js';
+import { Updates, type SessionWorkflowResult } from '../../src/common/protocol.js';
+import { dispatchEvent } from '../prompt/dispatch.js';
+import { failureToSerialized, toFailure } from '../session/failures.js';
+import { syncSearchAttributes } from '../session/search-attributes.js';
+import { describeSession, type SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /** Register the `ready` Update: it answers once SessionStart has run. */
 export function setReadyHandler(state: SessionState): void {

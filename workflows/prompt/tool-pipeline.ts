@@ -12,23 +12,23 @@ import {
   isCancellation,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { ToolCall } from '../src/common/conversation.js';
-import { DEFAULTS } from '../src/common/defaults.js';
+import type { ToolCall } from '../../src/common/conversation.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
 import {
   hookErrorRecord,
   type HookErrorRecord,
   type SerializedError,
-} from '../src/common/errors.js';
-import { HookEvent } from '../src/common/hook-events.js';
+} from '../../src/common/errors.js';
+import { HookEvent } from '../../src/common/hook-events.js';
 import {
   applyPermissionRequest,
   applyPostToolUse,
   applyPostToolUseFailure,
   applyPreToolUse,
-} from '../src/common/hook-rules.js';
-import type { JsonObject } from '../src/common/json.js';
-import { toolLabel } from '../src/common/summaries.js';
-import type { PermissionAnswer, PermissionResult } from '../src/common/permission.js';
+} from '../../src/common/hook-rules.js';
+import type { JsonObject } from '../../src/common/json.js';
+import { toolLabel } from '../../src/common/summaries.js';
+import type { PermissionAnswer, PermissionResult } from '../../src/common/permission.js';
 import type {
   DispatchHookInput,
   ExecuteToolOutput,
@@ -36,13 +36,13 @@ import type {
   InlineToolDetail,
   ToolCallDescription,
   ToolCallRecord,
-} from '../src/common/protocol.js';
-import type { ToolResult } from '../src/common/types.js';
+} from '../../src/common/protocol.js';
+import type { ToolResult } from '../../src/common/types.js';
 import {
   describeToolCallActivity,
   describeToolCallOnQueueActivity,
   executeToolActivity,
-} from './activity-options.js';
+} from '../activity-options.js';
 import {
   dispatchEvent,
   inlineCancelled,
@@ -50,15 +50,19 @@ import {
   settleInline,
   type DispatchState,
 } from './dispatch.js';
-import { failureMessage, toFailure } from './failures.js';
+import { failureMessage, toFailure } from '../session/failures.js';
 import {
   askPerson,
   deniedResult,
   policyDecision,
   type PendingPermissionEntry,
 } from './tool-permission.js';
-import { takeStreamEvents } from './stream-outbox.js';
-import { identityFields, versionRefusalOf, withRefusalRetries } from './version-refusal.js';
+import { takeStreamEvents } from '../session/stream-outbox.js';
+import {
+  identityFields,
+  versionRefusalOf,
+  withRefusalRetries,
+} from '../session/version-refusal.js';
 
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends DispatchState {

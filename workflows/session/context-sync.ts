@@ -13,13 +13,13 @@ import {
   contextForModel,
   tokensOfChars,
   type ContextWindow,
-} from '../src/common/context.js';
+} from '../../src/common/context.js';
 import {
   tailHash,
   type ContextStamp,
   type ConversationCacheSinks,
-} from '../src/common/context-stamp.js';
-import type { ConversationMessage } from '../src/common/conversation.js';
+} from '../../src/common/context-stamp.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
 import { lastPrompt } from './conversation-pages.js';
 
 const { conversationCache } = proxySinks<ConversationCacheSinks>();

@@ -4,12 +4,12 @@
  *
  * @module
  */
-import { isPlainObject } from '../src/common/json.js';
-import { Updates } from '../src/common/protocol.js';
-import { toFailure } from './failures.js';
-import { notPendingMessage } from './tool-permission.js';
-import type { SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
+import { isPlainObject } from '../../src/common/json.js';
+import { Updates } from '../../src/common/protocol.js';
+import { toFailure } from '../session/failures.js';
+import { notPendingMessage } from '../prompt/tool-permission.js';
+import type { SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /** Register the `decidePermission` Update (and its validator). */
 export function setApprovalHandler(state: SessionState): void {

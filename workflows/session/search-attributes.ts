@@ -22,8 +22,8 @@ import {
   STATUS_KEY,
   type SearchAttributeUpdatePair,
   type SessionSearchStatus,
-} from '../src/common/search-attributes.js';
-import type { SessionState } from './session-state.js';
+} from '../../src/common/search-attributes.js';
+import type { SessionState } from './state.js';
 
 /**
  * What the session's status attribute says now. Without `turnStatus` an open session reads

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { Updates } from '../src/common/protocol.js';
-import { cleanupPendingFailure } from './dispatch.js';
-import { sessionClosedFailure, toFailure } from './failures.js';
-import { describeSession, isClosing, type SessionState } from './session-state.js';
-import { sessionSetHandler } from './update-count.js';
+import { Updates } from '../../src/common/protocol.js';
+import { cleanupPendingFailure } from '../prompt/dispatch.js';
+import { sessionClosedFailure, toFailure } from '../session/failures.js';
+import { describeSession, isClosing, type SessionState } from '../session/state.js';
+import { sessionSetHandler } from '../session/update-count.js';
 
 /** Register the `handoff` Update. */
 export function setHandoffHandler(state: SessionState): void {

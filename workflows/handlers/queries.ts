@@ -5,11 +5,11 @@
  * @module
  */
 import { setHandler } from '@temporalio/workflow';
-import { contextForModel } from '../src/common/context.js';
-import { DEFAULTS } from '../src/common/defaults.js';
-import { Queries } from '../src/common/protocol.js';
-import { lastPrompt, pageOf } from './conversation-pages.js';
-import { describeSession, type SessionState } from './session-state.js';
+import { contextForModel } from '../../src/common/context.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
+import { Queries } from '../../src/common/protocol.js';
+import { lastPrompt, pageOf } from '../session/conversation-pages.js';
+import { describeSession, type SessionState } from '../session/state.js';
 
 /** Register every query of the session. */
 export function setSessionQueries(state: SessionState): void {

@@ -10,10 +10,10 @@ import {
   contextOf,
   tokensOfChars,
   type ContextWindow,
-} from '../src/common/context.js';
-import type { ConversationMessage } from '../src/common/conversation.js';
-import { DEFAULTS } from '../src/common/defaults.js';
-import type { SerializedError } from '../src/common/errors.js';
+} from '../../src/common/context.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
+import { DEFAULTS } from '../../src/common/defaults.js';
+import type { SerializedError } from '../../src/common/errors.js';
 import type {
   AbortRecord,
   RecentSend,
@@ -23,9 +23,9 @@ import type {
   SessionWorkflowInput,
   ToolCallRecord,
   UpgradeAnswer,
-} from '../src/common/protocol.js';
-import type { SessionEndReason } from '../src/common/types.js';
-import type { PromptState } from './prompt-run.js';
+} from '../../src/common/protocol.js';
+import type { SessionEndReason } from '../../src/common/types.js';
+import type { PromptState } from '../prompt/run.js';
 
 /** Everything one run of a session keeps. */
 export interface SessionState extends PromptState {
@@ -47,7 +47,7 @@ export interface SessionState extends PromptState {
   transcriptChars: number;
   /** The archive running for a rollover, so a close can stop it. */
   rolloverScope?: CancellationScope;
-  /** The scope prompts run in, one at a time, until an abort cancels it (`send-handler.ts`). */
+  /** The scope prompts run in, one at a time, until an abort cancels it (`handlers/send.ts`). */
   promptScope?: CancellationScope;
   /** Set while the run archives itself before continuing as new: new prompts wait. */
   rollingOver: boolean;
