@@ -1,0 +1,342 @@
+/**
+ * The session workflow alone: the real workflow code on the time-skipping test server, its
+ * activities replaced by stubs that answer what each test scripts (as Temporal's samples test
+ * a workflow with mocked activities). No hook, model or tool code runs: what is under test is
+ * what the workflow makes of each outcome (dispatch outcomes, fail-closed, version refusals,
+ * rollover, SessionEnd once).
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { VERSION_REFUSAL_TYPE, type VersionRefusal } from '../../src/common/identity.js';
+import {
+  Queries,
+  Updates,
+  type HookDispatchOutcome,
+  type ModelStepOutput,
+  type SendResult,
+  type SessionWorkflowInput,
+} from '../../src/common/protocol.js';
+import { startTimeSkippingServer } from '../../src/server/test-server.js';
+import { workflowBundle } from '../../src/worker/workflow-code.js';
+
+type Server = Awaited<ReturnType<typeof startTimeSkippingServer>>;
+let server: Server;
+let client: Client;
+let connection: NativeConnection;
+
+beforeAll(async () => {
+  server = await startTimeSkippingServer();
+  client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  connection = await NativeConnection.connect({ address: server.address });
+}, 120_000);
+
+afterAll(async () => {
+  await connection?.close();
+  await client?.connection.close();
+  await server?.stop();
+});
+
+/** One dispatch as the stub saw it. */
+interface Dispatched {
+  event: HookEvent;
+  payload: Record<string, unknown>;
+}
+
+/** What the stubs answer; each test overrides what it is about. */
+interface Script {
+  dispatch?: (input: Dispatched, attempt: number) => HookDispatchOutcome;
+  model?: (promptIndex: number, step: number) => ModelStepOutput;
+  /** `awaitHookSettled`: resolves when the callback that outlived its dispatch settles. */
+  settled?: Promise<void>;
+}
+
+const completed = (outputs: object[] = [{}]) =>
+  ({
+    status: 'completed',
+    outputs: outputs.map((o) => ({ action: 'continue', ...o })),
+    callbackCount: outputs.length,
+    durationMs: 1,
+  }) as HookDispatchOutcome;
+
+/**
+ * Run `body` against a session of `input` on a worker with stub activities, and the calls the
+ * stubs saw. The workflow is the real one (the test bundle).
+ */
+async function withSession(
+  script: Script,
+  input: Partial<SessionWorkflowInput>,
+  body: (session: ReturnType<typeof sessionHandle>) => Promise<void>,
+): Promise<{ dispatched: Dispatched[]; modelSteps: number; archived: number }> {
+  const taskQueue = `workflow-test-${randomUUID()}`;
+  const cleanupQueue = `${taskQueue}/cleanup`;
+  const seen = { dispatched: [] as Dispatched[], modelSteps: 0, archived: 0 };
+  const attempts = new Map<HookEvent, number>();
+  const activities = {
+    async dispatchHook(dispatch: { event: HookEvent; payload: Record<string, unknown> }) {
+      const call = { event: dispatch.event, payload: dispatch.payload };
+      seen.dispatched.push(call);
+      const attempt = (attempts.get(call.event) ?? 0) + 1;
+      attempts.set(call.event, attempt);
+      const outcome = script.dispatch?.(call, attempt) ?? completed();
+      if (outcome.status === 'timeout') return { ...outcome, cleanupQueue };
+      return outcome;
+    },
+    async modelStep(step: { promptIndex: number; step: number }): Promise<ModelStepOutput> {
+      seen.modelSteps++;
+      return (
+        script.model?.(step.promptIndex, step.step) ?? {
+          text: `answer ${step.promptIndex}`,
+          finishReason: 'stop',
+        }
+      );
+    },
+    async archiveRun(run: { messages: number; timelineEntries: number }) {
+      seen.archived++;
+      return {
+        runId: Context.current().info.workflowExecution?.runId ?? 'run',
+        ref: 'stub',
+        ...run,
+      };
+    },
+  };
+  const settle = {
+    async awaitHookSettled(): Promise<'settled'> {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 200);
+      try {
+        await script.settled;
+      } finally {
+        clearInterval(beat);
+      }
+      return 'settled';
+    },
+  };
+  const bundle = await workflowBundle();
+  const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
+  const cleanup = await Worker.create({ connection, taskQueue: cleanupQueue, activities: settle });
+  const sessionId = `wf-${randomUUID()}`;
+  await client.workflow.start('sessionWorkflow', {
+    taskQueue,
+    workflowId: `session-${sessionId}`,
+    args: [
+      {
+        sessionId,
+        agentName: 'workflow-test',
+        hookCounts: {},
+        hookTimeoutMs: 60_000,
+        sessionEndHookTimeoutMs: 60_000,
+        maxTurns: 10,
+        taskQueue,
+        dispatchHeartbeatTimeoutMs: 5_000,
+        ...input,
+      } satisfies SessionWorkflowInput,
+    ],
+  });
+  await worker.runUntil(
+    cleanup.runUntil(async () => {
+      const session = sessionHandle(`session-${sessionId}`);
+      await session.ready();
+      await body(session);
+    }),
+  );
+  return seen;
+}
+
+function sessionHandle(workflowId: string) {
+  const handle = client.workflow.getHandle(workflowId);
+  return {
+    handle,
+    ready: () => handle.executeUpdate(Updates.ready),
+    close: () => handle.executeUpdate(Updates.close),
+    send: (prompt: string) =>
+      handle.executeUpdate(Updates.send, {
+        args: [{ requestId: randomUUID(), prompt }],
+      }) as Promise<SendResult>,
+    describe: () => handle.query(Queries.describe),
+  };
+}
+
+/** The detail of the session's failure an Update was refused with (a `SerializedError`). */
+async function failureOf(call: Promise<unknown>): Promise<Record<string, unknown> | undefined> {
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+  const cause = (error as WorkflowUpdateFailedError).cause;
+  expect(cause).toBeInstanceOf(ApplicationFailure);
+  return (cause as ApplicationFailure).details?.[0] as Record<string, unknown> | undefined;
+}
+
+/** The `code` of the session's failure an Update was refused with. */
+async function failureCode(call: Promise<unknown>): Promise<unknown> {
+  return (await failureOf(call))?.code;
+}
+
+describe('dispatch outcomes', () => {
+  it('a UserPromptSubmit continue with a modified prompt reaches the model; an abort stops the prompt before it', async () => {
+    const prompts: unknown[] = [];
+    const seen = await withSession(
+      {
+        dispatch: ({ payload }) => {
+          prompts.push(payload.userPrompt);
+          return payload.userPrompt === 'stop'
+            ? completed([{ action: 'abort', reason: 'not this one' }])
+            : completed([
+                { modifiedInput: { userPrompt: `[tenant] ${String(payload.userPrompt)}` } },
+              ]);
+        },
+      },
+      { hookCounts: { [HookEvent.UserPromptSubmit]: 1 } },
+      async (session) => {
+        const answered = await session.send('hello');
+        expect(answered).toMatchObject({ status: 'completed', text: 'answer 0' });
+        expect(await failureCode(session.send('stop'))).toBe('HOOK_ABORTED');
+        expect((await session.describe()).status).toBe('open');
+      },
+    );
+    expect(prompts).toEqual(['hello', 'stop']);
+    // One model step: the aborted prompt never reached the model.
+    expect(seen.modelSteps).toBe(1);
+  });
+
+  it('an event without callbacks is never dispatched', async () => {
+    const seen = await withSession({}, { hookCounts: {} }, async (session) => {
+      await session.send('hello');
+      await session.close();
+    });
+    expect(seen.dispatched).toEqual([]);
+    expect(seen.modelSteps).toBe(1);
+  });
+});
+
+describe('fail-closed', () => {
+  it('after a timeout whose callback has not settled, dispatches are refused without running; once it settles they run', async () => {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    let dispatches = 0;
+    const seen = await withSession(
+      {
+        settled,
+        dispatch: () => {
+          dispatches++;
+          return dispatches === 1
+            ? ({
+                status: 'timeout',
+                callbackCount: 1,
+                durationMs: 100,
+                settled: false,
+                cleanupQueue: '',
+                dispatchId: 'd-1',
+              } as HookDispatchOutcome)
+            : completed();
+        },
+      },
+      { hookCounts: { [HookEvent.UserPromptSubmit]: 1 } },
+      async (session) => {
+        expect(await failureCode(session.send('slow'))).toBe('HOOK_TIMEOUT');
+        expect((await session.describe()).pendingCleanups).toBe(1);
+        expect(await failureCode(session.send('refused'))).toBe('HOOK_CLEANUP_PENDING');
+        settle();
+        while ((await session.describe()).pendingCleanups > 0) await server.sleep(100);
+        expect(await session.send('after')).toMatchObject({ status: 'completed' });
+      },
+    );
+    // The refused prompt scheduled nothing: two dispatches, one model step.
+    expect(seen.dispatched.map((d) => d.payload.userPrompt)).toEqual(['slow', 'after']);
+    expect(seen.modelSteps).toBe(1);
+  });
+});
+
+describe('version refusals', () => {
+  const refusal = (): never => {
+    const detail: VersionRefusal = {
+      code: 'WORKER_VERSION_MISMATCH',
+      message: 'this worker runs v1',
+      agentName: 'workflow-test',
+      sessionId: 's',
+      sessionVersion: 'v2',
+      sessionFingerprint: 'f2',
+      workerVersions: ['v1'],
+    } as VersionRefusal;
+    throw ApplicationFailure.create({
+      type: VERSION_REFUSAL_TYPE,
+      message: detail.message,
+      details: [detail],
+      nonRetryable: true,
+    });
+  };
+
+  it('a refused dispatch is scheduled again until a worker takes it; the prompt goes on', async () => {
+    const seen = await withSession(
+      { dispatch: (_call, attempt) => (attempt <= 2 ? refusal() : completed()) },
+      { hookCounts: { [HookEvent.UserPromptSubmit]: 1 }, version: 'v2', fingerprint: 'f2' },
+      async (session) => {
+        expect(await session.send('hello')).toMatchObject({ status: 'completed' });
+      },
+    );
+    expect(seen.dispatched).toHaveLength(3);
+    expect(seen.modelSteps).toBe(1);
+  });
+
+  it('refused past the budget: the prompt fails with the refusal code, naming the versions', async () => {
+    await withSession(
+      { dispatch: () => refusal() },
+      {
+        hookCounts: { [HookEvent.UserPromptSubmit]: 1 },
+        hookTimeoutMs: 2_000,
+        version: 'v2',
+        fingerprint: 'f2',
+      },
+      async (session) => {
+        const failure = await failureOf(session.send('hello'));
+        expect(failure).toMatchObject({ code: 'WORKER_VERSION_MISMATCH' });
+        expect(failure?.message).toMatch(/version 'v2' .*refused by a worker of version 'v1'/);
+      },
+    );
+  });
+});
+
+describe('rollover and SessionEnd', () => {
+  it('continues as new after continueAsNewAfterPrompts, archiving the run; the next run goes on', async () => {
+    const seen = await withSession({}, { continueAsNewAfterPrompts: 1 }, async (session) => {
+      const first = (await session.handle.describe()).runId;
+      await session.send('one');
+      while ((await session.handle.describe()).runId === first) await server.sleep(100);
+      expect(await session.send('two')).toMatchObject({ status: 'completed', text: 'answer 1' });
+      expect((await session.describe()).promptsHandled).toBe(2);
+    });
+    expect(seen.archived).toBeGreaterThanOrEqual(1);
+  });
+
+  it('SessionEnd runs once: after it failed, the next close closes without calling it again', async () => {
+    const seen = await withSession(
+      {
+        dispatch: () => ({
+          status: 'error',
+          error: { name: 'Error', message: 'flush failed' },
+          callbackIndex: 0,
+          callbackCount: 1,
+          durationMs: 1,
+        }),
+      },
+      { hookCounts: { [HookEvent.SessionEnd]: 1 } },
+      async (session) => {
+        // The callback's own error, named with its event.
+        expect(await failureOf(session.close())).toMatchObject({
+          message: 'flush failed',
+          event: 'SessionEnd',
+        });
+        expect((await session.describe()).sessionEndMarker).toMatchObject({ reason: 'other' });
+        expect(await session.close()).toMatchObject({ closedNow: true });
+        expect(await session.handle.result()).toMatchObject({ endReason: 'other' });
+      },
+    );
+    expect(seen.dispatched.map((d) => d.event)).toEqual([HookEvent.SessionEnd]);
+  });
+});
