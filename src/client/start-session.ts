@@ -87,6 +87,8 @@ async function startSession(
 ): Promise<Session> {
   const { client, payloads, registry, calls, streams, tracing } = ctx;
   validateSessionOptions(sessionOptions);
+  // Refused before the server is asked anything: nothing else can make it work.
+  refuseCallbacksWithoutWorker(ctx, sessionOptions);
   const sessionId = sessionOptions.sessionId ?? randomUUID();
   const workflowId = sessionWorkflowId(sessionId);
   // An open session already runs its own version: attaching to it pins nothing, so it does
@@ -119,28 +121,35 @@ async function startSession(
 }
 
 /**
- * Hand the session's own hooks and permission function to this process's registry.
- * @throws {ConfigError} when the client has no worker in this process to run them.
+ * Refuse session hooks or a permission function on a client with no worker in this process
+ * to run them.
+ * @throws {ConfigError} naming which of them it got.
  */
+function refuseCallbacksWithoutWorker({ registry }: ClientContext, options: SessionOptions): void {
+  if (registry) return;
+  if (options.hooks && Object.keys(options.hooks).length > 0) {
+    throw new ConfigError(
+      'Session hooks need a worker in this process (createAgent); a client-only agent cannot run them',
+    );
+  }
+  if (options.permissionHandler) {
+    throw new ConfigError(
+      'A session permissionHandler needs a worker in this process (createAgent); a client-only agent cannot run it',
+    );
+  }
+}
+
+/** Hand the session's own hooks and permission function to this process's registry. */
 function registerSessionCallbacks(
   { registry }: ClientContext,
   sessionId: string,
   sessionOptions: SessionOptions,
 ): void {
+  if (!registry) return; // refused earlier if it had any (refuseCallbacksWithoutWorker)
   if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
-    if (!registry) {
-      throw new ConfigError(
-        'Session hooks need a worker in this process (createAgent); a client-only agent cannot run them',
-      );
-    }
     registry.setSessionHooks(sessionId, sessionOptions.hooks);
   }
   if (sessionOptions.permissionHandler) {
-    if (!registry) {
-      throw new ConfigError(
-        'A session permissionHandler needs a worker in this process (createAgent); a client-only agent cannot run it',
-      );
-    }
     registry.setSessionPermission(sessionId, sessionOptions.permissionHandler);
   }
 }

@@ -31,7 +31,7 @@ import type {
   SendStatus,
   ToolCallRecord,
 } from '../../src/common/protocol.js';
-import type { ToolResult } from '../../src/common/types.js';
+import type { Prompt, ToolResult } from '../../src/common/types.js';
 import type { ContextStamp } from '../../src/common/context-stamp.js';
 import type { ContextStamper } from '../session/context-sync.js';
 import type { JsonObject } from '../../src/common/json.js';
@@ -81,14 +81,7 @@ export async function runPrompt(
       const payload = { ...original };
       submitted = (await dispatchEvent(state, HookEvent.UserPromptSubmit, payload, { requestId }))!;
     }
-    const decision = applyUserPromptSubmit(prompt, submitted);
-    if (decision.kind === 'reject') {
-      throw hookFailure('HOOK_ABORTED', decision.reason, {
-        event: HookEvent.UserPromptSubmit,
-        callbackIndex: decision.decidedBy,
-      });
-    }
-    prompt = decision.prompt;
+    prompt = submittedPrompt(prompt, submitted);
   }
 
   state.addMessage({ role: 'user', content: prompt });
@@ -120,31 +113,50 @@ export async function runPrompt(
   }
 
   if (status === 'completed' && hasCallbacks(state, HookEvent.TaskCompleted)) {
-    const sent = describePrompt(prompt);
-    const completed = await dispatchEvent(
-      state,
-      HookEvent.TaskCompleted,
-      {
-        taskId: requestId,
-        taskDescription: clipText(sent.userPrompt),
-        hasImages: sent.hasImages,
-        imageCount: sent.imageCount,
-        resultSummary: clipText(text),
-        success: true,
-      },
-      { requestId },
-    );
-    if (completed) {
-      const decision = applyTaskCompleted(completed);
-      if (decision.kind === 'fail') {
-        throw hookFailure('TASK_FAILED', decision.reason, {
-          event: HookEvent.TaskCompleted,
-          ...(completed.decidedBy !== undefined ? { callbackIndex: completed.decidedBy } : {}),
-        });
-      }
-    }
+    const payload = taskCompletedPayload(requestId, prompt, text);
+    const completed = await dispatchEvent(state, HookEvent.TaskCompleted, payload, { requestId });
+    if (completed) failIfTaskFailed(completed);
   }
   return { requestId, status, text, toolCalls };
+}
+
+/**
+ * The prompt UserPromptSubmit's merged outputs leave (as sent, or as a callback rewrote it).
+ * @throws ApplicationFailure `HOOK_ABORTED` when a callback rejected it.
+ */
+function submittedPrompt(prompt: Prompt, submitted: MergedHookResult): Prompt {
+  const decision = applyUserPromptSubmit(prompt, submitted);
+  if (decision.kind === 'reject') {
+    throw hookFailure('HOOK_ABORTED', decision.reason, {
+      event: HookEvent.UserPromptSubmit,
+      callbackIndex: decision.decidedBy,
+    });
+  }
+  return decision.prompt;
+}
+
+/** TaskCompleted's payload for the prompt `requestId` that answered `text`. */
+function taskCompletedPayload(requestId: string, prompt: Prompt, text: string) {
+  const sent = describePrompt(prompt);
+  return {
+    taskId: requestId,
+    taskDescription: clipText(sent.userPrompt),
+    hasImages: sent.hasImages,
+    imageCount: sent.imageCount,
+    resultSummary: clipText(text),
+    success: true,
+  };
+}
+
+/** @throws ApplicationFailure `TASK_FAILED` when a TaskCompleted callback failed the task. */
+function failIfTaskFailed(completed: MergedHookResult): void {
+  const decision = applyTaskCompleted(completed);
+  if (decision.kind === 'fail') {
+    throw hookFailure('TASK_FAILED', decision.reason, {
+      event: HookEvent.TaskCompleted,
+      ...(completed.decidedBy !== undefined ? { callbackIndex: completed.decidedBy } : {}),
+    });
+  }
 }
 
 /** Whether this session's UserPromptSubmit runs inline (and can: step 0 is allowed). */

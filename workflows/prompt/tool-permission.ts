@@ -163,31 +163,12 @@ async function functionDecision(
  */
 export async function askPerson(
   state: PermissionState,
-  ask: {
-    toolUseId: string;
-    toolName: string;
-    input: JsonObject;
-    kind: ToolKind;
-    paths: string[];
-    message?: string | undefined;
-  },
+  ask: PersonAsk,
   requestId?: string,
 ): Promise<PermissionAnswer> {
   const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
-  const askedAt = Date.now();
-  const entry: PendingPermissionEntry = {
-    request: {
-      requestId: uuid4(),
-      toolUseId: ask.toolUseId,
-      toolName: ask.toolName,
-      toolKind: ask.kind,
-      input: ask.input,
-      affectedPaths: ask.paths,
-      askedAt,
-      deadline: askedAt + timeoutMs,
-      ...(ask.message !== undefined ? { message: ask.message } : {}),
-    },
-  };
+  const entry = pendingEntry(ask, Date.now(), timeoutMs);
+  const askedAt = entry.request.askedAt;
   state.pendingPermissions.set(entry.request.requestId, entry);
   const label = toolLabel(ask.toolName, ask.input);
   setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline));
@@ -202,7 +183,7 @@ export async function askPerson(
       affectedPaths: ask.paths,
       askedOf: 'person',
       permissionRequestId,
-      ...(ask.message !== undefined ? { message: ask.message } : {}),
+      ...messageOf(ask),
       deadline: entry.request.deadline,
     });
     await publishQueuedNow(state, requestId);
@@ -248,6 +229,37 @@ export async function askPerson(
       at: Date.now(),
     });
   }
+}
+
+/** A tool call a person is asked about. */
+interface PersonAsk {
+  toolUseId: string;
+  toolName: string;
+  input: JsonObject;
+  kind: ToolKind;
+  paths: string[];
+  message?: string | undefined;
+}
+
+/** The pending request of `ask`, asked at `askedAt`, expiring `timeoutMs` later. */
+function pendingEntry(ask: PersonAsk, askedAt: number, timeoutMs: number): PendingPermissionEntry {
+  return {
+    request: {
+      requestId: uuid4(),
+      toolUseId: ask.toolUseId,
+      toolName: ask.toolName,
+      toolKind: ask.kind,
+      input: ask.input,
+      affectedPaths: ask.paths,
+      askedAt,
+      deadline: askedAt + timeoutMs,
+      ...messageOf(ask),
+    },
+  };
+}
+
+function messageOf(ask: PersonAsk): { message?: string } {
+  return ask.message !== undefined ? { message: ask.message } : {};
 }
 
 function byOf(entry: PendingPermissionEntry): { by?: string } {
