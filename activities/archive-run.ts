@@ -7,14 +7,13 @@
  */
 import { Context } from '@temporalio/activity';
 import type { ConversationMessage } from '../src/common/conversation.js';
+import { Queries, type ConversationPage } from '../src/common/messages.js';
 import {
-  Queries,
   sessionWorkflowId,
-  type ArchiveRunInput,
-  type ConversationPage,
   type RunArchive,
   type RunArchiveBody,
-} from '../src/common/protocol.js';
+} from '../src/common/workflow-io.js';
+import type { ArchiveRunInput } from '../src/common/activity-io.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 
 /** Build `archiveRun`. */

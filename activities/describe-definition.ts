@@ -9,7 +9,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { VERSION_REFUSAL_TYPE, type VersionRefusal } from '../src/common/identity.js';
-import type { DefinitionIdentity, DescribeDefinitionInput } from '../src/common/protocol.js';
+import type { DefinitionIdentity, DescribeDefinitionInput } from '../src/common/activity-io.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 
 /** Build `describeDefinition` on `registry`. */

@@ -26,13 +26,13 @@ import { capOutput } from '../src/tools/output.js';
 import {
   ActivityNames,
   HOOK_DISPATCH_LOST_TYPE,
-  Queries,
   type AwaitHookSettledInput,
   type HookDispatchBegan,
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
+import { Queries } from '../src/common/messages.js';
 import type { HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 import { localAbortReason, type AgentRegistry } from '../src/definition/registry.js';

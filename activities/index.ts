@@ -7,7 +7,7 @@ import type {
   ActivityName,
   DispatchHookInput,
   HookDispatchOutcome,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import type { BudgetClock } from './budget-clock.js';

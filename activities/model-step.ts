@@ -14,7 +14,7 @@ import {
   type InlineHookDetail,
   type ModelStepInput,
   type ModelStepOutput,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
 import { leavesPromptAsIs } from '../src/common/hook-rules.js';
 import { readConversationPages } from '../src/temporal/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';

@@ -18,7 +18,7 @@ import type {
   ExecuteToolOutput,
   HookDispatchOutcome,
   PublishStreamEventsInput,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
 import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import type { HookDispatchEvent } from '../src/stream/events.js';

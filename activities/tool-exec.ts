@@ -18,7 +18,7 @@ import type {
   HookDispatchOutcome,
   InlineToolDetail,
   ToolCallDescription,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
 import type { ToolResult } from '../src/common/types.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/definition/registry.js';

@@ -20,7 +20,7 @@ import type {
   HookDispatchOutcome,
   ModelStepInput,
   ModelStepOutput,
-} from '../src/common/protocol.js';
+} from '../src/common/activity-io.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import { inSpan, SpanAttributes as A } from '../src/tracing/spans.js';
 import type { AgentTracing } from '../src/tracing/tracing.js';

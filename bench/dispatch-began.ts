@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import type { DispatchHookInput } from '../src/common/protocol.js';
+import type { DispatchHookInput } from '../src/common/activity-io.js';
 import { HookEvent } from '../src/index.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';

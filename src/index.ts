@@ -107,15 +107,17 @@ export {
 export type {
   TimelineEntry,
   DispatchOutcomeKind,
+  VersionUpgrade,
+  AbandonedUpgrade,
+} from './common/workflow-io.js';
+export type {
   SessionDescription,
   CloseResult,
   SessionTermination,
   SendStatus,
   ToolCallRecord,
   UpgradeAnswer,
-  VersionUpgrade,
-  AbandonedUpgrade,
-} from './common/protocol.js';
+} from './common/messages.js';
 export type { AgentModel, ModelStepRequest } from './models/model.js';
 export {
   providerModel,

@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import { HOOK_DISPATCH_MAX_ATTEMPTS, MODEL_STEP_MAX_ATTEMPTS } from '../src/common/protocol.js';
+import { HOOK_DISPATCH_MAX_ATTEMPTS, MODEL_STEP_MAX_ATTEMPTS } from '../src/common/activity-io.js';
 
 type Activities = ReturnType<typeof createActivities>;
 

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { SESSION_WORKFLOW, SessionWorkflow } from '../src/common/protocol.js';
+import type { SESSION_WORKFLOW, SessionWorkflow } from '../src/common/workflow-io.js';
 import type * as entry from './index.js';
 
 export { sessionWorkflow } from './session-workflow.js';

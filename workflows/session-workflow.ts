@@ -19,11 +19,8 @@ import {
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
-import type {
-  SessionDescription,
-  SessionWorkflowInput,
-  SessionWorkflowResult,
-} from '../src/common/protocol.js';
+import type { SessionDescription } from '../src/common/messages.js';
+import type { SessionWorkflowInput, SessionWorkflowResult } from '../src/common/workflow-io.js';
 import { setAbortHandler } from './handlers/abort.js';
 import { setApprovalHandler } from './handlers/approval.js';
 import { endWithoutCaller, setCloseHandler } from './handlers/close.js';

@@ -10,7 +10,7 @@ import {
   setHandler,
   condition,
 } from '@temporalio/workflow';
-import type { DispatchHookInput, HookDispatchOutcome } from '../../src/common/protocol.js';
+import type { DispatchHookInput, HookDispatchOutcome } from '../../src/common/activity-io.js';
 import type { JsonObject } from '../../src/common/json.js';
 
 interface BenchActivities {

@@ -10,7 +10,7 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import { modelTextOf } from '../../src/common/hook-rules.js';
 import { isPlainObject } from '../../src/common/json.js';
-import type { TimelineEntry } from '../../src/common/protocol.js';
+import type { TimelineEntry } from '../../src/common/workflow-io.js';
 import type { GoldenSession } from '../../src/testing/golden.js';
 
 /** What a `continue` dispatch changed, as the demo shows it after the outcome. */

@@ -6,7 +6,7 @@
  * @module
  */
 import { ConfigError, EngineError, SessionClosedError } from '../common/errors.js';
-import type { CloseResult } from '../common/protocol.js';
+import type { CloseResult } from '../common/messages.js';
 import type { Prompt } from '../common/types.js';
 import { clientCallsOf, connectClient, type AgentClient } from '../client/client.js';
 import type { SessionSummary } from '../client/list-sessions.js';

@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 import { ConfigError } from '../common/errors.js';
-import { SESSION_WORKFLOW, sessionIdOfWorkflowId } from '../common/protocol.js';
+import { SESSION_WORKFLOW, sessionIdOfWorkflowId } from '../common/workflow-io.js';
 import {
   AGENT_NAME_KEY,
   LAST_DECISION_KEY,

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ConfigError, deserializeError, serializeError } from '../common/errors.js';
-import type { SendResult, SendStatus, ToolCallRecord } from '../common/protocol.js';
+import type { SendResult, SendStatus, ToolCallRecord } from '../common/messages.js';
 import type { Prompt } from '../common/types.js';
 import { localAbortReason, rememberAbortReason } from '../definition/registry.js';
 

@@ -10,7 +10,7 @@ import {
   localDispatchEvents,
   type HookDispatchMode,
 } from '../common/hook-dispatch-mode.js';
-import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
 import { hookCountsOf } from '../definition/resolve.js';
 

@@ -19,12 +19,14 @@ import {
   type SendResult,
   type SessionDescription,
   type SessionTermination as Termination,
-  type SessionWorkflowResult,
-  type RunArchive,
-  type RunArchiveBody,
-  type TimelineEntry,
   type UpgradeAnswer,
-} from '../common/protocol.js';
+} from '../common/messages.js';
+import type {
+  SessionWorkflowResult,
+  RunArchive,
+  RunArchiveBody,
+  TimelineEntry,
+} from '../common/workflow-io.js';
 import { upgradeSession } from './upgrade.js';
 import type { ConversationMessage } from '../common/conversation.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';

@@ -26,13 +26,13 @@ import {
 import { HookEvent } from '../common/hook-events.js';
 import {
   SESSION_WORKFLOW,
-  Updates,
   sessionIdCandidates,
   sessionWorkflowId,
   type SessionWorkflow,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
-} from '../common/protocol.js';
+} from '../common/workflow-io.js';
+import { Updates } from '../common/messages.js';
 import type { SessionOptions } from '../definition/options.js';
 import { validateSessionOptions } from '../definition/resolve.js';
 import { decodeHistoryPayloads } from '../history/decode.js';

@@ -24,7 +24,7 @@ import {
   messageOf,
   type SerializedError,
 } from '../common/errors.js';
-import type { SessionTermination } from '../common/protocol.js';
+import type { SessionTermination } from '../common/messages.js';
 import type { ClientCalls } from './client-calls.js';
 
 /**

@@ -9,7 +9,7 @@ import type { WorkflowClient as Client, WorkflowHandle } from '@temporalio/clien
 import proto from '@temporalio/proto';
 import { ConfigError, SessionClosedError } from '../common/errors.js';
 import { VERSION_RULE, VERSION_RULE_TEXT, versionOfWorkerIdentity } from '../common/identity.js';
-import type { UpgradeAnswer, UpgradeRequest } from '../common/protocol.js';
+import type { UpgradeAnswer, UpgradeRequest } from '../common/messages.js';
 
 const PINNED = proto.temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior;
 

@@ -7,7 +7,7 @@
  */
 import { deserializeError, type SerializedError } from './errors.js';
 import { HookEvent } from './hook-events.js';
-import type { DispatchHookInput } from './protocol.js';
+import type { DispatchHookInput } from './activity-io.js';
 import type { HookInput } from './types.js';
 
 /**

@@ -10,7 +10,7 @@ import { HookError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import { isPlainObject, whyNotJson, type JsonObject, type JsonValue } from './json.js';
 import { cutPrefix } from './text.js';
-import type { HookDispatchOutcome } from './protocol.js';
+import type { HookDispatchOutcome } from './activity-io.js';
 import type { HookOutput, ImagePart, Prompt, TextPart, ToolResult } from './types.js';
 
 const ACTIONS = ['continue', 'skip', 'abort'] as const;

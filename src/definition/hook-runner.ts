@@ -7,7 +7,7 @@
  */
 import { hookInputOf } from '../common/hook-input.js';
 import { validateHookOutput } from '../common/hook-rules.js';
-import type { DispatchHookInput } from '../common/protocol.js';
+import type { DispatchHookInput } from '../common/activity-io.js';
 import type { HookCallback, HookInput, HookOutput } from '../common/types.js';
 
 /** A run of one event's callbacks, started by {@link runHookCallbacks}. */

@@ -11,7 +11,7 @@
  */
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import type { History, Payload } from '@temporalio/common/lib/proto-utils.js';
-import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import { PAYLOAD_REF_ENCODING } from '../payloads/codec.js';
 import { normalizeHistory } from '../payloads/history-payloads.js';
 

@@ -17,7 +17,7 @@ import {
 import { normalizeHistory, sessionIdOfHistory } from './decode.js';
 import { ConfigError, SessionNotFoundError, messageOf } from '../common/errors.js';
 import { collapseWhitespace } from '../common/text.js';
-import { sessionIdCandidates, sessionWorkflowId } from '../common/protocol.js';
+import { sessionIdCandidates, sessionWorkflowId } from '../common/workflow-io.js';
 
 /**
  * A history to replay, with the session it belongs to (what `fetchSessionHistory` and

@@ -14,7 +14,7 @@ import {
   type CleanupHandle,
   type DispatchHookInput,
   type HookDispatchOutcome,
-} from '../common/protocol.js';
+} from '../common/activity-io.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { failureMessage, timeoutTypeOf, type Failure } from './failures.js';
 import {

@@ -6,7 +6,7 @@
  */
 import type { PayloadConverter } from '@temporalio/common';
 import type { JsonObject } from '../common/json.js';
-import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import { decodeFirstPayload, numberOf, type HistoryEvent, type PayloadList } from './decode.js';
 import { ToolCallTracker } from './tool-calls.js';
 import type { HistoryDispatch, HistoryPrompt, HistoryTimeline } from './timeline-types.js';

@@ -10,7 +10,11 @@ import { hookErrorRecord } from '../common/errors.js';
 import { isHookEvent } from '../common/hook-events.js';
 import { mergeHookOutputs } from '../common/hook-rules.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
-import type { CleanupHandle, DispatchHookInput, HookDispatchOutcome } from '../common/protocol.js';
+import type {
+  CleanupHandle,
+  DispatchHookInput,
+  HookDispatchOutcome,
+} from '../common/activity-io.js';
 import type { HookOutput } from '../common/types.js';
 import { numberOf, type HistoryEvent } from './decode.js';
 import { diffValues } from './diff.js';

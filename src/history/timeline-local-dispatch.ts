@@ -7,7 +7,7 @@
  */
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import type { JsonObject } from '../common/json.js';
-import { ActivityNames, type HookDispatchOutcome } from '../common/protocol.js';
+import { ActivityNames, type HookDispatchOutcome } from '../common/activity-io.js';
 import { decodeFirstPayload, decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import {
   failureMessage,

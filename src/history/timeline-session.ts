@@ -6,12 +6,8 @@
  * @module
  */
 import { describePrompt } from '../common/hook-rules.js';
-import {
-  Updates,
-  type AbandonedUpgrade,
-  type SessionWorkflowResult,
-  type UpgradeAnswer,
-} from '../common/protocol.js';
+import { Updates, type UpgradeAnswer } from '../common/messages.js';
+import type { AbandonedUpgrade, SessionWorkflowResult } from '../common/workflow-io.js';
 import type { Prompt } from '../common/types.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { failureMessage, type Failure } from './failures.js';

@@ -6,7 +6,11 @@
  * @module
  */
 import { isPlainObject, type JsonObject } from '../common/json.js';
-import type { CleanupHandle, DispatchHookInput, HookDispatchOutcome } from '../common/protocol.js';
+import type {
+  CleanupHandle,
+  DispatchHookInput,
+  HookDispatchOutcome,
+} from '../common/activity-io.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { decode, timeOf, type ActivityClose, type TimelineBuild } from './timeline-build.js';
 import {

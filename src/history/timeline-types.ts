@@ -7,7 +7,7 @@
 import type { HookErrorRecord } from '../common/errors.js';
 import type { HookOutput } from '../common/types.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
-import type { AbandonedUpgrade, VersionUpgrade } from '../common/protocol.js';
+import type { AbandonedUpgrade, VersionUpgrade } from '../common/workflow-io.js';
 import type { ValueDiff } from './diff.js';
 import type { HistoryToolCall } from './tool-calls.js';
 

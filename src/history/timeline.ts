@@ -16,7 +16,7 @@
  */
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
-import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import { decodeFirstPayload, sessionIdOfHistory, type HistoryEvent } from './decode.js';
 import {
   activityCanceled,

@@ -18,7 +18,7 @@ import {
   type PermissionPreset,
   type PermissionResult,
 } from '../common/permission.js';
-import type { SessionWorkflowInput } from '../common/protocol.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import type { ToolKind, ToolResult } from '../common/types.js';
 import { diffValues, type ValueDiff } from './diff.js';
 

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { ModelStepOutput } from '../common/protocol.js';
+import type { ModelStepOutput } from '../common/activity-io.js';
 import type { ConversationMessage } from '../common/conversation.js';
 import type { Prompt } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';

@@ -38,7 +38,7 @@ import { z } from 'zod';
 import type { ConversationMessage, ToolCall } from '../common/conversation.js';
 import { ConfigError, ProviderError, type ModelErrorDetails } from '../common/errors.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
-import type { ModelStepOutput } from '../common/protocol.js';
+import type { ModelStepOutput } from '../common/activity-io.js';
 import { cutPrefix } from '../common/text.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { AgentModel, ModelStepRequest } from './model.js';

@@ -14,7 +14,8 @@
 import type { SerializedError } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { JsonObject } from '../common/json.js';
-import type { DispatchOutcomeKind, SendStatus, ToolCallRecord } from '../common/protocol.js';
+import type { DispatchOutcomeKind } from '../common/workflow-io.js';
+import type { SendStatus, ToolCallRecord } from '../common/messages.js';
 import type { PermissionAskedEvent, PermissionDecidedEvent } from '../common/permission-events.js';
 
 export type {

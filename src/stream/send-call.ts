@@ -5,7 +5,7 @@
  * @module
  */
 import { deserializeError, serializeError } from '../common/errors.js';
-import type { SendResult } from '../common/protocol.js';
+import type { SendResult } from '../common/messages.js';
 import { isFinal, type ErrorEvent, type FinishEvent, type StreamedEvent } from './events.js';
 import type { StreamKey, StreamTransport } from './transport.js';
 import { STREAM_FLUSH_MS } from './writer.js';

@@ -7,7 +7,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
 import type { ConversationMessage } from '../common/conversation.js';
-import { Queries, type ConversationPage } from '../common/protocol.js';
+import { Queries, type ConversationPage } from '../common/messages.js';
 import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from './query.js';
 

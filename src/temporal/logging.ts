@@ -15,7 +15,7 @@
  */
 import type { Logger as TemporalLogger, LogLevel, LogMetadata } from '@temporalio/common';
 import { ConfigError } from '../common/errors.js';
-import { sessionIdOfWorkflowId } from '../common/protocol.js';
+import { sessionIdOfWorkflowId } from '../common/workflow-io.js';
 import { cutPrefix } from '../common/text.js';
 
 /**

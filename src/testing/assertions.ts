@@ -15,7 +15,7 @@ import type { JsonObject } from '../common/json.js';
 import { decodeFirstPayload } from '../history/decode.js';
 import type { HistoryDecision, HistoryDispatch } from '../history/timeline-types.js';
 import type { HookEvent } from '../common/hook-events.js';
-import { ActivityNames } from '../common/protocol.js';
+import { ActivityNames } from '../common/activity-io.js';
 import type { HookTestEnv, SessionRef } from './hook-test-env.js';
 
 /**

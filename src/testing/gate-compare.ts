@@ -12,8 +12,8 @@ import {
   ActivityNames,
   type CheckPermissionInput,
   type CheckPermissionOutput,
-  type SessionWorkflowInput,
-} from '../common/protocol.js';
+} from '../common/activity-io.js';
+import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import {
   normalizePermission,
   presetDecision,

@@ -5,7 +5,7 @@
  * @module
  */
 import { type HookEvent } from '../common/hook-events.js';
-import { type CheckPermissionInput } from '../common/protocol.js';
+import type { CheckPermissionInput } from '../common/activity-io.js';
 import { type PermissionResult } from '../common/permission.js';
 import { formatGoldenChanges, type GoldenChange } from './golden.js';
 

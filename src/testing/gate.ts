@@ -49,7 +49,7 @@ import {
   SESSION_WORKFLOW,
   sessionIdOfWorkflowId,
   type SessionWorkflowInput,
-} from '../common/protocol.js';
+} from '../common/workflow-io.js';
 import { decodeFirstPayload, decodeHistoryPayloads } from '../history/decode.js';
 import { fetchRunHistories } from '../history/files.js';
 import { goldenFromHistories } from './golden.js';

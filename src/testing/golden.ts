@@ -27,7 +27,7 @@ import {
   ActivityNames,
   type DispatchHookInput,
   type HookDispatchOutcome,
-} from '../common/protocol.js';
+} from '../common/activity-io.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 
 /** Format tag of a recording file. */

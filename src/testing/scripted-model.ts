@@ -7,7 +7,7 @@
 import type { ToolCall } from '../common/conversation.js';
 import { ModelError } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
-import type { ModelStepOutput } from '../common/protocol.js';
+import type { ModelStepOutput } from '../common/activity-io.js';
 import type { AgentModel, ModelStepRequest } from '../models/model.js';
 
 /** A tool call in a script; `toolUseId` defaults to `call_<step>_<index>`. */

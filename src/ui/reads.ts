@@ -6,7 +6,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { AgentSdkError, SessionNotFoundError, messageOf } from '../common/errors.js';
-import { Queries } from '../common/protocol.js';
+import { Queries } from '../common/messages.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/list-sessions.js';
 import { sessionListStatus } from '../client/session-status.js';

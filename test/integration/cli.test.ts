@@ -22,7 +22,7 @@ import {
   type AgentWorker,
   type Session,
 } from '../../src/index.js';
-import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/protocol.js';
+import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/workflow-io.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
 import { tempDir } from '../temp-dirs.js';

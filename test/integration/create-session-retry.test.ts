@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { sessionWorkflowId } from '../../src/common/protocol.js';
+import { sessionWorkflowId } from '../../src/common/workflow-io.js';
 import {
   createAgentClient,
   createAgentWorker,

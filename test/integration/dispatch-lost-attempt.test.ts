@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { temporal } from '@temporalio/proto';
 import { createAgentClient, HookError, type AgentClient } from '../../src/index.js';
-import { HOOK_DISPATCH_LOST_TYPE } from '../../src/common/protocol.js';
+import { HOOK_DISPATCH_LOST_TYPE } from '../../src/common/activity-io.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
 import { historyOf, startedAttempt } from '../history-helpers.js';
 import { pendingAsk } from '../helpers.js';

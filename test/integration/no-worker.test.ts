@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentClient, EngineError, type AgentClient } from '../../src/index.js';
-import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/protocol.js';
+import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/workflow-io.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
 

@@ -23,7 +23,7 @@ import {
   type AgentWorker,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { Updates } from '../../src/common/protocol.js';
+import { Updates } from '../../src/common/messages.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { gateDeploy } from '../../src/testing/gate.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';

@@ -5,12 +5,12 @@ import { createModelActivities } from '../../activities/model-step.js';
 import { AgentRegistry } from '../../src/definition/registry.js';
 import { tailHash, type ContextStamp } from '../../src/common/context-stamp.js';
 import type { ConversationMessage } from '../../src/common/conversation.js';
+import type { ConversationPage } from '../../src/common/messages.js';
 import type {
-  ConversationPage,
   DispatchHookInput,
   HookDispatchOutcome,
   ModelStepInput,
-} from '../../src/common/protocol.js';
+} from '../../src/common/activity-io.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { ModelError } from '../../src/common/errors.js';
 import { ConversationCache } from '../../activities/conversation-cache.js';

@@ -13,7 +13,7 @@ import { timelineFromHistory } from '../../src/history/timeline.js';
 import type { HistoryDispatch, HistoryTimeline } from '../../src/history/timeline-types.js';
 import { describeNondeterminism } from '../../src/history/nondeterminism.js';
 import { renderTimeline } from '../../src/cli/render.js';
-import type { SessionWorkflowResult, TimelineEntry } from '../../src/common/protocol.js';
+import type { SessionWorkflowResult, TimelineEntry } from '../../src/common/workflow-io.js';
 
 const dir = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const fixtures = readdirSync(dir).filter((f) => f.endsWith('.json'));

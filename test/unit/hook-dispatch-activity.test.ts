@@ -11,7 +11,7 @@ import {
   HOOK_DISPATCH_LOST_TYPE,
   type CleanupHandle,
   type DispatchHookInput,
-} from '../../src/common/protocol.js';
+} from '../../src/common/activity-io.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../src/common/types.js';
 import { AgentRegistry } from '../../src/definition/registry.js';
 import { testIdentity } from '../registry-identity.js';

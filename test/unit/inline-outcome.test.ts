@@ -17,7 +17,7 @@ import { createModelActivities } from '../../activities/model-step.js';
 import { AgentRegistry } from '../../src/definition/registry.js';
 import { ConversationCache } from '../../activities/conversation-cache.js';
 import { tailHash } from '../../src/common/context-stamp.js';
-import type { HookDispatchOutcome, ModelStepInput } from '../../src/common/protocol.js';
+import type { HookDispatchOutcome, ModelStepInput } from '../../src/common/activity-io.js';
 import { testIdentity } from '../registry-identity.js';
 
 const outcome: HookDispatchOutcome = {

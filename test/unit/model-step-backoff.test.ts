@@ -10,7 +10,7 @@ import { stepRetryDelayMs, withStepBackoff } from '../../activities/model-step.j
 import {
   MODEL_STEP_MAX_ATTEMPTS,
   MODEL_STEP_PROVIDER_ATTEMPTS,
-} from '../../src/common/protocol.js';
+} from '../../src/common/activity-io.js';
 
 describe('stepRetryDelayMs', () => {
   it('is 1 s, doubled per attempt, at most 30 s', () => {

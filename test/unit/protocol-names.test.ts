@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../../activities/index.js';
-import { ActivityNames, Queries, SESSION_WORKFLOW, Updates } from '../../src/common/protocol.js';
+import { ActivityNames } from '../../src/common/activity-io.js';
+import { Queries, Updates } from '../../src/common/messages.js';
+import { SESSION_WORKFLOW } from '../../src/common/workflow-io.js';
 import * as workflows from '../../workflows/index.js';
 
 const namesOf = (definitions: Record<string, { type: string; name: string }>) =>

@@ -1,6 +1,10 @@
 /** `session-<id>` (the workflow id the Web UI shows) for a session id: pure. */
 import { describe, expect, it } from 'vitest';
-import { sessionIdCandidates, sessionIdOf, sessionWorkflowId } from '../../src/common/protocol.js';
+import {
+  sessionIdCandidates,
+  sessionIdOf,
+  sessionWorkflowId,
+} from '../../src/common/workflow-io.js';
 
 describe('sessionIdOf', () => {
   it("strips the workflow id's session- prefix, once", () => {

@@ -16,7 +16,7 @@ import {
 } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import { clipText, validateHookOutput } from '../../src/common/hook-rules.js';
-import type { SendResult } from '../../src/common/protocol.js';
+import type { SendResult } from '../../src/common/messages.js';
 import { cutPrefix, cutSuffix, utf8PrefixLength } from '../../src/common/text.js';
 import { capOutput } from '../../src/tools/output.js';
 import { toFailure } from '../../workflows/session/failures.js';

@@ -13,14 +13,9 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HookEvent } from '../../src/common/hook-events.js';
 import { VERSION_REFUSAL_TYPE, type VersionRefusal } from '../../src/common/identity.js';
-import {
-  Queries,
-  Updates,
-  type HookDispatchOutcome,
-  type ModelStepOutput,
-  type SendResult,
-  type SessionWorkflowInput,
-} from '../../src/common/protocol.js';
+import { Queries, Updates, type SendResult } from '../../src/common/messages.js';
+import type { HookDispatchOutcome, ModelStepOutput } from '../../src/common/activity-io.js';
+import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { startTimeSkippingServer } from '../../src/server/test-server.js';
 import { workflowBundle } from '../../src/worker/workflow-code.js';
 

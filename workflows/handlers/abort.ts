@@ -5,7 +5,7 @@
  * @module
  */
 import { condition } from '@temporalio/workflow';
-import { Updates, type AbortRecord } from '../../src/common/protocol.js';
+import { Updates, type AbortRecord } from '../../src/common/messages.js';
 import type { SessionState } from '../session/state.js';
 import { sessionSetHandler } from '../session/update-count.js';
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { isPlainObject } from '../../src/common/json.js';
-import { Updates } from '../../src/common/protocol.js';
+import { Updates } from '../../src/common/messages.js';
 import { toFailure } from '../session/failures.js';
 import { notPendingMessage } from '../prompt/tool-permission.js';
 import type { SessionState } from '../session/state.js';

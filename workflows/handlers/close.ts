@@ -8,7 +8,7 @@
 import { condition, log, setCurrentDetails, upsertMemo, uuid4 } from '@temporalio/workflow';
 import { serializeError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
-import { Updates } from '../../src/common/protocol.js';
+import { Updates } from '../../src/common/messages.js';
 import type { SessionEndReason } from '../../src/common/types.js';
 import { abortCurrent } from './abort.js';
 import { cleanupPendingFailure, dispatchEvent } from '../prompt/dispatch.js';

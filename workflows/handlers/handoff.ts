@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { Updates } from '../../src/common/protocol.js';
+import { Updates } from '../../src/common/messages.js';
 import { cleanupPendingFailure } from '../prompt/dispatch.js';
 import { sessionClosedFailure, toFailure } from '../session/failures.js';
 import { describeSession, isClosing, type SessionState } from '../session/state.js';

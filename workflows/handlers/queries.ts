@@ -7,7 +7,7 @@
 import { setHandler } from '@temporalio/workflow';
 import { contextForModel } from '../../src/common/context.js';
 import { DEFAULTS } from '../../src/common/defaults.js';
-import { Queries } from '../../src/common/protocol.js';
+import { Queries } from '../../src/common/messages.js';
 import { lastPrompt, pageOf } from '../session/conversation-pages.js';
 import { describeSession, type SessionState } from '../session/state.js';
 

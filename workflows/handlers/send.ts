@@ -17,7 +17,7 @@ import {
   type SendRequest,
   type SendResult,
   type ToolCallRecord,
-} from '../../src/common/protocol.js';
+} from '../../src/common/messages.js';
 import { promptProblem } from '../../src/common/hook-rules.js';
 import { failureToSerialized, sessionClosedFailure, toFailure } from '../session/failures.js';
 import { runPrompt } from '../prompt/run.js';

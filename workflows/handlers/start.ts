@@ -7,7 +7,8 @@
 import { allHandlersFinished, condition, isCancellation } from '@temporalio/workflow';
 import { HookEvent } from '../../src/common/hook-events.js';
 import { applySessionStart } from '../../src/common/hook-rules.js';
-import { Updates, type SessionWorkflowResult } from '../../src/common/protocol.js';
+import { Updates } from '../../src/common/messages.js';
+import type { SessionWorkflowResult } from '../../src/common/workflow-io.js';
 import { dispatchEvent } from '../prompt/dispatch.js';
 import { failureToSerialized, toFailure } from '../session/failures.js';
 import { syncSearchAttributes } from '../session/search-attributes.js';

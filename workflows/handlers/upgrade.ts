@@ -36,13 +36,8 @@ import {
 } from '@temporalio/workflow';
 import { DEFAULTS } from '../../src/common/defaults.js';
 import { VERSION_RULE } from '../../src/common/identity.js';
-import {
-  Updates,
-  type AbandonedUpgrade,
-  type UpgradeAnswer,
-  type UpgradeRequest,
-  type VersionUpgrade,
-} from '../../src/common/protocol.js';
+import { Updates, type UpgradeAnswer, type UpgradeRequest } from '../../src/common/messages.js';
+import type { AbandonedUpgrade, VersionUpgrade } from '../../src/common/workflow-io.js';
 import { describeDefinitionActivity } from '../activity-options.js';
 import { cleanupPendingFailure } from '../prompt/dispatch.js';
 import { sessionClosedFailure, toFailure } from '../session/failures.js';

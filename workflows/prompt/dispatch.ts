@@ -22,9 +22,8 @@ import {
   type HookDispatchOutcome,
   type InlineHookDetail,
   type CleanupHandle,
-  type TimelineEntry,
-  type SessionWorkflowInput,
-} from '../../src/common/protocol.js';
+} from '../../src/common/activity-io.js';
+import type { TimelineEntry, SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import {
   clipErrorText,
   describeHookFailure,

@@ -26,11 +26,13 @@ import type {
   DispatchHookInput,
   HookDispatchOutcome,
   ModelStepOutput,
+} from '../../src/common/activity-io.js';
+import type {
   SendRequest,
   SendResult,
   SendStatus,
   ToolCallRecord,
-} from '../../src/common/protocol.js';
+} from '../../src/common/messages.js';
 import type { Prompt, ToolResult } from '../../src/common/types.js';
 import type { ContextStamp } from '../../src/common/context-stamp.js';
 import type { ContextStamper } from '../session/context-sync.js';

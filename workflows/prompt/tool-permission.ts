@@ -13,7 +13,7 @@ import {
   type PermissionAnswer,
   type PermissionResult,
 } from '../../src/common/permission.js';
-import type { SessionWorkflowInput } from '../../src/common/protocol.js';
+import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { permissionDecidedEvent } from '../../src/common/permission-events.js';
 import { approvalDetails, toolLabel } from '../../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../../src/common/types.js';

@@ -35,8 +35,8 @@ import type {
   HookDispatchOutcome,
   InlineToolDetail,
   ToolCallDescription,
-  ToolCallRecord,
-} from '../../src/common/protocol.js';
+} from '../../src/common/activity-io.js';
+import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
 import {
   describeToolCallActivity,

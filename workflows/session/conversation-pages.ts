@@ -4,7 +4,7 @@
  * @module
  */
 import type { ConversationMessage } from '../../src/common/conversation.js';
-import { CONVERSATION_PAGE_BYTES, type ConversationPage } from '../../src/common/protocol.js';
+import { CONVERSATION_PAGE_BYTES, type ConversationPage } from '../../src/common/messages.js';
 import type { Prompt } from '../../src/common/types.js';
 
 /** The newest user message's content, as the prompt reached the model. */

@@ -16,11 +16,11 @@ import { serializeError, type SerializedError } from '../../src/common/errors.js
 import { cutPrefix } from '../../src/common/text.js';
 import type {
   RunArchive,
-  SendResult,
   SessionCarry,
   SessionWorkflowInput,
   SessionWorkflowResult,
-} from '../../src/common/protocol.js';
+} from '../../src/common/workflow-io.js';
+import type { SendResult } from '../../src/common/messages.js';
 import { archiveRunActivity } from '../activity-options.js';
 import { toFailure } from './failures.js';
 import { MAX_UPDATES_PER_RUN } from './update-count.js';

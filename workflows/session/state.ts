@@ -16,14 +16,12 @@ import { DEFAULTS } from '../../src/common/defaults.js';
 import type { SerializedError } from '../../src/common/errors.js';
 import type {
   AbortRecord,
-  RecentSend,
-  RunArchive,
   SendResult,
   SessionDescription,
-  SessionWorkflowInput,
   ToolCallRecord,
   UpgradeAnswer,
-} from '../../src/common/protocol.js';
+} from '../../src/common/messages.js';
+import type { RecentSend, RunArchive, SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import type { SessionEndReason } from '../../src/common/types.js';
 import type { PromptState } from '../prompt/run.js';
 

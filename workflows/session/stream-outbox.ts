@@ -18,7 +18,7 @@
  */
 import { CancellationScope } from '@temporalio/workflow';
 import type { WorkflowStreamEvent } from '../../src/common/permission-events.js';
-import type { SessionWorkflowInput } from '../../src/common/protocol.js';
+import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { publishStreamEventsActivity } from '../activity-options.js';
 
 /** The session state the outbox lives in. */

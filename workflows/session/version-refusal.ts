@@ -18,7 +18,7 @@ import {
   type SessionIdentity,
   type VersionRefusal,
 } from '../../src/common/identity.js';
-import type { SessionWorkflowInput } from '../../src/common/protocol.js';
+import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { toFailure } from './failures.js';
 
 /**

@@ -8,7 +8,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { AgentSdkError } from '../../common/errors.js';
 import { isPlainObject, type JsonObject } from '../../common/json.js';
 import type { PendingPermission, PermissionAnswer } from '../../common/permission.js';
-import { Queries } from '../../common/protocol.js';
+import { Queries } from '../../common/messages.js';
 import { Session } from '../../client/session.js';
 import { isTransientTaskFailure } from '../../client/update-calls.js';
 import { storedPayloadEventIds } from '../../history/decode.js';

@@ -6,7 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { PendingPermission } from '../../common/permission.js';
-import { Queries } from '../../common/protocol.js';
+import { Queries } from '../../common/messages.js';
 import { isNoPollerError } from '../../temporal/query.js';
 import { CliError } from '../cli-error.js';
 import type { CliOutput, CommandArgs } from '../command-args.js';

@@ -6,7 +6,7 @@
  */
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { messageOf } from '../../common/errors.js';
-import { sessionWorkflowId } from '../../common/protocol.js';
+import { sessionWorkflowId } from '../../common/workflow-io.js';
 import { hasWorkflowTask, sessionIdOfHistory } from '../../history/decode.js';
 import { describeNondeterminism } from '../../history/nondeterminism.js';
 import { resolveLogLevel } from '../../temporal/logging.js';

@@ -12,7 +12,7 @@ import {
 } from '../../../src/index.js';
 import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
-import { Updates } from '../../../src/common/protocol.js';
+import { Updates } from '../../../src/common/messages.js';
 import { tempDir } from '../../temp-dirs.js';
 
 const agents: Agent[] = [];
