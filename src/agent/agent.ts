@@ -117,96 +117,133 @@ export async function createAgent(options: AgentOptions): Promise<Agent> {
 /** How long a close that closed the default session waits for its other calls to end, ms. */
 const CLOSE_CALLS_GRACE_MS = 5_000;
 
-function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: AgentClient): Agent {
-  let defaultSession: Promise<Session> | undefined;
-  let stopped: Promise<void> | undefined;
+/** What a running agent holds: its parts, its default session and how far it has stopped. */
+interface AgentState {
+  readonly endpoint: TemporalEndpoint;
+  readonly worker: AgentWorker;
+  readonly client: AgentClient;
+  defaultSession: Promise<Session> | undefined;
+  stopped: Promise<void> | undefined;
   /** The close in flight, which concurrent `close()` calls share. */
-  let closing: Promise<CloseResult | undefined> | undefined;
+  closing: Promise<CloseResult | undefined> | undefined;
   /** Set once a close closed (or found closed) the default session, or found none. */
-  let closed: { result: CloseResult | undefined; sessionId: string | undefined } | undefined;
-  const shutdown = () => {
-    stopped ??= (async () => {
-      await client.close().catch(() => undefined);
-      await worker.shutdown();
-      await endpoint.server?.stop();
-    })();
-    return stopped;
+  closed: { result: CloseResult | undefined; sessionId: string | undefined } | undefined;
+}
+
+function assemble(endpoint: TemporalEndpoint, worker: AgentWorker, client: AgentClient): Agent {
+  const state: AgentState = {
+    endpoint,
+    worker,
+    client,
+    defaultSession: undefined,
+    stopped: undefined,
+    closing: undefined,
+    closed: undefined,
   };
-  const running = (what: string): void => {
-    if (!stopped) return;
-    if (closed?.sessionId !== undefined && what === 'send') {
-      throw new SessionClosedError(closed.sessionId);
-    }
-    throw new EngineError(
-      'ENGINE_ERROR',
-      `agent.${what}(): the agent was ${closed ? 'closed' : 'shut down'}; create a new agent`,
-    );
-  };
-  const sessionOrNone = async (): Promise<Session | undefined> =>
-    defaultSession?.catch(() => undefined);
-  const closeOnce = async (): Promise<CloseResult | undefined> => {
-    const session = await sessionOrNone();
-    // Rejects (nothing stopped) when the session refuses to close.
-    const result = session ? await session.close() : undefined;
-    closed = { result, sessionId: session?.id };
-    // The session's send()s were answered as it closed: let their replies arrive before
-    // the client goes.
-    if (session) await clientCallsOf(client)?.quiet(session.workflowId, CLOSE_CALLS_GRACE_MS);
-    await shutdown();
-    return result;
-  };
-  const alreadyClosed = (result: CloseResult | undefined): CloseResult | undefined =>
-    result && { ...result, closedNow: false, sessionEndRan: false };
   return {
     address: endpoint.address,
     uiUrl: endpoint.server?.uiUrl,
     embeddedServer: endpoint.server,
     worker,
     client,
-    async send(prompt, sendOptions) {
-      running('send');
-      defaultSession ??= client.createSession();
-      defaultSession.catch(() => (defaultSession = undefined));
-      return (await defaultSession).send(prompt, sendOptions);
-    },
+    send: (prompt, sendOptions) => sendToDefaultSession(state, prompt, sendOptions),
     createSession: async (sessionOptions) => {
-      running('createSession');
+      assertRunning(state, 'createSession');
       return client.createSession(sessionOptions);
     },
     session: async (sessionId) => {
-      running('session');
+      assertRunning(state, 'session');
       return client.session(sessionId);
     },
     listSessions: async (listOptions) => {
-      running('listSessions');
+      assertRunning(state, 'listSessions');
       return client.listSessions(listOptions);
     },
-    async close() {
-      if (closing) return alreadyClosed(await closing);
-      if (closed) {
-        await shutdown();
-        return alreadyClosed(closed.result);
-      }
-      if (stopped) {
-        // shutdown() came first: the default session, if any, stays open on the server.
-        const session = await sessionOrNone();
-        if (!session) return undefined;
-        throw new EngineError(
-          'ENGINE_ERROR',
-          `agent.close(): the agent was shut down before its default session '${session.id}' ` +
-            `was closed; close it from another client: session('${session.id}').close()`,
-        );
-      }
-      const attempt = closeOnce();
-      closing = attempt;
-      try {
-        return await attempt;
-      } finally {
-        closing = undefined;
-      }
-    },
-    shutdown,
+    close: () => closeAgent(state),
+    shutdown: () => shutdownAgent(state),
   };
+}
+
+/** Stop the client, the worker and the embedded server, once. */
+function shutdownAgent(state: AgentState): Promise<void> {
+  state.stopped ??= (async () => {
+    await state.client.close().catch(() => undefined);
+    await state.worker.shutdown();
+    await state.endpoint.server?.stop();
+  })();
+  return state.stopped;
+}
+
+/** Throw the error a call on a closed or shut-down agent gets. */
+function assertRunning(state: AgentState, what: string): void {
+  if (!state.stopped) return;
+  const { closed } = state;
+  if (closed?.sessionId !== undefined && what === 'send') {
+    throw new SessionClosedError(closed.sessionId);
+  }
+  throw new EngineError(
+    'ENGINE_ERROR',
+    `agent.${what}(): the agent was ${closed ? 'closed' : 'shut down'}; create a new agent`,
+  );
+}
+
+async function sendToDefaultSession(
+  state: AgentState,
+  prompt: Prompt,
+  sendOptions: SendOptions | undefined,
+): Promise<SendResponse> {
+  assertRunning(state, 'send');
+  state.defaultSession ??= state.client.createSession();
+  state.defaultSession.catch(() => (state.defaultSession = undefined));
+  return (await state.defaultSession).send(prompt, sendOptions);
+}
+
+async function defaultSessionOrNone(state: AgentState): Promise<Session | undefined> {
+  return state.defaultSession?.catch(() => undefined);
+}
+
+/** @see Agent.close */
+async function closeAgent(state: AgentState): Promise<CloseResult | undefined> {
+  if (state.closing) return alreadyClosed(await state.closing);
+  if (state.closed) {
+    await shutdownAgent(state);
+    return alreadyClosed(state.closed.result);
+  }
+  if (state.stopped) {
+    // shutdown() came first: the default session, if any, stays open on the server.
+    const session = await defaultSessionOrNone(state);
+    if (!session) return undefined;
+    throw new EngineError(
+      'ENGINE_ERROR',
+      `agent.close(): the agent was shut down before its default session '${session.id}' ` +
+        `was closed; close it from another client: session('${session.id}').close()`,
+    );
+  }
+  const attempt = closeOnce(state);
+  state.closing = attempt;
+  try {
+    return await attempt;
+  } finally {
+    state.closing = undefined;
+  }
+}
+
+/** Close the default session (if any), then stop the agent. */
+async function closeOnce(state: AgentState): Promise<CloseResult | undefined> {
+  const session = await defaultSessionOrNone(state);
+  // Rejects (nothing stopped) when the session refuses to close.
+  const result = session ? await session.close() : undefined;
+  state.closed = { result, sessionId: session?.id };
+  // The session's send()s were answered as it closed: let their replies arrive before
+  // the client goes.
+  if (session) await clientCallsOf(state.client)?.quiet(session.workflowId, CLOSE_CALLS_GRACE_MS);
+  await shutdownAgent(state);
+  return result;
+}
+
+/** What a close that found the session already closed reports. */
+function alreadyClosed(result: CloseResult | undefined): CloseResult | undefined {
+  return result && { ...result, closedNow: false, sessionEndRan: false };
 }
 
 /**

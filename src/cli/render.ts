@@ -78,6 +78,30 @@ function reasonOf(dispatch: HistoryDispatch): string {
  * where it was recorded) and the session's final status.
  */
 export function renderTimeline(timeline: HistoryTimeline): string {
+  const out: string[] = [...timelineHeader(timeline), ''];
+  out.push(dispatchTable(timeline));
+  const decisions = timeline.dispatches.filter((d) => d.callbacks && d.callbacks.length > 0);
+  if (decisions.length > 0) {
+    out.push('');
+    out.push(
+      'hook decisions (callback #n: decision, reason, time; edits against what it was given)',
+    );
+    for (const dispatch of decisions) out.push(...dispatchDetail(dispatch));
+  }
+  if (timeline.toolCalls.length > 0) {
+    out.push('');
+    out.push('tool calls');
+    out.push(toolCallTable(timeline));
+    const details = timeline.toolCalls.flatMap((call) => toolCallDetail(call));
+    if (details.length > 0) out.push(...details);
+  }
+  out.push('');
+  out.push(statusLine(timeline));
+  return out.join('\n');
+}
+
+/** The `inspect` header: who, the agent, when it started, and its version moves. */
+function timelineHeader(timeline: HistoryTimeline): string[] {
   const out: string[] = [];
   const who = timeline.sessionId ? `session ${timeline.sessionId}` : 'workflow';
   const workflow = timeline.workflowId ? ` (workflow ${timeline.workflowId})` : '';
@@ -98,8 +122,14 @@ export function renderTimeline(timeline: HistoryTimeline): string {
         `finish or cancel within ${move.heldMs} ms, stayed on ${move.version}`,
     );
   }
-  out.push('');
+  return out;
+}
 
+/**
+ * The dispatch table, one row per dispatch with the SessionEnd marker's row where it was
+ * recorded; a sentence when there is no row.
+ */
+function dispatchTable(timeline: HistoryTimeline): string {
   const marker = timeline.sessionEndMarker;
   const markerRow = marker
     ? [
@@ -121,59 +151,41 @@ export function renderTimeline(timeline: HistoryTimeline): string {
       rows.push(markerRow);
       markerPlaced = true;
     }
-    rows.push([
-      String(dispatch.seq),
-      dispatch.local
-        ? `${dispatch.event} (local)`
-        : dispatch.inline
-          ? `${dispatch.event} (inline)`
-          : dispatch.event,
-      dispatch.toolName ?? '',
-      String(dispatch.callbackCount),
-      dispatch.decision,
-      reasonOf(dispatch),
-      formatDuration(dispatch.durationMs),
-      ...(versioned ? [dispatch.version ?? ''] : []),
-    ]);
+    rows.push(dispatchRow(dispatch, versioned));
   }
   if (markerRow && !markerPlaced) rows.push(markerRow);
-  if (rows.length === 0) {
-    out.push('no hook dispatches (no event with callbacks ran)');
-  } else {
-    out.push(
-      formatTable(
-        [
-          'SEQ',
-          'EVENT',
-          'TOOL',
-          'CALLBACKS',
-          'DECISION',
-          'REASON',
-          'DURATION',
-          ...(versioned ? ['VERSION'] : []),
-        ],
-        rows,
-      ),
-    );
-  }
-  const decisions = timeline.dispatches.filter((d) => d.callbacks && d.callbacks.length > 0);
-  if (decisions.length > 0) {
-    out.push('');
-    out.push(
-      'hook decisions (callback #n: decision, reason, time; edits against what it was given)',
-    );
-    for (const dispatch of decisions) out.push(...dispatchDetail(dispatch));
-  }
-  if (timeline.toolCalls.length > 0) {
-    out.push('');
-    out.push('tool calls');
-    out.push(toolCallTable(timeline));
-    const details = timeline.toolCalls.flatMap((call) => toolCallDetail(call));
-    if (details.length > 0) out.push(...details);
-  }
-  out.push('');
-  out.push(statusLine(timeline));
-  return out.join('\n');
+  if (rows.length === 0) return 'no hook dispatches (no event with callbacks ran)';
+  return formatTable(
+    [
+      'SEQ',
+      'EVENT',
+      'TOOL',
+      'CALLBACKS',
+      'DECISION',
+      'REASON',
+      'DURATION',
+      ...(versioned ? ['VERSION'] : []),
+    ],
+    rows,
+  );
+}
+
+/** One dispatch's row of the dispatch table. */
+function dispatchRow(dispatch: HistoryDispatch, versioned: boolean): string[] {
+  return [
+    String(dispatch.seq),
+    dispatch.local
+      ? `${dispatch.event} (local)`
+      : dispatch.inline
+        ? `${dispatch.event} (inline)`
+        : dispatch.event,
+    dispatch.toolName ?? '',
+    String(dispatch.callbackCount),
+    dispatch.decision,
+    reasonOf(dispatch),
+    formatDuration(dispatch.durationMs),
+    ...(versioned ? [dispatch.version ?? ''] : []),
+  ];
 }
 
 /** `agent demo, version 1.4.0, fingerprint 0123456789abcdef`, when the input names the agent. */

@@ -138,35 +138,11 @@ export async function upgradeSession(
   update: (request: UpgradeRequest) => Promise<UpgradeAnswer>,
   holdMs?: number,
 ): Promise<UpgradeAnswer> {
-  if (toVersion !== undefined && (typeof toVersion !== 'string' || !VERSION_RULE.test(toVersion))) {
-    throw new ConfigError(
-      `upgrade: toVersion must be ${VERSION_RULE_TEXT}, got '${String(toVersion)}'`,
-    );
-  }
-  if (holdMs !== undefined && (!Number.isInteger(holdMs) || holdMs <= 0)) {
-    throw new ConfigError(
-      `upgrade: holdMs must be a positive integer of ms, got ${String(holdMs)}`,
-    );
-  }
+  checkUpgradeRequest(toVersion, holdMs);
   const client = handle.client;
   const placement = await placementOf(handle, sessionId);
   const pinned = placement.pinned;
-  let target = toVersion;
-  if (target === undefined) {
-    if (!pinned) {
-      throw new ConfigError(
-        'upgrade: without Worker Deployments (advanced.temporal.versioning: off) name the version to move to',
-      );
-    }
-    target = await currentVersionOf(client, pinned.deploymentName);
-    if (target === undefined) {
-      throw new ConfigError(
-        `upgrade: Worker Deployment '${pinned.deploymentName}' has no current version; name the ` +
-          `version to move to, or set one (temporal worker deployment set-current-version ` +
-          `--deployment-name ${pinned.deploymentName} --build-id <version>)`,
-      );
-    }
-  }
+  const target = toVersion ?? (await currentTargetOf(client, pinned));
   // Re-pinned already (a move cut short after its re-pin, retried now): only finish is left.
   const repinned = pinned?.buildId === target;
   if (pinned && !repinned) {
@@ -184,24 +160,9 @@ export async function upgradeSession(
     await update({ phase: 'cancel', toVersion: target, by });
     return { version: target };
   }
-  const pin = (buildId: string) =>
-    client.workflowService.updateWorkflowExecutionOptions({
-      namespace: client.options.namespace,
-      workflowExecution: { workflowId: handle.workflowId },
-      workflowExecutionOptions: {
-        versioningOverride: {
-          pinned: {
-            behavior: PINNED.PINNED_OVERRIDE_BEHAVIOR_PINNED,
-            version: { deploymentName: pinned!.deploymentName, buildId },
-          },
-        },
-      },
-      updateMask: { paths: ['versioning_override'] },
-      identity: by,
-    });
   if (pinned && !repinned) {
     try {
-      await pin(target);
+      await pinSession(handle, pinned.deploymentName, target, by);
     } catch (error) {
       await update({ phase: 'cancel', toVersion: target, by }).catch(() => undefined);
       throw error;
@@ -212,9 +173,72 @@ export async function upgradeSession(
   } catch (error) {
     // Too late: the session gave the turn back (holdMs) before the re-pin reached it, and
     // stayed on its version. Pin it back there, or no worker would run its tasks.
-    if (pinned && !repinned && isAbandoned(error)) await pin(pinned.buildId).catch(() => undefined);
+    if (pinned && !repinned && isAbandoned(error)) {
+      await pinSession(handle, pinned.deploymentName, pinned.buildId, by).catch(() => undefined);
+    }
     throw error;
   }
+}
+
+/** @throws {ConfigError} for a `toVersion` or `holdMs` out of their rules. */
+function checkUpgradeRequest(toVersion: string | undefined, holdMs: number | undefined): void {
+  if (toVersion !== undefined && (typeof toVersion !== 'string' || !VERSION_RULE.test(toVersion))) {
+    throw new ConfigError(
+      `upgrade: toVersion must be ${VERSION_RULE_TEXT}, got '${String(toVersion)}'`,
+    );
+  }
+  if (holdMs !== undefined && (!Number.isInteger(holdMs) || holdMs <= 0)) {
+    throw new ConfigError(
+      `upgrade: holdMs must be a positive integer of ms, got ${String(holdMs)}`,
+    );
+  }
+}
+
+/**
+ * The version a move that names none goes to: the current version of the session's Worker
+ * Deployment.
+ * @throws {ConfigError} when the session is unversioned, or its deployment has no current
+ *   version.
+ */
+async function currentTargetOf(client: Client, pinned: Placement['pinned']): Promise<string> {
+  if (!pinned) {
+    throw new ConfigError(
+      'upgrade: without Worker Deployments (advanced.temporal.versioning: off) name the version to move to',
+    );
+  }
+  const target = await currentVersionOf(client, pinned.deploymentName);
+  if (target === undefined) {
+    throw new ConfigError(
+      `upgrade: Worker Deployment '${pinned.deploymentName}' has no current version; name the ` +
+        `version to move to, or set one (temporal worker deployment set-current-version ` +
+        `--deployment-name ${pinned.deploymentName} --build-id <version>)`,
+    );
+  }
+  return target;
+}
+
+/** Pin the session's workflow to version `buildId` of Worker Deployment `deploymentName`. */
+async function pinSession(
+  handle: WorkflowHandle,
+  deploymentName: string,
+  buildId: string,
+  by: string,
+): Promise<void> {
+  const client = handle.client;
+  await client.workflowService.updateWorkflowExecutionOptions({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId: handle.workflowId },
+    workflowExecutionOptions: {
+      versioningOverride: {
+        pinned: {
+          behavior: PINNED.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+          version: { deploymentName, buildId },
+        },
+      },
+    },
+    updateMask: { paths: ['versioning_override'] },
+    identity: by,
+  });
 }
 
 /** Whether `error` is the workflow's refusal of a finish whose move it abandoned. */

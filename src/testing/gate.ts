@@ -40,7 +40,7 @@ import type { Payload } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
-import type { AgentOptions } from '../definition/options.js';
+import type { AgentOptions, ResolvedAgentOptions } from '../definition/options.js';
 import { resolveAgentOptions } from '../definition/resolve.js';
 import type { AgentClient } from '../client/client.js';
 import { ConfigError, messageOf } from '../common/errors.js';
@@ -123,20 +123,8 @@ export interface GateOptions {
  */
 export async function gateDeploy(options: GateOptions): Promise<GateReport> {
   const resolved = resolveAgentOptions(options.agent);
-  const limit = options.limit ?? GATE_DEFAULT_LIMIT;
-  if (!Number.isInteger(limit) || limit <= 0) {
-    throw new ConfigError(`gate: limit must be a positive integer, got ${String(limit)}`);
-  }
-  for (const event of options.events ?? []) {
-    if (!isHookEvent(event)) {
-      throw new ConfigError(
-        `gate: unknown event ${JSON.stringify(event)} in events (one of ${ALL_HOOK_EVENTS.join(', ')})`,
-      );
-    }
-  }
+  const limit = checkedLimit(options);
   const client = 'temporal' in options.client ? options.client.temporal : options.client;
-  const codecs = client.options.loadedDataConverter.payloadCodecs;
-  const converter = client.options.loadedDataConverter.payloadConverter;
 
   const found = await listAgentSessions(
     client,
@@ -162,45 +150,7 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
   const sessions: GateSessionReport[] = [];
   const dispatched = new Set<HookEvent>();
   for (const row of found.sessions) {
-    let histories: History[];
-    try {
-      const runs = await fetchRunHistories(client, row.workflowId);
-      histories = await Promise.all(runs.map((run) => decodeHistoryPayloads(run, codecs)));
-    } catch (error) {
-      if (!(error instanceof ConfigError) && !isPayloadError(error)) throw error;
-      throw new ConfigError(
-        `gate: cannot read the history of session '${row.sessionId}': ${messageOf(error)}`,
-        { cause: error },
-      );
-    }
-    const started = histories[0]?.events?.[0]?.workflowExecutionStartedEventAttributes;
-    const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started?.input, converter);
-    const recording = goldenFromHistories(row.sessionId, histories);
-    for (const d of recording.dispatches) dispatched.add(d.event);
-    const compared = await compareRecording(recording, resolved.hooks, {
-      version,
-      sessionHookEvents: sessionHookEventsOf(input),
-      ...(options.events ? { events: options.events } : {}),
-    });
-    const permissions = await comparePermissionChecks(
-      permissionChecksOf(histories),
-      resolved.permission,
-      { version, timeoutMs: resolved.hookTimeoutMs },
-    );
-    const before = input?.manifest?.permission;
-    sessions.push({
-      sessionId: input?.sessionId ?? row.sessionId,
-      workflowId: row.workflowId,
-      ...(row.version !== undefined ? { version: row.version } : {}),
-      status: row.status,
-      startTime: row.startTime,
-      ...compared,
-      permissionsChecked: permissions.checked,
-      permissionFlips: permissions.flips,
-      ...(before !== undefined && before !== resolved.manifest.permission
-        ? { policyChange: { before, after: resolved.manifest.permission } }
-        : {}),
-    });
+    sessions.push(await gateSession(client, row, resolved, version, options.events, dispatched));
   }
   const unrecordedEvents = (Object.keys(resolved.hooks) as HookEvent[]).filter(
     (event) =>
@@ -221,6 +171,89 @@ export async function gateDeploy(options: GateOptions): Promise<GateReport> {
     unrecordedEvents,
     unreadable: found.unreadable,
   };
+}
+
+/**
+ * {@link GateOptions.limit} or its default.
+ * @throws {ConfigError} when `limit` is not a positive integer or `events` names an unknown
+ *   event.
+ */
+function checkedLimit(options: GateOptions): number {
+  const limit = options.limit ?? GATE_DEFAULT_LIMIT;
+  if (!Number.isInteger(limit) || limit <= 0) {
+    throw new ConfigError(`gate: limit must be a positive integer, got ${String(limit)}`);
+  }
+  for (const event of options.events ?? []) {
+    if (!isHookEvent(event)) {
+      throw new ConfigError(
+        `gate: unknown event ${JSON.stringify(event)} in events (one of ${ALL_HOOK_EVENTS.join(', ')})`,
+      );
+    }
+  }
+  return limit;
+}
+
+/**
+ * One session's report: its recorded dispatches and permission checks judged again by the
+ * new definition. Adds the events it dispatched to `dispatched`.
+ * @throws {ConfigError} when its history cannot be read.
+ */
+async function gateSession(
+  client: Client,
+  row: ListedSession,
+  resolved: ResolvedAgentOptions,
+  version: string,
+  events: readonly HookEvent[] | undefined,
+  dispatched: Set<HookEvent>,
+): Promise<GateSessionReport> {
+  const converter = client.options.loadedDataConverter.payloadConverter;
+  const histories = await readSessionHistories(client, row);
+  const started = histories[0]?.events?.[0]?.workflowExecutionStartedEventAttributes;
+  const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started?.input, converter);
+  const recording = goldenFromHistories(row.sessionId, histories);
+  for (const d of recording.dispatches) dispatched.add(d.event);
+  const compared = await compareRecording(recording, resolved.hooks, {
+    version,
+    sessionHookEvents: sessionHookEventsOf(input),
+    ...(events ? { events } : {}),
+  });
+  const permissions = await comparePermissionChecks(
+    permissionChecksOf(histories),
+    resolved.permission,
+    { version, timeoutMs: resolved.hookTimeoutMs },
+  );
+  const before = input?.manifest?.permission;
+  return {
+    sessionId: input?.sessionId ?? row.sessionId,
+    workflowId: row.workflowId,
+    ...(row.version !== undefined ? { version: row.version } : {}),
+    status: row.status,
+    startTime: row.startTime,
+    ...compared,
+    permissionsChecked: permissions.checked,
+    permissionFlips: permissions.flips,
+    ...(before !== undefined && before !== resolved.manifest.permission
+      ? { policyChange: { before, after: resolved.manifest.permission } }
+      : {}),
+  };
+}
+
+/**
+ * Every run's history of the session, payloads decoded.
+ * @throws {ConfigError} naming the session, when a key or a stored payload is missing.
+ */
+async function readSessionHistories(client: Client, row: ListedSession): Promise<History[]> {
+  const codecs = client.options.loadedDataConverter.payloadCodecs;
+  try {
+    const runs = await fetchRunHistories(client, row.workflowId);
+    return await Promise.all(runs.map((run) => decodeHistoryPayloads(run, codecs)));
+  } catch (error) {
+    if (!(error instanceof ConfigError) && !isPayloadError(error)) throw error;
+    throw new ConfigError(
+      `gate: cannot read the history of session '${row.sessionId}': ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
 }
 
 function sum(values: number[]): number {

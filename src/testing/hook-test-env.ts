@@ -299,37 +299,16 @@ interface EnvParts {
   faults: FaultInjector;
 }
 
+/** An env's parts and what it keeps: the sessions it created, and its teardown once begun. */
+interface EnvState extends EnvParts {
+  readonly sessions: Map<string, Session>;
+  torndown: Promise<void> | undefined;
+}
+
 function assembleEnv(parts: EnvParts): HookTestEnv {
-  const { taskQueue, server, clock, workers, client, stepTimeoutMs, payloads, faults } = parts;
-  const { dataConverter, encryption } = payloads;
-  /** A history as the env hands it out: opened, when the agent encrypts. */
-  const opened = (history: History): Promise<History> =>
-    encryption ? decodeHistoryPayloads(history, [encryption]) : Promise.resolve(history);
-  const sessions = new Map<string, Session>();
-  let torndown: Promise<void> | undefined;
-
-  const live = () => {
-    if (torndown) throw new Error('HookTestEnv used after teardown');
-  };
-  const own = (ref: SessionRef): Session => {
-    live();
-    const id = typeof ref === 'string' ? ref : ref?.id;
-    const session = typeof id === 'string' ? sessions.get(id) : undefined;
-    if (!session) {
-      const known = [...sessions.keys()];
-      throw new Error(
-        `Session ${JSON.stringify(id)} was not created by this HookTestEnv ` +
-          `(its sessions: ${known.length ? known.join(', ') : 'none'}); create it with env.createSession()`,
-      );
-    }
-    return session;
-  };
-  const fetchHistory = async (session: Session): Promise<History> =>
-    opened(await client.temporal.workflow.getHandle(session.workflowId).fetchHistory());
-  /** Every run's history, oldest first, following the continue-as-new chain backwards. */
-  const fetchHistories = async (session: Session): Promise<History[]> =>
-    Promise.all((await fetchRunHistories(client.temporal, session.workflowId)).map(opened));
-
+  const state: EnvState = { ...parts, sessions: new Map(), torndown: undefined };
+  const { taskQueue, server, clock, workers, client, faults, sessions } = state;
+  const live = () => assertLive(state);
   return {
     address: server.address,
     server: server.kind,
@@ -338,15 +317,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return server.devServer;
     },
     async sleep(duration) {
-      live();
-      const ms = msToNumber(duration);
-      if (!Number.isFinite(ms) || ms < 0) {
-        throw new RangeError(
-          `env.sleep: the duration must be a finite time of 0 or more, got ${JSON.stringify(duration)}`,
-        );
-      }
-      clock?.advance(ms);
-      await server.sleep(ms);
+      await sleepEnv(state, duration);
     },
     async currentTimeMs() {
       live();
@@ -370,44 +341,35 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return session;
     },
     async history(ref) {
-      return fetchHistory(own(ref));
+      return fetchHistory(state, ownSession(state, ref));
     },
     async histories(ref) {
-      return fetchHistories(own(ref));
+      return fetchHistories(state, ownSession(state, ref));
     },
     async timeline(ref) {
-      const runs = (await fetchHistories(own(ref))).map((h) => timelineFromHistory(h));
-      const newest = runs.at(-1)!;
-      const dispatches = runs
-        .flatMap((run) => run.dispatches)
-        .map((dispatch, seq) => ({ ...dispatch, seq }));
-      return { ...newest, dispatches };
+      return sessionTimeline(state, ownSession(state, ref));
     },
     teardown() {
-      torndown ??= teardownEnv({ sessions, client, workers, server, stepTimeoutMs, dataConverter });
-      return torndown;
+      state.torndown ??= teardownEnv({
+        sessions,
+        client,
+        workers,
+        server,
+        stepTimeoutMs: state.stepTimeoutMs,
+        dataConverter: state.payloads.dataConverter,
+      });
+      return state.torndown;
     },
     async recordGolden(ref, file) {
-      const session = own(ref);
-      const golden = goldenFromHistories(session.id, await fetchHistories(session));
+      const session = ownSession(state, ref);
+      const golden = goldenFromHistories(session.id, await fetchHistories(state, session));
       if (file !== undefined) writeGoldenSession(file, golden);
       return golden;
     },
     get workerKills() {
       return workers.kills;
     },
-    killWorkerAt(event, target = {}) {
-      live();
-      if (server.kind === 'time-skipping') {
-        // Its next workflow tasks would wait on the dead worker's sticky queue forever: the
-        // test server neither times them out to the shared queue nor resets stickiness.
-        throw new ConfigError(
-          "killWorkerAt needs server: 'dev' (or an address): Temporal's time-skipping test server " +
-            "never moves a session's next workflow task off a dead worker's sticky queue",
-        );
-      }
-      return armWorkerKill(faults, workers, event, target);
-    },
+    killWorkerAt: (event, target = {}) => killWorkerAt(state, event, target),
     whenDispatched(event, target = {}) {
       live();
       return faults.arm(event, target, (input, original) => original(input)).fired;
@@ -421,4 +383,78 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       return armBudgetOverrun(faults, clock, event, target);
     },
   };
+}
+
+/** @see HookTestEnv.sleep */
+async function sleepEnv(state: EnvState, duration: Duration): Promise<void> {
+  assertLive(state);
+  const ms = msToNumber(duration);
+  if (!Number.isFinite(ms) || ms < 0) {
+    throw new RangeError(
+      `env.sleep: the duration must be a finite time of 0 or more, got ${JSON.stringify(duration)}`,
+    );
+  }
+  state.clock?.advance(ms);
+  await state.server.sleep(ms);
+}
+
+/** @throws {Error} once the env's teardown has begun. */
+function assertLive(state: EnvState): void {
+  if (state.torndown) throw new Error('HookTestEnv used after teardown');
+}
+
+/** @throws {Error} when `ref` names no session this env created, or after teardown. */
+function ownSession(state: EnvState, ref: SessionRef): Session {
+  assertLive(state);
+  const id = typeof ref === 'string' ? ref : ref?.id;
+  const session = typeof id === 'string' ? state.sessions.get(id) : undefined;
+  if (!session) {
+    const known = [...state.sessions.keys()];
+    throw new Error(
+      `Session ${JSON.stringify(id)} was not created by this HookTestEnv ` +
+        `(its sessions: ${known.length ? known.join(', ') : 'none'}); create it with env.createSession()`,
+    );
+  }
+  return session;
+}
+
+/** A history as the env hands it out: opened, when the agent encrypts. */
+function opened(state: EnvState, history: History): Promise<History> {
+  const { encryption } = state.payloads;
+  return encryption ? decodeHistoryPayloads(history, [encryption]) : Promise.resolve(history);
+}
+
+async function fetchHistory(state: EnvState, session: Session): Promise<History> {
+  const handle = state.client.temporal.workflow.getHandle(session.workflowId);
+  return opened(state, await handle.fetchHistory());
+}
+
+/** Every run's history, oldest first, following the continue-as-new chain backwards. */
+async function fetchHistories(state: EnvState, session: Session): Promise<History[]> {
+  const runs = await fetchRunHistories(state.client.temporal, session.workflowId);
+  return Promise.all(runs.map((run) => opened(state, run)));
+}
+
+/** The session's timeline over all its runs: the newest run's, with every run's dispatches. */
+async function sessionTimeline(state: EnvState, session: Session): Promise<HistoryTimeline> {
+  const runs = (await fetchHistories(state, session)).map((h) => timelineFromHistory(h));
+  const newest = runs.at(-1)!;
+  const dispatches = runs
+    .flatMap((run) => run.dispatches)
+    .map((dispatch, seq) => ({ ...dispatch, seq }));
+  return { ...newest, dispatches };
+}
+
+/** @see HookTestEnv.killWorkerAt */
+function killWorkerAt(state: EnvState, event: HookEvent, target: FaultTarget): FaultHandle {
+  assertLive(state);
+  if (state.server.kind === 'time-skipping') {
+    // Its next workflow tasks would wait on the dead worker's sticky queue forever: the
+    // test server neither times them out to the shared queue nor resets stickiness.
+    throw new ConfigError(
+      "killWorkerAt needs server: 'dev' (or an address): Temporal's time-skipping test server " +
+        "never moves a session's next workflow task off a dead worker's sticky queue",
+    );
+  }
+  return armWorkerKill(state.faults, state.workers, event, target);
 }

@@ -44,7 +44,7 @@ import {
   transportReason,
 } from '../temporal/connection.js';
 import { RoutingLogger, resolveLogLevel, type AgentLogLevel } from '../temporal/logging.js';
-import { acquireTracing } from '../tracing/tracing.js';
+import { acquireTracing, type AgentTracing } from '../tracing/tracing.js';
 import { resolveVersioning, type VersioningMode } from '../temporal/versioning.js';
 
 /** A running worker (two Temporal workers: the shared task queue and a process-unique one). */
@@ -118,41 +118,23 @@ export async function startAgentWorker(
   const releaseVersion = registry.register(await registrationOf(options, extra.model));
   const { taskQueue, heartbeatIntervalMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
-  // Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins (so the
-  // workflow code is bundled with its interceptors, below).
-  let tracing;
-  try {
-    tracing = await acquireTracing(options);
-  } catch (error) {
-    releaseVersion();
-    throw error;
-  }
+  const tracing = await tracingOf(options, releaseVersion);
   const plugins = tracing
     ? [...options.temporal.plugins, tracing.plugin]
     : options.temporal.plugins;
   // Find (or bundle) the workflow code while the connection is made.
   const bundling = workflowCodeOf(options, plugins);
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
-  // Installed only once the options are known good: a runtime no worker or connection ever
-  // used would keep the process alive (and take over SIGTERM) after a refused createAgent.
-  const routing =
-    options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
-  const removeSink = routing?.addSink({
-    taskQueues: [taskQueue, cleanupQueue],
-    logger: options.logger,
-    level: options.logLevel,
-  });
-  const release = async (connection?: NativeConnection) => {
-    await connection?.close().catch(() => undefined);
-    removeSink?.();
-    releaseVersion();
-    await tracing?.release();
+  const held: WorkerHold = {
+    releaseVersion,
+    removeSink: addLogSink(options, [taskQueue, cleanupQueue]),
+    tracing,
   };
   let connected: WorkerConnection;
   try {
     connected = await connectAgentWorker(options, address, plugins);
   } catch (error) {
-    await release();
+    await releaseHold(held);
     throw error;
   }
   const { connection, payloads, versioning } = connected;
@@ -178,15 +160,10 @@ export async function startAgentWorker(
       bundling,
     });
   } catch (error) {
-    await release(connection);
-    // The namespace went away between the check and now: the same clear error.
-    if (isNamespaceNotFound(error)) {
-      throw namespaceNotFound(address, options.temporal.namespace, AGENT_CONNECTION_HINTS, error);
-    }
-    throw error;
+    await releaseHold(held, connection);
+    throw workerCreateError(error, address, options.temporal.namespace);
   }
-  const { main, cleanup, workflowBundle } = workers;
-  const done = Promise.all([main.run(), cleanup.run()]).then(() => undefined);
+  const done = Promise.all([workers.main.run(), workers.cleanup.run()]).then(() => undefined);
   let stopping: Promise<void> | undefined;
   const agentWorker: AgentWorker = {
     taskQueue,
@@ -196,24 +173,84 @@ export async function startAgentWorker(
     versioning,
     cleanupQueue,
     registry,
-    workflowBundle,
+    workflowBundle: workers.workflowBundle,
     conversationCache,
     done,
     shutdown() {
-      stopping ??= (async () => {
-        for (const w of [main, cleanup]) if (w.getState() === 'RUNNING') w.shutdown();
-        await done.catch(() => undefined);
-        await connection.close();
-        removeSink?.();
-        releaseVersion();
-        // After the workers stopped: the workflow's last spans came through its sink.
-        await tracing?.release();
-      })();
+      stopping ??= stopAgentWorker(workers, done, connection, held);
       return stopping;
     },
   };
-  temporalWorkersOf.set(agentWorker, main);
+  temporalWorkersOf.set(agentWorker, workers.main);
   return agentWorker;
+}
+
+/**
+ * Tracing on: Temporal's OpenTelemetry plugin joins the application's plugins (so the
+ * workflow code is bundled with its interceptors). A failure releases the version.
+ */
+async function tracingOf(
+  options: ResolvedAgentOptions,
+  releaseVersion: () => void,
+): Promise<AgentTracing | undefined> {
+  try {
+    return await acquireTracing(options);
+  } catch (error) {
+    releaseVersion();
+    throw error;
+  }
+}
+
+/**
+ * Route the Temporal lines of `taskQueues` to the agent's logger; returns the sink's removal,
+ * or undefined when the runtime is not this library's.
+ */
+function addLogSink(options: ResolvedAgentOptions, taskQueues: string[]): (() => void) | undefined {
+  // Installed only once the options are known good: a runtime no worker or connection ever
+  // used would keep the process alive (and take over SIGTERM) after a refused createAgent.
+  const routing =
+    options.temporal.runtime === 'never' ? undefined : installQuietRuntime(options.logLevel);
+  return routing?.addSink({ taskQueues, logger: options.logger, level: options.logLevel });
+}
+
+/** What `Worker.create`'s failure is thrown as. */
+function workerCreateError(error: unknown, address: string, namespace: string): unknown {
+  // The namespace went away between the check and now: the same clear error.
+  if (isNamespaceNotFound(error)) {
+    return namespaceNotFound(address, namespace, AGENT_CONNECTION_HINTS, error);
+  }
+  return error;
+}
+
+/** What a worker holds from its start on, given back by a failed start or its shutdown. */
+interface WorkerHold {
+  releaseVersion: () => void;
+  removeSink: (() => void) | undefined;
+  tracing: AgentTracing | undefined;
+}
+
+/** Give back what a start that failed held (closing its connection, if any, quietly). */
+async function releaseHold(held: WorkerHold, connection?: NativeConnection): Promise<void> {
+  await connection?.close().catch(() => undefined);
+  held.removeSink?.();
+  held.releaseVersion();
+  await held.tracing?.release();
+}
+
+/** @see AgentWorker.shutdown */
+async function stopAgentWorker(
+  workers: TemporalWorkers,
+  done: Promise<void>,
+  connection: NativeConnection,
+  held: WorkerHold,
+): Promise<void> {
+  for (const w of [workers.main, workers.cleanup]) if (w.getState() === 'RUNNING') w.shutdown();
+  await done.catch(() => undefined);
+  await connection.close();
+  held.removeSink?.();
+  held.releaseVersion();
+  // After the workers stopped: the workflow's last spans came through its sink.
+  await held.tracing?.release();
 }
 
 /** What the worker's registry holds of the definition: callbacks, model, tools, limits. */
