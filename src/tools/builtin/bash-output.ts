@@ -69,7 +69,7 @@ export interface CommandExit {
 }
 
 /** How a command ended, with its output: what {@link buildResult} reads. */
-export interface FinishedCommand {
+interface FinishedCommand {
   command: string;
   collected: Collected;
   /** The output cap (`context.maxOutputBytes`), bytes. */

@@ -12,7 +12,7 @@ import { readFile, readdir } from 'node:fs/promises';
 export const BASH_KILL_GRACE_MS = 2000;
 
 /** Send `signal` to process group `pid`; `false` when the group is gone already. */
-export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   try {
     process.kill(-pid, signal);
     return true;
