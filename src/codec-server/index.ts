@@ -38,14 +38,15 @@
  * @module
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage } from 'node:http';
 import { closeServer, listen } from '../server/http.js';
-import type { Payload, PayloadCodec } from '@temporalio/common';
-import { AgentSdkError, ConfigError, messageOf } from '../common/errors.js';
+import type { PayloadCodec } from '@temporalio/common';
+import { ConfigError } from '../common/errors.js';
 import { DEFAULTS } from '../common/defaults.js';
 import { encryptedCodecs } from '../payloads/data-converter.js';
 import { encryptionCodec, type EncryptionKeyRing } from '../payloads/encryption.js';
 import type { PayloadStore } from '../payloads/store.js';
+import { serveRequest, type CodecHandler } from './handler.js';
 
 export {
   ENCRYPTION_KEYS_VARIABLE,
@@ -116,22 +117,8 @@ export interface CodecServer {
   close(): Promise<void>;
 }
 
-/** Headers the Web UI sends to a codec server (and the CLI's `Authorization`). */
-const ALLOWED_HEADERS = 'Authorization, Authorization-Extras, Content-Type, X-Namespace';
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const MIN_TOKEN_CHARS = 16;
-
-/** A request that gets an error answer. */
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers: Record<string, string> = {},
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
 
 /**
  * Start a codec server.
@@ -151,109 +138,8 @@ export async function createCodecServer(options: CodecServerOptions): Promise<Co
     throw new ConfigError(`maxBodyBytes must be a positive integer, got ${String(maxBodyBytes)}`);
   }
   const host = options.host ?? '127.0.0.1';
-
-  const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
-      const failure =
-        error instanceof HttpError
-          ? error
-          : new HttpError(500, `codec failed: ${messageOf(error)}`);
-      if (!response.headersSent)
-        respond(
-          response,
-          failure.status,
-          { error: failure.message, ...failure.details },
-          failure.headers,
-        );
-      else response.destroy();
-    });
-  });
-
-  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const origin = request.headers.origin;
-    if (origin !== undefined) {
-      if (!origins.has(origin)) {
-        throw new HttpError(403, `origin ${origin} is not allowed (corsOrigins)`);
-      }
-      response.setHeader('Access-Control-Allow-Origin', origin);
-      response.setHeader('Access-Control-Allow-Credentials', 'true');
-    }
-    response.setHeader('Vary', 'Origin');
-    if (request.method === 'OPTIONS') {
-      // A preflight: never carries credentials, so it is answered without the token.
-      response.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
-      response.setHeader('Access-Control-Allow-Headers', ALLOWED_HEADERS);
-      response.setHeader('Access-Control-Max-Age', '600');
-      // Chrome's Private Network Access: a public UI (cloud.temporal.io) calling a codec
-      // server on the user's machine or network.
-      if (request.headers['access-control-request-private-network'] === 'true') {
-        response.setHeader('Access-Control-Allow-Private-Network', 'true');
-      }
-      response.writeHead(204).end();
-      return;
-    }
-    const operation = operationOf(request.url ?? '/');
-    if (!operation) throw new HttpError(404, 'not found: POST …/encode or …/decode');
-    if (request.method !== 'POST') {
-      throw new HttpError(405, `${request.method ?? '?'} not allowed: POST …/${operation}`, {
-        Allow: 'POST, OPTIONS',
-      });
-    }
-    if (!(await authorized(request))) {
-      throw new HttpError(401, 'a valid bearer token is required (Authorization: Bearer <token>)', {
-        'WWW-Authenticate': 'Bearer realm="codec"',
-      });
-    }
-    const namespaceHeader = request.headers['x-namespace'];
-    const namespace = Array.isArray(namespaceHeader) ? namespaceHeader[0] : namespaceHeader;
-    const codecs = codecsFor(namespace);
-    if (!codecs) {
-      throw new HttpError(
-        404,
-        namespace
-          ? `namespace '${namespace}' is not served here`
-          : 'X-Namespace header is required',
-      );
-    }
-    const payloads = parsePayloads(await readBody(request, maxBodyBytes));
-    let result = payloads;
-    try {
-      if (operation === 'encode') {
-        for (const codec of codecs) result = await codec.encode(result);
-      } else {
-        for (const codec of [...codecs].reverse()) result = await codec.decode(result);
-      }
-    } catch (error) {
-      // The codec refused the payloads (a key this server lacks, a wrong key, a missing
-      // stored payload): the client's fault or its data's, not the server's.
-      if (error instanceof AgentSdkError) {
-        const keyId = (error as { keyId?: unknown }).keyId;
-        throw new HttpError(
-          422,
-          messageOf(error),
-          {},
-          {
-            code: error.code,
-            ...(typeof keyId === 'string' ? { keyId } : {}),
-          },
-        );
-      }
-      throw error;
-    }
-    respond(response, 200, { payloads: result.map(payloadToJson) });
-  }
-
-  async function authorized(request: IncomingMessage): Promise<boolean> {
-    const header = request.headers.authorization ?? '';
-    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!match) return false;
-    try {
-      return (await checkToken(match[1]!, request)) === true;
-    } catch {
-      return false;
-    }
-  }
-
+  const handler: CodecHandler = { codecsFor, checkToken, origins, maxBodyBytes };
+  const server = createServer((request, response) => serveRequest(handler, request, response));
   const { port, url } = await listen(server, host, options.port);
   let closing: Promise<void> | undefined;
   return {
@@ -321,85 +207,4 @@ function checkOrigin(origin: string): string {
     );
   }
   return origin;
-}
-
-/** `encode` or `decode`, from the path's last part (any prefix, any query string). */
-function operationOf(url: string): 'encode' | 'decode' | undefined {
-  const path = url.split('?')[0]!.replace(/\/+$/, '');
-  const last = path.slice(path.lastIndexOf('/') + 1);
-  return last === 'encode' || last === 'decode' ? last : undefined;
-}
-
-async function readBody(request: IncomingMessage, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > maxBytes) throw new HttpError(413, `request body over ${maxBytes} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
-function bytesOf(value: unknown, where: string): Uint8Array {
-  if (typeof value !== 'string' || !BASE64.test(value)) {
-    throw new HttpError(400, `${where} must be base64 text`);
-  }
-  return Buffer.from(value, 'base64');
-}
-
-/** A `Payloads` message as proto3 JSON. */
-function parsePayloads(body: string): Payload[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch (error) {
-    throw new HttpError(400, `body is not JSON: ${messageOf(error)}`);
-  }
-  const shape = 'body must be {"payloads": [{"metadata": {...}, "data": "..."}]}';
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new HttpError(400, shape);
-  }
-  // proto3 JSON leaves an empty repeated field out: `{}` is a Payloads message with none (the
-  // Temporal CLI sends it, and retries until its deadline on anything but an answer).
-  const list = (parsed as { payloads?: unknown }).payloads ?? [];
-  if (!Array.isArray(list)) throw new HttpError(400, shape);
-  return list.map((item: unknown, index) => {
-    if (typeof item !== 'object' || item === null) {
-      throw new HttpError(400, `payloads[${index}] must be an object`);
-    }
-    const { metadata = {}, data } = item as { metadata?: unknown; data?: unknown };
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) {
-      throw new HttpError(400, `payloads[${index}].metadata must be an object`);
-    }
-    const payload: Payload = { metadata: {} };
-    for (const [key, value] of Object.entries(metadata)) {
-      payload.metadata![key] = bytesOf(value, `payloads[${index}].metadata.${key}`);
-    }
-    if (data !== undefined && data !== null)
-      payload.data = bytesOf(data, `payloads[${index}].data`);
-    return payload;
-  });
-}
-
-function payloadToJson(payload: Payload): { metadata: Record<string, string>; data?: string } {
-  const metadata: Record<string, string> = {};
-  for (const [key, value] of Object.entries(payload.metadata ?? {})) {
-    if (value) metadata[key] = Buffer.from(value).toString('base64');
-  }
-  return payload.data
-    ? { metadata, data: Buffer.from(payload.data).toString('base64') }
-    : { metadata };
-}
-
-function respond(
-  response: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  response.end(JSON.stringify(body));
 }

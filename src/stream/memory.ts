@@ -51,120 +51,148 @@ interface Stream {
  * @throws {ConfigError} when a bound is not a positive integer.
  */
 export function memoryStreams(options: MemoryStreamsOptions = {}): StreamTransport {
-  const maxEntries = bound('maxEntriesPerStream', options.maxEntriesPerStream, 10_000);
-  const maxStreams = bound('maxStreams', options.maxStreams, 1000);
-  const maxBytes = bound('maxBytes', options.maxBytes, 64 * 1024 * 1024);
-  const ttlMs = bound('ttlMs', options.ttlMs, 600_000);
-  // Least recently written first: a write moves its stream to the end.
-  const streams = new Map<string, Stream>();
-  const waiters = new Map<string, Set<() => void>>();
-  let totalBytes = 0;
-  let lastSweep = Date.now();
-
-  function drop(name: string): void {
-    const stream = streams.get(name);
-    if (!stream) return;
-    totalBytes -= stream.bytes;
-    streams.delete(name);
-  }
-
-  function sweep(now: number): void {
-    if (now - lastSweep < Math.min(ttlMs / 10, 10_000)) return;
-    lastSweep = now;
-    for (const [name, stream] of streams) {
-      if (now - stream.lastAppend < ttlMs) break;
-      drop(name);
-    }
-  }
-
-  function wake(name: string): void {
-    const waiting = waiters.get(name);
-    if (!waiting) return;
-    waiters.delete(name);
-    for (const resolve of waiting) resolve();
-  }
-
-  function append(key: StreamKey, event: StreamEvent): void {
-    const name = keyString(key);
-    const now = Date.now();
-    let stream = streams.get(name);
-    if (stream) streams.delete(name);
-    else stream = { entries: [], firstSeq: 1, nextSeq: 1, bytes: 0, lastAppend: now };
-    streams.set(name, stream);
-    const bytes = JSON.stringify(event).length;
-    stream.entries.push({ id: String(stream.nextSeq), event });
-    stream.nextSeq += 1;
-    stream.bytes += bytes;
-    stream.lastAppend = now;
-    totalBytes += bytes;
-    // Trim in batches (an eighth of the bound at a time), so a long stream costs O(1) a write.
-    if (stream.entries.length > maxEntries + Math.ceil(maxEntries / 8)) {
-      const cut = stream.entries.length - maxEntries;
-      for (const entry of stream.entries.splice(0, cut)) {
-        const size = JSON.stringify(entry.event).length;
-        stream.bytes -= size;
-        totalBytes -= size;
-      }
-      stream.firstSeq += cut;
-    }
-    while (streams.size > maxStreams || (totalBytes > maxBytes && streams.size > 1)) {
-      const oldest = streams.keys().next().value;
-      if (oldest === undefined || oldest === name) break;
-      drop(oldest);
-    }
-    sweep(now);
-    wake(name);
-  }
-
-  function nextAppend(name: string, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let set = waiters.get(name);
-      if (!set) waiters.set(name, (set = new Set()));
-      const done = () => {
-        signal?.removeEventListener('abort', done);
-        set.delete(done);
-        if (set.size === 0 && waiters.get(name) === set) waiters.delete(name);
-        resolve();
-      };
-      set.add(done);
-      signal?.addEventListener('abort', done, { once: true });
-    });
-  }
-
-  async function* read(
-    key: StreamKey,
-    readOptions: StreamReadOptions = {},
-  ): AsyncGenerator<StreamEntry> {
-    const { signal } = readOptions;
-    const name = keyString(key);
-    let next = readOptions.after === undefined ? 1 : seqOf(readOptions.after) + 1;
-    while (!signal?.aborted) {
-      const stream = streams.get(name);
-      if (stream) {
-        if (next < stream.firstSeq) next = stream.firstSeq;
-        while (next < stream.nextSeq && !signal?.aborted) {
-          const entry = stream.entries[next - stream.firstSeq];
-          next += 1;
-          if (entry) yield entry;
-        }
-        if (signal?.aborted) return;
-      }
-      await nextAppend(name, signal);
-    }
-  }
-
+  const bus: MemoryBus = {
+    maxEntries: bound('maxEntriesPerStream', options.maxEntriesPerStream, 10_000),
+    maxStreams: bound('maxStreams', options.maxStreams, 1000),
+    maxBytes: bound('maxBytes', options.maxBytes, 64 * 1024 * 1024),
+    ttlMs: bound('ttlMs', options.ttlMs, 600_000),
+    streams: new Map(),
+    waiters: new Map(),
+    totalBytes: 0,
+    lastSweep: Date.now(),
+  };
   const transport: StreamTransport = {
     name: 'memory',
-    append,
+    append: (key, event) => append(bus, key, event),
     flush: () => Promise.resolve(),
-    read,
+    read: (key, readOptions) => read(bus, key, readOptions),
     close: async () => {
-      streams.clear();
-      totalBytes = 0;
+      bus.streams.clear();
+      bus.totalBytes = 0;
     },
   };
   inProcessOnly.add(transport);
   return transport;
+}
+
+/** The state of one {@link memoryStreams} transport: its bounds, streams and readers. */
+interface MemoryBus {
+  readonly maxEntries: number;
+  readonly maxStreams: number;
+  readonly maxBytes: number;
+  readonly ttlMs: number;
+  /** Least recently written first: a write moves its stream to the end. */
+  readonly streams: Map<string, Stream>;
+  /** Per stream name, the readers waiting for its next entry. */
+  readonly waiters: Map<string, Set<() => void>>;
+  totalBytes: number;
+  lastSweep: number;
+}
+
+function append(bus: MemoryBus, key: StreamKey, event: StreamEvent): void {
+  const name = keyString(key);
+  const now = Date.now();
+  let stream = bus.streams.get(name);
+  if (stream) bus.streams.delete(name);
+  else stream = { entries: [], firstSeq: 1, nextSeq: 1, bytes: 0, lastAppend: now };
+  bus.streams.set(name, stream);
+  const bytes = JSON.stringify(event).length;
+  stream.entries.push({ id: String(stream.nextSeq), event });
+  stream.nextSeq += 1;
+  stream.bytes += bytes;
+  stream.lastAppend = now;
+  bus.totalBytes += bytes;
+  trim(bus, stream);
+  evict(bus, name);
+  sweep(bus, now);
+  wake(bus, name);
+}
+
+/** Cut `stream` back to `maxEntries`, in batches (an eighth of the bound at a time), so a long stream costs O(1) a write. */
+function trim(bus: MemoryBus, stream: Stream): void {
+  if (stream.entries.length <= bus.maxEntries + Math.ceil(bus.maxEntries / 8)) return;
+  const cut = stream.entries.length - bus.maxEntries;
+  for (const entry of stream.entries.splice(0, cut)) {
+    const size = JSON.stringify(entry.event).length;
+    stream.bytes -= size;
+    bus.totalBytes -= size;
+  }
+  stream.firstSeq += cut;
+}
+
+/** Drop the streams written least recently while over `maxStreams` or `maxBytes`; never `name`, just written. */
+function evict(bus: MemoryBus, name: string): void {
+  while (
+    bus.streams.size > bus.maxStreams ||
+    (bus.totalBytes > bus.maxBytes && bus.streams.size > 1)
+  ) {
+    const oldest = bus.streams.keys().next().value;
+    if (oldest === undefined || oldest === name) break;
+    drop(bus, oldest);
+  }
+}
+
+function drop(bus: MemoryBus, name: string): void {
+  const stream = bus.streams.get(name);
+  if (!stream) return;
+  bus.totalBytes -= stream.bytes;
+  bus.streams.delete(name);
+}
+
+/** Drop the streams not written for `ttlMs`, at most every tenth of it (10 s at most). */
+function sweep(bus: MemoryBus, now: number): void {
+  if (now - bus.lastSweep < Math.min(bus.ttlMs / 10, 10_000)) return;
+  bus.lastSweep = now;
+  for (const [name, stream] of bus.streams) {
+    if (now - stream.lastAppend < bus.ttlMs) break;
+    drop(bus, name);
+  }
+}
+
+function wake(bus: MemoryBus, name: string): void {
+  const waiting = bus.waiters.get(name);
+  if (!waiting) return;
+  bus.waiters.delete(name);
+  for (const resolve of waiting) resolve();
+}
+
+/** Resolves at the next append to stream `name`, or when `signal` aborts. */
+function nextAppend(bus: MemoryBus, name: string, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let set = bus.waiters.get(name);
+    if (!set) bus.waiters.set(name, (set = new Set()));
+    const done = () => {
+      signal?.removeEventListener('abort', done);
+      set.delete(done);
+      if (set.size === 0 && bus.waiters.get(name) === set) bus.waiters.delete(name);
+      resolve();
+    };
+    set.add(done);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function* read(
+  bus: MemoryBus,
+  key: StreamKey,
+  readOptions: StreamReadOptions = {},
+): AsyncGenerator<StreamEntry> {
+  const { signal } = readOptions;
+  const name = keyString(key);
+  let next = readOptions.after === undefined ? 1 : seqOf(readOptions.after) + 1;
+  while (!signal?.aborted) {
+    const stream = bus.streams.get(name);
+    if (stream) {
+      if (next < stream.firstSeq) next = stream.firstSeq;
+      while (next < stream.nextSeq && !signal?.aborted) {
+        const entry = stream.entries[next - stream.firstSeq];
+        next += 1;
+        if (entry) yield entry;
+      }
+      if (signal?.aborted) return;
+    }
+    await nextAppend(bus, name, signal);
+  }
 }
 
 /** The transports {@link memoryStreams} made: they reach readers of this process only. */

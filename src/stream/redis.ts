@@ -84,141 +84,192 @@ export function redisStreams(options: RedisStreamsOptions): RedisStreamTransport
       `redisStreams: url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`,
     );
   }
-  const maxLen = bound('maxLenPerStream', options.maxLenPerStream, 10_000);
-  const ttlMs = bound('ttlMs', options.ttlMs, 600_000);
-  const maxQueued = bound('maxQueued', options.maxQueued, 10_000);
-  const blockMs = bound('blockMs', options.blockMs, 5_000);
-  const prefix = options.keyPrefix ?? 'durable-agent:stream:';
-  const redisKey = (key: StreamKey) => `${prefix}${keyString(key)}`;
-
-  let base: Promise<RedisClientLike> | undefined;
-  let closed = false;
-  let dropped = 0;
-  const pending = new Set<Promise<unknown>>();
-  const readers = new Set<RedisClientLike>();
-
-  async function newClient(): Promise<RedisClientLike> {
-    const create = options.createClient ?? (await loadCreateClient());
-    const client = create({ url: url as string });
-    // node-redis reconnects by itself; without a listener an 'error' event would throw.
-    client.on?.('error', () => undefined);
-    await client.connect();
-    return client;
-  }
-
-  function writer(): Promise<RedisClientLike> {
-    base ??= newClient();
-    base.catch(() => (base = undefined)); // a failed connect is tried again on the next write
-    return base;
-  }
-
-  function append(key: StreamKey, event: StreamEvent): void {
-    if (closed) return;
-    if (pending.size >= maxQueued) {
-      dropped += 1;
-      return;
-    }
-    const name = redisKey(key);
-    const data = JSON.stringify(event);
-    // Chained on one connection, in call order: node-redis pipelines them in that order.
-    const write = writer()
-      .then((client) =>
-        Promise.all([
-          client.sendCommand(['XADD', name, 'MAXLEN', '~', String(maxLen), '*', 'e', data]),
-          client.sendCommand(['PEXPIRE', name, String(ttlMs)]),
-        ]),
-      )
-      .catch(() => {
-        dropped += 1;
-      });
-    pending.add(write);
-    void write.finally(() => pending.delete(write));
-  }
-
-  async function flush(timeoutMs: number): Promise<void> {
-    if (pending.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all([...pending]),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
-    clearTimeout(timer);
-  }
-
-  async function* read(
-    key: StreamKey,
-    readOptions: StreamReadOptions = {},
-  ): AsyncGenerator<StreamEntry> {
-    const { signal } = readOptions;
-    let last = readOptions.after ?? '0-0';
-    if (!/^\d+-\d+$/.test(last)) {
-      throw new ConfigError(
-        `stream read: 'after' must be an entry id of this stream (a Redis stream id such as 1700000000000-0), got '${last}'`,
-      );
-    }
-    if (signal?.aborted) return;
-    const base = await writer();
-    const client = base.duplicate();
-    client.on?.('error', () => undefined);
-    await client.connect();
-    readers.add(client);
-    // A blocked XREAD holds its connection: destroying it is how an abort interrupts it.
-    const onAbort = () => destroy(client);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const name = redisKey(key);
-    try {
-      while (!signal?.aborted && !closed) {
-        let reply: unknown;
-        try {
-          reply = await client.sendCommand([
-            'XREAD',
-            'COUNT',
-            '512',
-            'BLOCK',
-            String(blockMs),
-            'STREAMS',
-            name,
-            last,
-          ]);
-        } catch (error) {
-          if (signal?.aborted || closed) return;
-          throw new EngineError(
-            'ENGINE_ERROR',
-            `redisStreams: reading ${name} failed: ${messageOf(error)}`,
-            { cause: error },
-          );
-        }
-        for (const [id, event] of entriesOf(reply)) {
-          last = id;
-          yield { id, event };
-          if (signal?.aborted) return;
-        }
-      }
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      readers.delete(client);
-      destroy(client);
-    }
-  }
-
+  const redis: RedisTransportState = {
+    url,
+    createClient: options.createClient,
+    maxLen: bound('maxLenPerStream', options.maxLenPerStream, 10_000),
+    ttlMs: bound('ttlMs', options.ttlMs, 600_000),
+    maxQueued: bound('maxQueued', options.maxQueued, 10_000),
+    blockMs: bound('blockMs', options.blockMs, 5_000),
+    prefix: options.keyPrefix ?? 'durable-agent:stream:',
+    closed: false,
+    dropped: 0,
+    pending: new Set(),
+    readers: new Set(),
+  };
   return {
     name: 'redis',
-    append,
-    flush,
-    read,
+    append: (key, event) => append(redis, key, event),
+    flush: (timeoutMs) => flush(redis, timeoutMs),
+    read: (key, readOptions) => read(redis, key, readOptions),
     get dropped() {
-      return dropped;
+      return redis.dropped;
     },
-    async close() {
-      await flush(1000);
-      closed = true;
-      for (const client of readers) destroy(client);
-      readers.clear();
-      const client = await base?.catch(() => undefined);
-      base = undefined;
-      if (client) await (client.close?.().catch(() => undefined) ?? destroy(client));
-    },
+    close: () => close(redis),
   };
+}
+
+/** The state of one {@link redisStreams} transport: its settings, connections and queue. */
+interface RedisTransportState {
+  readonly url: string;
+  readonly createClient: RedisStreamsOptions['createClient'];
+  readonly maxLen: number;
+  readonly ttlMs: number;
+  readonly maxQueued: number;
+  readonly blockMs: number;
+  readonly prefix: string;
+  /** The writing connection, once asked for (readers duplicate it). */
+  base?: Promise<RedisClientLike>;
+  closed: boolean;
+  dropped: number;
+  /** Writes not yet answered. */
+  readonly pending: Set<Promise<unknown>>;
+  /** The connections of the readers now reading. */
+  readonly readers: Set<RedisClientLike>;
+}
+
+function redisKey(redis: RedisTransportState, key: StreamKey): string {
+  return `${redis.prefix}${keyString(key)}`;
+}
+
+async function newClient(redis: RedisTransportState): Promise<RedisClientLike> {
+  const create = redis.createClient ?? (await loadCreateClient());
+  const client = create({ url: redis.url });
+  // node-redis reconnects by itself; without a listener an 'error' event would throw.
+  client.on?.('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+function writer(redis: RedisTransportState): Promise<RedisClientLike> {
+  redis.base ??= newClient(redis);
+  redis.base.catch(() => (redis.base = undefined)); // a failed connect is tried again on the next write
+  return redis.base;
+}
+
+function append(redis: RedisTransportState, key: StreamKey, event: StreamEvent): void {
+  if (redis.closed) return;
+  if (redis.pending.size >= redis.maxQueued) {
+    redis.dropped += 1;
+    return;
+  }
+  const name = redisKey(redis, key);
+  const data = JSON.stringify(event);
+  // Chained on one connection, in call order: node-redis pipelines them in that order.
+  const write = writer(redis)
+    .then((client) =>
+      Promise.all([
+        client.sendCommand(['XADD', name, 'MAXLEN', '~', String(redis.maxLen), '*', 'e', data]),
+        client.sendCommand(['PEXPIRE', name, String(redis.ttlMs)]),
+      ]),
+    )
+    .catch(() => {
+      redis.dropped += 1;
+    });
+  redis.pending.add(write);
+  void write.finally(() => redis.pending.delete(write));
+}
+
+async function flush(redis: RedisTransportState, timeoutMs: number): Promise<void> {
+  if (redis.pending.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...redis.pending]),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+  ]);
+  clearTimeout(timer);
+}
+
+async function* read(
+  redis: RedisTransportState,
+  key: StreamKey,
+  readOptions: StreamReadOptions = {},
+): AsyncGenerator<StreamEntry> {
+  const { signal } = readOptions;
+  let last = readOptions.after ?? '0-0';
+  if (!/^\d+-\d+$/.test(last)) {
+    throw new ConfigError(
+      `stream read: 'after' must be an entry id of this stream (a Redis stream id such as 1700000000000-0), got '${last}'`,
+    );
+  }
+  if (signal?.aborted) return;
+  const client = await openReader(redis);
+  // A blocked XREAD holds its connection: destroying it is how an abort interrupts it.
+  const onAbort = () => destroy(client);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const name = redisKey(redis, key);
+  try {
+    while (!signal?.aborted && !redis.closed) {
+      const entries = await xread(redis, client, name, last, signal);
+      if (entries === undefined) return;
+      for (const [id, event] of entries) {
+        last = id;
+        yield { id, event };
+        if (signal?.aborted) return;
+      }
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    redis.readers.delete(client);
+    destroy(client);
+  }
+}
+
+/** A connection of a reader's own (a blocking read holds it), counted in `readers`. */
+async function openReader(redis: RedisTransportState): Promise<RedisClientLike> {
+  const base = await writer(redis);
+  const client = base.duplicate();
+  client.on?.('error', () => undefined);
+  await client.connect();
+  redis.readers.add(client);
+  return client;
+}
+
+/**
+ * One `XREAD BLOCK` of stream `name` after entry `last`: the entries it returned, or
+ * `undefined` when it failed because the read was aborted or the transport closed.
+ *
+ * @throws {EngineError} when it failed otherwise.
+ */
+async function xread(
+  redis: RedisTransportState,
+  client: RedisClientLike,
+  name: string,
+  last: string,
+  signal: AbortSignal | undefined,
+): Promise<Array<[string, StreamEvent]> | undefined> {
+  let reply: unknown;
+  try {
+    reply = await client.sendCommand([
+      'XREAD',
+      'COUNT',
+      '512',
+      'BLOCK',
+      String(redis.blockMs),
+      'STREAMS',
+      name,
+      last,
+    ]);
+  } catch (error) {
+    if (signal?.aborted || redis.closed) return undefined;
+    throw new EngineError(
+      'ENGINE_ERROR',
+      `redisStreams: reading ${name} failed: ${messageOf(error)}`,
+      { cause: error },
+    );
+  }
+  return entriesOf(reply);
+}
+
+/** Write what is queued (at most 1 s), then close every connection. */
+async function close(redis: RedisTransportState): Promise<void> {
+  await flush(redis, 1000);
+  redis.closed = true;
+  for (const client of redis.readers) destroy(client);
+  redis.readers.clear();
+  const client = await redis.base?.catch(() => undefined);
+  redis.base = undefined;
+  if (client) await (client.close?.().catch(() => undefined) ?? destroy(client));
 }
 
 /** Close a connection now; one closed already is left as it is. */

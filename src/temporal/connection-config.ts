@@ -176,21 +176,61 @@ export function resolveTemporalConnection(
   names: ConnectionOptionNames = AGENT_OPTION_NAMES,
 ): ResolvedTemporalConnection {
   const fromFile = options.envConfig === false ? undefined : loadProfile(options, env, names);
-  const profile: ClientConfigProfile = fromFile?.profile ?? {};
-  const envValue = (name: string) =>
-    options.envConfig === false ? undefined : env[name] || undefined;
-  const where = (field: string, envName?: string): string =>
-    envName !== undefined && envValue(envName) !== undefined
-      ? envName
-      : `${field} of profile '${fromFile?.name ?? DEFAULT_PROFILE}' in ${fromFile?.file ?? 'the config file'}`;
-
+  const sources: ConnectionSources = {
+    options,
+    env,
+    names,
+    fromFile,
+    profile: fromFile?.profile ?? {},
+  };
+  const { profile } = sources;
   const address = options.address ?? (profile.address || undefined);
   const namespace = options.namespace ?? (profile.namespace || undefined) ?? DEFAULT_NAMESPACE;
   const apiKey = options.apiKey ?? (profile.apiKey || undefined);
+  const metadata = resolveMetadata(sources, apiKey);
+  const { enabled, tlsFrom } = tlsChoice(sources, apiKey);
+  const tls = enabled ? resolveTls(sources) : false;
+  return withProfile({ address, namespace, tls, apiKey, metadata, tlsFrom }, fromFile);
+}
 
+/** Where a connection's settings come from: the options, the variables, the profile. */
+interface ConnectionSources {
+  readonly options: TemporalConnectionOptions;
+  readonly env: NodeJS.ProcessEnv;
+  readonly names: ConnectionOptionNames;
+  /** The profile file's profile; undefined with `envConfig: false`. */
+  readonly fromFile: LoadedProfile | undefined;
+  /** The profile with the variables applied over it (empty with `envConfig: false`). */
+  readonly profile: ClientConfigProfile;
+}
+
+/** Variable `name` of the environment, when set, not empty, and `envConfig` allows it. */
+function envValue(sources: ConnectionSources, name: string): string | undefined {
+  return sources.options.envConfig === false ? undefined : sources.env[name] || undefined;
+}
+
+/** How messages name a profile setting: the variable `envName` when set, else the key `field`. */
+function where(sources: ConnectionSources, field: string, envName?: string): string {
+  const { fromFile } = sources;
+  return envName !== undefined && envValue(sources, envName) !== undefined
+    ? envName
+    : `${field} of profile '${fromFile?.name ?? DEFAULT_PROFILE}' in ${fromFile?.file ?? 'the config file'}`;
+}
+
+/**
+ * The profile's gRPC metadata with `options.metadata` over it, header names lowercased.
+ *
+ * @throws {ConfigError} when a header name is not valid, or `authorization` is set beside an
+ *   API key.
+ */
+function resolveMetadata(
+  sources: ConnectionSources,
+  apiKey: string | undefined,
+): Record<string, string> {
+  const { names } = sources;
   const metadata: Record<string, string> = {};
-  for (const [key, value] of Object.entries(profile.grpcMeta ?? {})) metadata[key] = value;
-  for (const [key, value] of Object.entries(options.metadata ?? {})) {
+  for (const [key, value] of Object.entries(sources.profile.grpcMeta ?? {})) metadata[key] = value;
+  for (const [key, value] of Object.entries(sources.options.metadata ?? {})) {
     const header = key.toLowerCase();
     if (!HEADER_NAME.test(header)) {
       throw new ConfigError(
@@ -206,64 +246,60 @@ export function resolveTemporalConnection(
         `'authorization' header of ${names.metadata} / TEMPORAL_GRPC_META_AUTHORIZATION)`,
     );
   }
+  return metadata;
+}
 
-  const explicit = options.tls;
-  let enabled: boolean;
-  let tlsFrom: string;
-  if (explicit !== undefined) {
-    enabled = explicit !== false;
-    tlsFrom = names.tls('tls');
-  } else if (profile.tls !== undefined) {
-    enabled = profile.tls.disabled !== true;
-    tlsFrom =
-      envValue('TEMPORAL_TLS') !== undefined
+/** Whether TLS is on, and what said so. */
+function tlsChoice(
+  sources: ConnectionSources,
+  apiKey: string | undefined,
+): { enabled: boolean; tlsFrom: string } {
+  const { options, profile } = sources;
+  if (options.tls !== undefined) {
+    return { enabled: options.tls !== false, tlsFrom: sources.names.tls('tls') };
+  }
+  if (profile.tls !== undefined) {
+    const tlsFrom =
+      envValue(sources, 'TEMPORAL_TLS') !== undefined
         ? 'TEMPORAL_TLS'
-        : (tlsEnvName(env, options) ?? where('the tls table'));
-  } else {
-    enabled = apiKey !== undefined;
-    tlsFrom = enabled ? 'the API key (API keys need TLS)' : 'the default (no TLS)';
+        : (tlsEnvName(sources.env, options) ?? where(sources, 'the tls table'));
+    return { enabled: profile.tls.disabled !== true, tlsFrom };
   }
-  if (!enabled) {
-    return withProfile({ address, namespace, tls: false, apiKey, metadata, tlsFrom }, fromFile);
-  }
+  const enabled = apiKey !== undefined;
+  return {
+    enabled,
+    tlsFrom: enabled ? 'the API key (API keys need TLS)' : 'the default (no TLS)',
+  };
+}
 
-  const given = typeof explicit === 'object' ? explicit : {};
+/** A certificate or key read: its bytes, and what gave it (for messages). */
+interface PemValue {
+  bytes: Buffer;
+  from: string;
+}
+
+/**
+ * The TLS settings of a connection with TLS on: certificates and keys from the options, else
+ * the variables or profile; the server name likewise.
+ *
+ * @throws {ConfigError} when a certificate or key is given twice, cannot be read, is not
+ *   PEM, or is half of a client certificate pair.
+ */
+function resolveTls(sources: ConnectionSources): ResolvedTls {
+  const { options, names } = sources;
+  const given = typeof options.tls === 'object' ? options.tls : {};
   const tls: ResolvedTls = {};
-  const pem: Partial<Record<(typeof PEM_FIELDS)[number]['data'], { bytes: Buffer; from: string }>> =
-    {};
+  const pem: Partial<Record<(typeof PEM_FIELDS)[number]['data'], PemValue>> = {};
   for (const field of PEM_FIELDS) {
-    const data = given[field.data];
-    const path = given[field.path];
-    if (data !== undefined && path !== undefined) {
-      throw new ConfigError(
-        `${names.tls(field.data)} and ${names.tls(field.path)} are both set: give the PEM text or its file, not both`,
-      );
-    }
-    if (data !== undefined) {
-      pem[field.data] = { bytes: Buffer.from(data), from: names.tls(field.data) };
-    } else if (path !== undefined) {
-      pem[field.data] = {
-        bytes: readPem(path, names.tls(field.path)),
-        from: names.tls(field.path),
-      };
-    } else {
-      const source: ConfigDataSource | undefined = profile.tls?.[field.profile];
-      if (source === undefined) continue;
-      if ('path' in source) {
-        const from = where(`tls.${field.toml}_path`, `${field.env}_PATH`);
-        pem[field.data] = { bytes: readPem(source.path, from), from };
-      } else {
-        const from = where(`tls.${field.toml}_data`, `${field.env}_DATA`);
-        pem[field.data] = { bytes: Buffer.from(source.data), from };
-      }
-    }
-    const got = pem[field.data];
-    if (got && !got.bytes.toString('utf8').includes('-----BEGIN ')) {
+    const got = pemOf(sources, given, field);
+    if (got === undefined) continue;
+    pem[field.data] = got;
+    if (!got.bytes.toString('utf8').includes('-----BEGIN ')) {
       throw new ConfigError(`${got.from}: not PEM (no '-----BEGIN ' line)`);
     }
   }
   if (pem.serverCaCert) tls.serverRootCACertificate = pem.serverCaCert.bytes;
-  const serverName = given.serverName ?? (profile.tls?.serverName || undefined);
+  const serverName = given.serverName ?? (sources.profile.tls?.serverName || undefined);
   if (serverName !== undefined) tls.serverNameOverride = serverName;
   if (pem.clientCert && pem.clientKey) {
     tls.clientCertPair = { crt: pem.clientCert.bytes, key: pem.clientKey.bytes };
@@ -276,7 +312,35 @@ export function resolveTemporalConnection(
       `${has} gives half of a client certificate pair: mTLS needs both the certificate and its key; set ${missing}`,
     );
   }
-  return withProfile({ address, namespace, tls, apiKey, metadata, tlsFrom }, fromFile);
+  return tls;
+}
+
+/** One certificate or key: from its text or path option, else from the variables or profile. */
+function pemOf(
+  sources: ConnectionSources,
+  given: TemporalTlsOptions,
+  field: (typeof PEM_FIELDS)[number],
+): PemValue | undefined {
+  const { names } = sources;
+  const data = given[field.data];
+  const path = given[field.path];
+  if (data !== undefined && path !== undefined) {
+    throw new ConfigError(
+      `${names.tls(field.data)} and ${names.tls(field.path)} are both set: give the PEM text or its file, not both`,
+    );
+  }
+  if (data !== undefined) return { bytes: Buffer.from(data), from: names.tls(field.data) };
+  if (path !== undefined) {
+    return { bytes: readPem(path, names.tls(field.path)), from: names.tls(field.path) };
+  }
+  const source: ConfigDataSource | undefined = sources.profile.tls?.[field.profile];
+  if (source === undefined) return undefined;
+  if ('path' in source) {
+    const from = where(sources, `tls.${field.toml}_path`, `${field.env}_PATH`);
+    return { bytes: readPem(source.path, from), from };
+  }
+  const from = where(sources, `tls.${field.toml}_data`, `${field.env}_DATA`);
+  return { bytes: Buffer.from(source.data), from };
 }
 
 function withProfile(
