@@ -191,6 +191,10 @@ async function cancelledBeforeCallbacks(
   ]);
 }
 
+/**
+ * Run the dispatch's callbacks within its budget, heartbeating, and report how they ended:
+ * completed, a callback threw, the budget ran out, or the dispatch was cancelled.
+ */
 async function runCallbacks(
   hooks: HookActivities,
   ctx: Context,
@@ -203,9 +207,8 @@ async function runCallbacks(
   const controller = new AbortController();
   // Each callback's own time, ms, so `inspect` can say which one was slow.
   const run = runHookCallbacks(callbacks, input, controller.signal, elapsed);
-  const running = run.outputs;
   let settled = false;
-  const outcome: Promise<RaceResult> = running.then(
+  const outcome: Promise<RaceResult> = run.outputs.then(
     (outputs) => ({ kind: 'done', outputs }),
     (error: unknown) => ({ kind: 'threw', error, index: run.index }),
   );
@@ -225,60 +228,97 @@ async function runCallbacks(
     () => reachDeadline({ kind: 'deadline' }),
     controller.signal,
   );
-  const cancelled = new Promise<RaceResult>((resolve) => {
+
+  try {
+    const result = await Promise.race([outcome, deadline, cancellationOf(ctx)]);
+    const callbackRun: CallbackRun = {
+      hooks,
+      ctx,
+      input,
+      callbackCount: callbacks.length,
+      elapsed,
+      run,
+      controller,
+      isSettled: () => settled,
+    };
+    return await outcomeOf(callbackRun, result);
+  } finally {
+    clearInterval(heartbeat);
+    cancelDeadline();
+  }
+}
+
+/** A dispatch's callbacks while they run: what deciding its outcome needs. */
+interface CallbackRun {
+  hooks: HookActivities;
+  ctx: Context;
+  input: DispatchHookInput;
+  callbackCount: number;
+  elapsed: () => number;
+  run: ReturnType<typeof runHookCallbacks>;
+  /** Aborts the callbacks' signal (at the deadline, or cancelled). */
+  controller: AbortController;
+  /** Whether the callbacks have settled (returned or thrown). */
+  isSettled: () => boolean;
+}
+
+/** Resolves once the activity is cancelled (at once when it already is). */
+function cancellationOf(ctx: Context): Promise<RaceResult> {
+  return new Promise<RaceResult>((resolve) => {
     if (ctx.cancellationSignal.aborted) resolve({ kind: 'cancelled' });
     ctx.cancellationSignal.addEventListener('abort', () => resolve({ kind: 'cancelled' }), {
       once: true,
     });
   });
+}
 
-  try {
-    const result = await Promise.race([outcome, deadline, cancelled]);
-    const callbackCount = callbacks.length;
-    switch (result.kind) {
-      case 'done':
-        return {
-          status: 'completed',
-          outputs: await boundToolOutputs(hooks, input, result.outputs),
-          callbackCount,
-          durationMs: elapsed(),
-          callbackDurationsMs: [...run.durationsMs],
-        };
-      case 'threw': {
-        const error = describeThrown(result.error, input.event, result.index);
-        logFailure(ctx, input, error, result.index);
-        return {
-          status: 'error',
-          error,
-          callbackIndex: result.index,
-          callbackCount,
-          durationMs: elapsed(),
-        };
-      }
-      case 'deadline': {
-        const timeout = new HookTimeoutError(input.event, input.budgetMs);
-        // The callback running at the deadline: `index` stops there once it is aborted.
-        const callbackIndex = Math.min(run.index, callbacks.length - 1);
-        controller.abort(timeout);
-        logFailure(ctx, input, serializeError(timeout), callbackIndex);
-        const handle = await cleanupHandle(hooks, input.dispatchId, () => settled, running);
-        return {
-          status: 'timeout',
-          callbackCount,
-          durationMs: elapsed(),
-          callbackIndex,
-          ...handle,
-        };
-      }
-      case 'cancelled': {
-        controller.abort(await abortReasonFor(ctx));
-        const handle = await cleanupHandle(hooks, input.dispatchId, () => settled, running);
-        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
-      }
+/**
+ * The dispatch's outcome from how the race ended; at the deadline or cancelled, the
+ * callbacks are aborted first and the outcome carries their cleanup handle.
+ * @throws CancelledFailure (with the cleanup handle) when the dispatch was cancelled.
+ */
+async function outcomeOf(r: CallbackRun, result: RaceResult): Promise<HookDispatchOutcome> {
+  const { hooks, ctx, input, callbackCount, elapsed, run } = r;
+  switch (result.kind) {
+    case 'done':
+      return {
+        status: 'completed',
+        outputs: await boundToolOutputs(hooks, input, result.outputs),
+        callbackCount,
+        durationMs: elapsed(),
+        callbackDurationsMs: [...run.durationsMs],
+      };
+    case 'threw': {
+      const error = describeThrown(result.error, input.event, result.index);
+      logFailure(ctx, input, error, result.index);
+      return {
+        status: 'error',
+        error,
+        callbackIndex: result.index,
+        callbackCount,
+        durationMs: elapsed(),
+      };
     }
-  } finally {
-    clearInterval(heartbeat);
-    cancelDeadline();
+    case 'deadline': {
+      const timeout = new HookTimeoutError(input.event, input.budgetMs);
+      // The callback running at the deadline: `index` stops there once it is aborted.
+      const callbackIndex = Math.min(run.index, callbackCount - 1);
+      r.controller.abort(timeout);
+      logFailure(ctx, input, serializeError(timeout), callbackIndex);
+      const handle = await cleanupHandle(hooks, input.dispatchId, r.isSettled, run.outputs);
+      return {
+        status: 'timeout',
+        callbackCount,
+        durationMs: elapsed(),
+        callbackIndex,
+        ...handle,
+      };
+    }
+    case 'cancelled': {
+      r.controller.abort(await abortReasonFor(ctx));
+      const handle = await cleanupHandle(hooks, input.dispatchId, r.isSettled, run.outputs);
+      throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
+    }
   }
 }
 

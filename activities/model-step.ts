@@ -69,125 +69,142 @@ export function boundOutput(output: ModelStepOutput): ModelStepOutput {
  * A step carrying an inline dispatch (`input.hook`) runs it first with `dispatchInline` (the
  * worker's `dispatchHook`, its stream event and span included).
  */
-export function createModelActivities(deps: {
-  registry: AgentRegistry;
-  conversationCache?: ConversationCache;
-  dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
-}) {
+export function createModelActivities(deps: ModelActivityDeps) {
   async function modelStep(input: ModelStepInput): Promise<ModelStepOutput> {
     const ctx = Context.current();
     try {
-      return await runStep(input, Date.now());
+      return await runStep(deps, input, Date.now());
     } catch (error) {
       throw withStepBackoff(error, ctx.info.attempt, ctx.cancellationSignal.aborted);
     }
   }
-
-  async function runStep(input: ModelStepInput, startedAt: number): Promise<ModelStepOutput> {
-    if (!input.hook) return callModel(input, startedAt);
-    if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
-    const ctx = Context.current();
-    const { stream } = deps.registry.agent(input.agentName, input.version);
-    // A retry's `restart` marker goes on the send's stream before its callbacks' `hook` event.
-    const live = modelStepStream(stream, input, ctx.info.attempt);
-    await live.flush();
-    const hook = await deps.dispatchInline(input.hook);
-    const deferred = (why: 'hook' | 'context'): ModelStepOutput => ({
-      text: '',
-      finishReason: 'other',
-      hook,
-      deferred: why,
-    });
-    // Rejected, rewritten or failed: the workflow decides what happens next, as for any dispatch.
-    if (!leavesPromptAsIs(hook)) return deferred('hook');
-    // The stamped context includes the prompt, which the workflow adds only once this step
-    // returns: a query would answer without it, so only an exact cached copy will do.
-    const execution = ctx.info.workflowExecution;
-    const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
-    if (!cached) return deferred('context');
-    // What the callbacks decided rides on the model call's heartbeats: a step that times out
-    // during the call (its heartbeat timeout is 1 s at least, the heartbeats 250 ms apart)
-    // still tells the workflow. None is sent at once: a heartbeat is an RPC, and a step's
-    // first one holds up its completion by a round trip.
-    const detail: InlineHookDetail = { inlineHook: hook };
-    try {
-      // Cancelled, the step ends at once (the workflow waits for it to report), whether or not
-      // the model heeds its signal; a late answer is dropped.
-      const output = await Promise.race([
-        callModel(input, startedAt, { cached, live, detail }),
-        ctx.cancelled,
-      ]);
-      if (ctx.cancellationSignal.aborted)
-        throw new CancelledFailure('The model step was cancelled');
-      return { ...output, hook };
-    } catch (error) {
-      throw withInlineHook(error, hook, ctx);
-    }
-  }
-
-  /**
-   * The model call. An inline step hands over the context it read from the cache, the live
-   * stream it opened, and the detail its heartbeats carry.
-   */
-  async function callModel(
-    input: ModelStepInput,
-    startedAt: number,
-    inline?: {
-      cached: CachedContext;
-      live: ReturnType<typeof modelStepStream>;
-      detail: InlineHookDetail;
-    },
-  ): Promise<ModelStepOutput> {
-    const ctx = Context.current();
-    const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
-    const cached = inline?.cached;
-    // The live stream: text deltas go to the send's stream transport, never to history.
-    const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
-    // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
-    const heartbeat = setInterval(() => ctx.heartbeat(inline?.detail), MODEL_HEARTBEAT_MS);
-    const deadline = stepDeadline(ctx, startedAt);
-    try {
-      const { messages, prompt } = cached
-        ? { ...cached, messages: cached.messages as ConversationMessage[] }
-        : await conversationOf(ctx, input, deps.conversationCache);
-      // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
-      const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
-      const { prompt: _carried, streamEvents: _published, ...rest } = input;
-      const output = await Promise.race([
-        model.step({
-          ...rest,
-          ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
-          messages,
-          tools,
-          signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
-          ...live.request,
-        }),
-        deadline.reached,
-      ]);
-      return boundOutput(output);
-    } catch (error) {
-      // Our own errors (a script that ran out, a 401) are not worth retrying unless they
-      // say so (a 503, a reset connection); anything else goes through the retry policy.
-      // Ours carry their serialized form, so the caller of `send()` gets the same class
-      // with its details (statusCode, retryable, provider, model), also once the
-      // retries of a retryable one ran out.
-      const retryable = (error as { retryable?: boolean }).retryable;
-      if (error instanceof AgentSdkError) {
-        throw ApplicationFailure.create({
-          type: error.name,
-          message: error.message,
-          nonRetryable: retryable !== true,
-          details: [serializeError(error)],
-        });
-      }
-      throw error;
-    } finally {
-      clearInterval(heartbeat);
-      deadline.clear();
-      await live.flush();
-    }
-  }
   return { modelStep };
+}
+
+/** What {@link createModelActivities} builds `modelStep` from. */
+interface ModelActivityDeps {
+  registry: AgentRegistry;
+  conversationCache?: ConversationCache;
+  dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
+}
+
+/** What an inline step hands its model call: the cached context, its live stream, its detail. */
+interface InlineCall {
+  cached: CachedContext;
+  live: ReturnType<typeof modelStepStream>;
+  detail: InlineHookDetail;
+}
+
+/** One step: its inline dispatch first when it carries one, then the model call. */
+async function runStep(
+  deps: ModelActivityDeps,
+  input: ModelStepInput,
+  startedAt: number,
+): Promise<ModelStepOutput> {
+  if (!input.hook) return callModel(deps, input, startedAt);
+  if (!deps.dispatchInline) throw new Error('This worker cannot run inline hook dispatches');
+  const ctx = Context.current();
+  const { stream } = deps.registry.agent(input.agentName, input.version);
+  // A retry's `restart` marker goes on the send's stream before its callbacks' `hook` event.
+  const live = modelStepStream(stream, input, ctx.info.attempt);
+  await live.flush();
+  const hook = await deps.dispatchInline(input.hook);
+  const deferred = (why: 'hook' | 'context'): ModelStepOutput => ({
+    text: '',
+    finishReason: 'other',
+    hook,
+    deferred: why,
+  });
+  // Rejected, rewritten or failed: the workflow decides what happens next, as for any dispatch.
+  if (!leavesPromptAsIs(hook)) return deferred('hook');
+  // The stamped context includes the prompt, which the workflow adds only once this step
+  // returns: a query would answer without it, so only an exact cached copy will do.
+  const execution = ctx.info.workflowExecution;
+  const cached = execution && deps.conversationCache?.lookup(execution.workflowId, input.context);
+  if (!cached) return deferred('context');
+  // What the callbacks decided rides on the model call's heartbeats: a step that times out
+  // during the call (its heartbeat timeout is 1 s at least, the heartbeats 250 ms apart)
+  // still tells the workflow. None is sent at once: a heartbeat is an RPC, and a step's
+  // first one holds up its completion by a round trip.
+  const detail: InlineHookDetail = { inlineHook: hook };
+  try {
+    // Cancelled, the step ends at once (the workflow waits for it to report), whether or not
+    // the model heeds its signal; a late answer is dropped.
+    const output = await Promise.race([
+      callModel(deps, input, startedAt, { cached, live, detail }),
+      ctx.cancelled,
+    ]);
+    if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The model step was cancelled');
+    return { ...output, hook };
+  } catch (error) {
+    throw withInlineHook(error, hook, ctx);
+  }
+}
+
+/**
+ * The model call. An inline step hands over the context it read from the cache, the live
+ * stream it opened, and the detail its heartbeats carry.
+ */
+async function callModel(
+  deps: ModelActivityDeps,
+  input: ModelStepInput,
+  startedAt: number,
+  inline?: InlineCall,
+): Promise<ModelStepOutput> {
+  const ctx = Context.current();
+  const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
+  const cached = inline?.cached;
+  // The live stream: text deltas go to the send's stream transport, never to history.
+  const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
+  // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
+  const heartbeat = setInterval(() => ctx.heartbeat(inline?.detail), MODEL_HEARTBEAT_MS);
+  const deadline = stepDeadline(ctx, startedAt);
+  try {
+    const { messages, prompt } = cached
+      ? { ...cached, messages: cached.messages as ConversationMessage[] }
+      : await conversationOf(ctx, input, deps.conversationCache);
+    // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
+    const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
+    const { prompt: _carried, streamEvents: _published, ...rest } = input;
+    const output = await Promise.race([
+      model.step({
+        ...rest,
+        ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
+        messages,
+        tools,
+        signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
+        ...live.request,
+      }),
+      deadline.reached,
+    ]);
+    return boundOutput(output);
+  } catch (error) {
+    throw asStepFailure(error);
+  } finally {
+    clearInterval(heartbeat);
+    deadline.clear();
+    await live.flush();
+  }
+}
+
+/**
+ * What a failed model call throws. Our own errors (a script that ran out, a 401) are not
+ * worth retrying unless they say so (a 503, a reset connection); anything else goes through
+ * the retry policy. Ours carry their serialized form, so the caller of `send()` gets the
+ * same class with its details (statusCode, retryable, provider, model), also once the
+ * retries of a retryable one ran out.
+ */
+function asStepFailure(error: unknown): unknown {
+  const retryable = (error as { retryable?: boolean }).retryable;
+  if (error instanceof AgentSdkError) {
+    return ApplicationFailure.create({
+      type: error.name,
+      message: error.message,
+      nonRetryable: retryable !== true,
+      details: [serializeError(error)],
+    });
+  }
+  return error;
 }
 
 /** How long before Temporal's start-to-close backstop a step ends itself, ms. */

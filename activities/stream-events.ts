@@ -34,104 +34,128 @@ interface Wrapped {
 
 /** `activities` with `dispatchHook`, `executeTool` and `checkPermission` publishing their events. */
 export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, activities: T): T {
-  const writerOf = (input: { agentName: string; sessionId: string; requestId?: string }) => {
-    let transport;
-    try {
-      transport = registry.agent(input.agentName).stream;
-    } catch {
-      return undefined; // the activity itself says that this worker lacks the agent
-    }
-    return streamWriter(transport, input.sessionId, input.requestId);
-  };
   const { dispatchHook, executeTool, checkPermission } = activities;
-
   return {
     ...activities,
-    async dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome> {
-      const writer = writerOf(input);
-      if (!writer) return dispatchHook(input);
-      emitCarried(writer, input.streamEvents);
-      const started = performance.now();
-      const tags = toolTagsOf(input);
-      try {
-        const outcome = await dispatchHook(input);
-        writer.emit({ type: 'hook', event: input.event, ...tags, ...decisionOf(outcome) });
-        return outcome;
-      } catch (error) {
-        writer.emit({
-          type: 'hook',
-          event: input.event,
-          ...tags,
-          decision: error instanceof CancelledFailure ? 'cancelled' : 'error',
-          reason: messageOf(error),
-          callbackCount: input.callbackCount,
-          durationMs: Math.round(performance.now() - started),
-        });
-        throw error;
-      } finally {
-        await writer.flush();
-      }
-    },
-
-    async executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
-      const writer = writerOf(input);
-      if (!writer) return executeTool(input);
-      emitCarried(writer, input.streamEvents);
-      const { toolUseId, toolName } = input;
-      const started = performance.now();
-      const ms = () => Math.round(performance.now() - started);
-      writer.emit({ type: 'tool-start', toolUseId, toolName, input: input.input });
-      try {
-        const result = await executeTool(input);
-        const summary =
-          result.display?.summary ?? (result.status === 'error' ? result.error.message : undefined);
-        writer.emit({
-          type: 'tool-end',
-          toolUseId,
-          toolName,
-          status: result.status,
-          ...(summary !== undefined ? { summary } : {}),
-          durationMs: ms(),
-        });
-        return result;
-      } catch (error) {
-        const cancelled = error instanceof CancelledFailure;
-        writer.emit({
-          type: 'tool-end',
-          toolUseId,
-          toolName,
-          status: cancelled ? 'cancelled' : 'error',
-          summary: messageOf(error),
-          durationMs: ms(),
-        });
-        throw error;
-      } finally {
-        await writer.flush();
-      }
-    },
-
-    async checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
-      const writer = writerOf(input);
-      if (!writer) return checkPermission(input);
-      emitCarried(writer, input.streamEvents);
-      const { toolUseId, toolName, kind, affectedPaths } = input;
-      // Only the asking: the workflow makes the decision of what the function returned (or of
-      // its failure), and the send's next activity publishes it.
-      writer.emit({
-        type: 'permission-asked',
-        toolUseId,
-        toolName,
-        kind,
-        affectedPaths,
-        askedOf: 'function',
-      });
-      try {
-        return await checkPermission(input);
-      } finally {
-        await writer.flush();
-      }
-    },
+    dispatchHook: (input: DispatchHookInput) => streamedDispatch(registry, dispatchHook, input),
+    executeTool: (input: ExecuteToolInput) => streamedExecution(registry, executeTool, input),
+    checkPermission: (input: CheckPermissionInput) =>
+      streamedPermission(registry, checkPermission, input),
   };
+}
+
+/** The send's stream writer for an activity's input; undefined when this worker lacks the agent. */
+function writerOf(
+  registry: AgentRegistry,
+  input: { agentName: string; sessionId: string; requestId?: string },
+): SendStreamWriter | undefined {
+  let transport;
+  try {
+    transport = registry.agent(input.agentName).stream;
+  } catch {
+    return undefined; // the activity itself says that this worker lacks the agent
+  }
+  return streamWriter(transport, input.sessionId, input.requestId);
+}
+
+/** `dispatchHook`, then a `hook` event with the decision (or the failure) it came to. */
+async function streamedDispatch(
+  registry: AgentRegistry,
+  dispatchHook: Wrapped['dispatchHook'],
+  input: DispatchHookInput,
+): Promise<HookDispatchOutcome> {
+  const writer = writerOf(registry, input);
+  if (!writer) return dispatchHook(input);
+  emitCarried(writer, input.streamEvents);
+  const started = performance.now();
+  const tags = toolTagsOf(input);
+  try {
+    const outcome = await dispatchHook(input);
+    writer.emit({ type: 'hook', event: input.event, ...tags, ...decisionOf(outcome) });
+    return outcome;
+  } catch (error) {
+    writer.emit({
+      type: 'hook',
+      event: input.event,
+      ...tags,
+      decision: error instanceof CancelledFailure ? 'cancelled' : 'error',
+      reason: messageOf(error),
+      callbackCount: input.callbackCount,
+      durationMs: Math.round(performance.now() - started),
+    });
+    throw error;
+  } finally {
+    await writer.flush();
+  }
+}
+
+/** `executeTool` between a `tool-start` and a `tool-end` event. */
+async function streamedExecution(
+  registry: AgentRegistry,
+  executeTool: Wrapped['executeTool'],
+  input: ExecuteToolInput,
+): Promise<ExecuteToolOutput> {
+  const writer = writerOf(registry, input);
+  if (!writer) return executeTool(input);
+  emitCarried(writer, input.streamEvents);
+  const { toolUseId, toolName } = input;
+  const started = performance.now();
+  const ms = () => Math.round(performance.now() - started);
+  writer.emit({ type: 'tool-start', toolUseId, toolName, input: input.input });
+  try {
+    const result = await executeTool(input);
+    const summary =
+      result.display?.summary ?? (result.status === 'error' ? result.error.message : undefined);
+    writer.emit({
+      type: 'tool-end',
+      toolUseId,
+      toolName,
+      status: result.status,
+      ...(summary !== undefined ? { summary } : {}),
+      durationMs: ms(),
+    });
+    return result;
+  } catch (error) {
+    const cancelled = error instanceof CancelledFailure;
+    writer.emit({
+      type: 'tool-end',
+      toolUseId,
+      toolName,
+      status: cancelled ? 'cancelled' : 'error',
+      summary: messageOf(error),
+      durationMs: ms(),
+    });
+    throw error;
+  } finally {
+    await writer.flush();
+  }
+}
+
+/** `checkPermission` after a `permission-asked` event. */
+async function streamedPermission(
+  registry: AgentRegistry,
+  checkPermission: Wrapped['checkPermission'],
+  input: CheckPermissionInput,
+): Promise<CheckPermissionOutput> {
+  const writer = writerOf(registry, input);
+  if (!writer) return checkPermission(input);
+  emitCarried(writer, input.streamEvents);
+  const { toolUseId, toolName, kind, affectedPaths } = input;
+  // Only the asking: the workflow makes the decision of what the function returned (or of
+  // its failure), and the send's next activity publishes it.
+  writer.emit({
+    type: 'permission-asked',
+    toolUseId,
+    toolName,
+    kind,
+    affectedPaths,
+    askedOf: 'function',
+  });
+  try {
+    return await checkPermission(input);
+  } finally {
+    await writer.flush();
+  }
 }
 
 /**

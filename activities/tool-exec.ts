@@ -76,130 +76,144 @@ export function withInlinePostToolUse(
 
 /** Build `describeToolCall`, `checkPermission` and `executeTool`. */
 export function createToolActivities(deps: ToolActivityDeps) {
-  const { registry } = deps;
   const clock = deps.clock ?? realClock;
+  return {
+    describeToolCall: (input: DescribeToolCallInput) => describeToolCall(deps.registry, input),
+    checkPermission: (input: CheckPermissionInput) => checkPermission(deps, input),
+    executeTool: (input: ExecuteToolInput) => executeTool(deps, clock, input),
+  };
+}
 
-  async function describeToolCall(input: DescribeToolCallInput): Promise<ToolCallDescription> {
-    const agent = registry.agent(input.agentName, input.version);
-    const tool = agent.tools.find((t) => t.name === input.toolName);
-    if (!tool) return { known: false, kind: 'execute', affectedPaths: [] };
-    let affectedPaths: string[] = [];
-    try {
-      const parsed = tool.inputSchema.safeParse(input.input);
-      if (parsed.success && tool.affectedPaths) {
-        affectedPaths = tool.affectedPaths(parsed.data, { workspaceRoots: agent.workspaceRoots });
-      }
-    } catch {
-      // A tool that cannot name its paths still asks for permission, with none listed.
+/** A call's kind and the paths it affects, as its tool names them; unknown tools say so. */
+async function describeToolCall(
+  registry: AgentRegistry,
+  input: DescribeToolCallInput,
+): Promise<ToolCallDescription> {
+  const agent = registry.agent(input.agentName, input.version);
+  const tool = agent.tools.find((t) => t.name === input.toolName);
+  if (!tool) return { known: false, kind: 'execute', affectedPaths: [] };
+  let affectedPaths: string[] = [];
+  try {
+    const parsed = tool.inputSchema.safeParse(input.input);
+    if (parsed.success && tool.affectedPaths) {
+      affectedPaths = tool.affectedPaths(parsed.data, { workspaceRoots: agent.workspaceRoots });
     }
-    return { known: true, kind: tool.kind, affectedPaths };
+  } catch {
+    // A tool that cannot name its paths still asks for permission, with none listed.
   }
+  return { known: true, kind: tool.kind, affectedPaths };
+}
 
-  async function checkPermission(input: CheckPermissionInput): Promise<CheckPermissionOutput> {
-    const agent = registry.agent(input.agentName, input.version);
-    // A session's own function is never replaced by the agent's: a worker without it refuses.
-    const permission =
-      input.handler === 'session' ? registry.sessionPermission(input.sessionId) : agent.permission;
-    if (!permission) {
+/** The permission function's answer for a call: the session's own, else the agent's. */
+async function checkPermission(
+  deps: ToolActivityDeps,
+  input: CheckPermissionInput,
+): Promise<CheckPermissionOutput> {
+  const { registry } = deps;
+  const agent = registry.agent(input.agentName, input.version);
+  // A session's own function is never replaced by the agent's: a worker without it refuses.
+  const permission =
+    input.handler === 'session' ? registry.sessionPermission(input.sessionId) : agent.permission;
+  if (!permission) {
+    return {
+      ok: false,
+      error: {
+        name: 'ConfigError',
+        code: 'CONFIG_INVALID',
+        message:
+          input.handler === 'session'
+            ? `This worker has no permissionHandler for session '${input.sessionId}' (it runs on the worker of the process that created the session)`
+            : 'This worker has no permission function',
+      },
+    };
+  }
+  const ctx = Context.current();
+  // Heartbeats carry cancellation: without them the function's signal never fires on abort.
+  const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+  try {
+    const value = await permission({
+      toolName: input.toolName,
+      input: input.input,
+      kind: input.kind,
+      affectedPaths: input.affectedPaths,
+      signal: ctx.cancellationSignal,
+    });
+    const result = normalizePermission(value, input.toolName);
+    if (!result) {
       return {
         ok: false,
         error: {
           name: 'ConfigError',
           code: 'CONFIG_INVALID',
-          message:
-            input.handler === 'session'
-              ? `This worker has no permissionHandler for session '${input.sessionId}' (it runs on the worker of the process that created the session)`
-              : 'This worker has no permission function',
+          message: `advanced.permission returned ${JSON.stringify(value) ?? String(value)} for ${input.toolName}; expected 'allow', 'deny', 'ask' or a PermissionResult`,
         },
       };
     }
-    const ctx = Context.current();
-    // Heartbeats carry cancellation: without them the function's signal never fires on abort.
-    const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
-    try {
-      const value = await permission({
-        toolName: input.toolName,
-        input: input.input,
-        kind: input.kind,
-        affectedPaths: input.affectedPaths,
-        signal: ctx.cancellationSignal,
-      });
-      const result = normalizePermission(value, input.toolName);
-      if (!result) {
-        return {
-          ok: false,
-          error: {
-            name: 'ConfigError',
-            code: 'CONFIG_INVALID',
-            message: `advanced.permission returned ${JSON.stringify(value) ?? String(value)} for ${input.toolName}; expected 'allow', 'deny', 'ask' or a PermissionResult`,
-          },
-        };
-      }
-      return { ok: true, result };
-    } catch (error) {
-      if (error instanceof CancelledFailure) throw error;
-      return { ok: false, error: serializeError(error) };
-    } finally {
-      clearInterval(heartbeat);
-    }
+    return { ok: true, result };
+  } catch (error) {
+    if (error instanceof CancelledFailure) throw error;
+    return { ok: false, error: serializeError(error) };
+  } finally {
+    clearInterval(heartbeat);
   }
+}
 
-  /** The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up. */
-  async function executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput> {
-    const ctx = Context.current();
-    const agent = registry.agent(input.agentName, input.version);
-    const tool = agent.tools.find((t) => t.name === input.toolName);
-    if (!tool) {
-      const message = `Unknown tool '${input.toolName}'`;
-      return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
-    }
-    const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
-    // The tool's time budget, enforced here for every tool: its signal aborts at the budget
-    // and the call ends with a timeout result even if the tool ignores the signal.
-    const timeout = new AbortController();
-    const cancelTimer = clock.after(input.timeoutMs, () =>
-      timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
-    );
-    const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
-    const timedOut = new Promise<ToolResult>((resolve) => {
-      timeout.signal.addEventListener('abort', () => {
-        const message = `Tool ${input.toolName} timed out after ${input.timeoutMs} ms`;
-        resolve({ status: 'error', model: message, error: { message, type: 'TimeoutError' } });
-      });
+/** The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up. */
+async function executeTool(
+  deps: ToolActivityDeps,
+  clock: BudgetClock,
+  input: ExecuteToolInput,
+): Promise<ExecuteToolOutput> {
+  const ctx = Context.current();
+  const agent = deps.registry.agent(input.agentName, input.version);
+  const tool = agent.tools.find((t) => t.name === input.toolName);
+  if (!tool) {
+    const message = `Unknown tool '${input.toolName}'`;
+    return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
+  }
+  const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+  // The tool's time budget, enforced here for every tool: its signal aborts at the budget
+  // and the call ends with a timeout result even if the tool ignores the signal.
+  const timeout = new AbortController();
+  const cancelTimer = clock.after(input.timeoutMs, () =>
+    timeout.abort(new ToolTimeoutError(input.toolName, input.timeoutMs)),
+  );
+  const signal = AbortSignal.any([ctx.cancellationSignal, timeout.signal]);
+  const timedOut = new Promise<ToolResult>((resolve) => {
+    timeout.signal.addEventListener('abort', () => {
+      const message = `Tool ${input.toolName} timed out after ${input.timeoutMs} ms`;
+      resolve({ status: 'error', model: message, error: { message, type: 'TimeoutError' } });
     });
-    try {
-      const running = runTool(tool, input.input, {
-        sessionId: input.sessionId,
-        toolUseId: input.toolUseId,
-        signal,
-        workspaceRoots: agent.workspaceRoots,
-        heartbeat: (details?: unknown) => ctx.heartbeat(details),
-        timeoutMs: input.timeoutMs,
-        maxOutputBytes: agent.maxToolOutputBytes,
-        ...(agent.toolEnv ? { env: agent.toolEnv } : {}),
-        ...(deps.payloadStore ? { saveFullOutput: saverOf(deps.payloadStore) } : {}),
-      });
-      // A tool that honours its signal reports its own timeout result (e.g. Bash, after
-      // killing its process group); one that does not is answered for at the budget.
-      const result = await Promise.race([
-        running,
-        timedOut.then(async (fallback) => {
-          const settled = await Promise.race([running, delay(2_000).then(() => undefined)]);
-          return settled ?? fallback;
-        }),
-      ]);
-      // A cancelled call reports as cancelled, after the tool cleaned up (e.g. killed its
-      // process group), so the workflow knows nothing is left running.
-      if (ctx.cancellationSignal.aborted)
-        throw new CancelledFailure('Tool execution was cancelled');
-      return result;
-    } finally {
-      clearInterval(heartbeat);
-      cancelTimer();
-    }
+  });
+  try {
+    const running = runTool(tool, input.input, {
+      sessionId: input.sessionId,
+      toolUseId: input.toolUseId,
+      signal,
+      workspaceRoots: agent.workspaceRoots,
+      heartbeat: (details?: unknown) => ctx.heartbeat(details),
+      timeoutMs: input.timeoutMs,
+      maxOutputBytes: agent.maxToolOutputBytes,
+      ...(agent.toolEnv ? { env: agent.toolEnv } : {}),
+      ...(deps.payloadStore ? { saveFullOutput: saverOf(deps.payloadStore) } : {}),
+    });
+    // A tool that honours its signal reports its own timeout result (e.g. Bash, after
+    // killing its process group); one that does not is answered for at the budget.
+    const result = await Promise.race([
+      running,
+      timedOut.then(async (fallback) => {
+        const settled = await Promise.race([running, delay(2_000).then(() => undefined)]);
+        return settled ?? fallback;
+      }),
+    ]);
+    // A cancelled call reports as cancelled, after the tool cleaned up (e.g. killed its
+    // process group), so the workflow knows nothing is left running.
+    if (ctx.cancellationSignal.aborted) throw new CancelledFailure('Tool execution was cancelled');
+    return result;
+  } finally {
+    clearInterval(heartbeat);
+    cancelTimer();
   }
-
-  return { describeToolCall, checkPermission, executeTool };
 }
 
 /** The reason a tool's signal aborts with when its time budget runs out. */
