@@ -22,7 +22,7 @@ import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
 import { fmt, percentile, printTable } from './stats.js';
-import { testIdentity } from '../test/registry-identity.js';
+import { testIdentity } from '../test/helpers/registry-identity.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const N = Number(process.env.BENCH_N ?? 200);

@@ -53,7 +53,7 @@ import { z } from 'zod';
 import type { ConversationMessage } from '../src/common/conversation.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
-import { testIdentity } from '../test/registry-identity.js';
+import { testIdentity } from '../test/helpers/registry-identity.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SENDS = Number(process.env.BENCH_SENDS ?? 200);

@@ -4,7 +4,7 @@
  *
  * The run gets a temporary folder of its own (TMPDIR, so `os.tmpdir()` of every test process
  * and of the processes they start): at the end, any `durable-agent-*` folder still in it is
- * one a test left behind, and the run fails naming it (test/temp-dirs.ts makes folders that
+ * one a test left behind, and the run fails naming it (test/helpers/temp-dirs.ts makes folders that
  * clean up after themselves). The run's folder is removed either way.
  */
 import { mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
@@ -17,7 +17,7 @@ import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { registerSearchAttributes } from '../src/server/search-attributes.js';
 import { ensureTemporalCli } from '../src/server/temporal-cli.js';
 import { workflowsPath } from '../src/worker/workflow-code.js';
-import { BUILT_CLI_VARIABLE, buildCli } from './cli-build.js';
+import { BUILT_CLI_VARIABLE, buildCli } from './helpers/cli-build.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -51,7 +51,7 @@ export default async function setup() {
     }
   }
 
-  // The CLI the tests run as a process, built once from this run's sources (test/cli-build.ts).
+  // The CLI the tests run as a process, built once from this run's sources (test/helpers/cli-build.ts).
   const cliDir = mkdtempSync(join(tmpdir(), 'durable-agent-cli-'));
   process.env[BUILT_CLI_VARIABLE] = await buildCli(cliDir);
 
@@ -72,7 +72,7 @@ export default async function setup() {
       process.exitCode = 1;
       throw new Error(
         `The tests left ${left.length} temporary folder(s) behind (removed now); make the ` +
-          `tests that create them remove them (tempDir() of test/temp-dirs.ts does):\n` +
+          `tests that create them remove them (tempDir() of test/helpers/temp-dirs.ts does):\n` +
           left.map((name) => `  ${name}`).join('\n'),
       );
     }

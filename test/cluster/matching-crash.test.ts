@@ -15,14 +15,14 @@ import { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { createAgentClient, type AgentClient, type Session } from '../../src/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
-import { waitFor } from '../helpers.js';
+import { waitFor } from '../helpers/common.js';
 import {
   count,
   crashEnv as plainCrashEnv,
   effects,
   killAll,
   startWorkerProcess,
-} from '../process-helpers.js';
+} from '../helpers/processes.js';
 import {
   connectToCluster,
   killService,

@@ -13,8 +13,8 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createAgent, type AgentOptions, type TemporalOptions } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 import { freeClusterPort, readClusterState, stopCluster } from '../../scripts/cluster.js';
 import { clusterDir, clusterState, clusterTlsOptions } from './cluster-env.js';
 

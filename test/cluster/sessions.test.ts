@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient, type Session } from '../../src/index.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
-import { pendingAsk, waitFor } from '../helpers.js';
+import { pendingAsk, waitFor } from '../helpers/common.js';
 import { clusterDir, clusterTlsOptions } from './cluster-env.js';
 import {
   count,
@@ -23,7 +23,7 @@ import {
   startWorkerProcess,
   waitForEffect,
   type WorkerProcess,
-} from '../process-helpers.js';
+} from '../helpers/processes.js';
 import {
   killService,
   readClusterState,

@@ -21,9 +21,9 @@ import {
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { crashAgentOptions } from '../fixtures/crash-agent.js';
-import { uniqueTaskQueue, waitFor } from '../helpers.js';
-import { count, crashEnv, killAll, startWorkerProcess } from '../process-helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { count, crashEnv, killAll, startWorkerProcess } from '../helpers/processes.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 import { clientTlsConfig, connectToCluster, makeCertificates } from '../../scripts/cluster.js';
 import { clusterCertificates, clusterState, clusterTlsOptions } from './cluster-env.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, type Agent } from '../../src/index.js';
 import { scriptedModel, toolCall, toolCalls } from '../../src/testing/index.js';
-import { gate, pendingAsk, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { gate, pendingAsk, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 /** What the tools did, in order. */
 const ran: string[] = [];

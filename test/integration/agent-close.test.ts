@@ -14,7 +14,7 @@ import {
   type HookCallback,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const agents: Agent[] = [];
 afterEach(async () => {

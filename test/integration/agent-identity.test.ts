@@ -21,7 +21,7 @@ import {
 import { goldenFromHistories, scriptedModel } from '../../src/testing/index.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import type { IdentityEnv } from '../fixtures/identity-process.js';
-import { rawClient, temporalAddress, waitFor } from '../helpers.js';
+import { rawClient, temporalAddress, waitFor } from '../helpers/common.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/identity-process.ts', import.meta.url));
 

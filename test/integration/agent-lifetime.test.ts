@@ -13,7 +13,7 @@ import {
   type HookCallback,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 import { isAlive } from '../unit/tools/fixtures.js';
 
 /** Whether something accepts TCP connections at `address` (`host:port`). */

@@ -18,8 +18,8 @@ import {
   type ToolResult,
 } from '../../src/index.js';
 import { scriptedModel, toolCall, toolCalls, type ScriptedTurn } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const workspace = tempDir('ws');
 const outside = tempDir('outside');

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createAgent, defineTool, ModelError, providerModel, type Agent } from '../../src/index.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fixtures/anthropic-server.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 let server: FakeAnthropic | undefined;
 let agent: Agent | undefined;

@@ -18,8 +18,8 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { waitFor } from '../helpers.js';
+} from '../helpers/processes.js';
+import { waitFor } from '../helpers/common.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/attach-process.ts', import.meta.url));
 

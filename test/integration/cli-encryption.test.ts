@@ -22,10 +22,10 @@ import {
   TEST_KEY_RING,
   keysVariable,
   newKey,
-} from '../encryption-helpers.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
-import { runCli, type CliRun } from '../cli-process.js';
+} from '../helpers/encryption.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
+import { runCli, type CliRun } from '../helpers/cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = tempDir('cli-encryption');

@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { TEST_KEY, TEST_KEY_ID, keysVariable, TEST_KEY_RING } from '../encryption-helpers.js';
-import { cliNodeArgs } from '../cli-process.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { TEST_KEY, TEST_KEY_ID, keysVariable, TEST_KEY_RING } from '../helpers/encryption.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET = `planted-${randomUUID()}`;

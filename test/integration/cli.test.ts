@@ -1,6 +1,6 @@
 /**
  * The `durable-agent` CLI as a real child process (built from this run's sources:
- * test/cli-build.ts) against the test run's Temporal server: listing, inspecting and
+ * test/helpers/cli-build.ts) against the test run's Temporal server: listing, inspecting and
  * replaying sessions, deciding permission requests (with and without a worker), `session-<id>` for an id, `dev`,
  * and one-line errors with the right exit codes.
  */
@@ -24,9 +24,9 @@ import {
 } from '../../src/index.js';
 import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/workflow-io.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
-import { runCli, type CliRun } from '../cli-process.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
+import { runCli, type CliRun } from '../helpers/cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const fixture = (name: string) => join(repoRoot, 'test', 'fixtures', 'histories', name);

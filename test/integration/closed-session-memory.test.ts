@@ -8,7 +8,7 @@ import { createAgent, type Agent } from '../../src/index.js';
 import { clientCallsOf } from '../../src/client/client.js';
 import { cachedWorkflowsOf } from '../../src/worker/worker.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 let agent: Agent;
 beforeAll(async () => {

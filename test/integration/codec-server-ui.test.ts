@@ -18,15 +18,15 @@ import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { type Browser, type Locator, type Page, type Response } from 'playwright-core';
-import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
+import { artifactsDir, launchChromium, requireChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodecServer, type CodecServer } from '../../src/codec-server/index.js';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { encryptionCodec } from '../../src/payloads/encryption.js';
 import { freePort, startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { TEST_KEY_RING } from '../encryption-helpers.js';
-import { uniqueTaskQueue } from '../helpers.js';
+import { TEST_KEY_RING } from '../helpers/encryption.js';
+import { uniqueTaskQueue } from '../helpers/common.js';
 
 /** Screenshots of this test (git ignores test-artifacts/). */
 const artifacts = artifactsDir('codec-server-ui');

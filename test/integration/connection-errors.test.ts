@@ -4,7 +4,7 @@
  * closed loopback port and a namespace the shared server does not have, for the client,
  * the worker and the CLI.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,7 @@ import {
   type AgentOptions,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

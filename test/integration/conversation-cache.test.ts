@@ -13,7 +13,7 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
+} from '../helpers/processes.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {

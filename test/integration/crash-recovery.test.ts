@@ -13,8 +13,8 @@ import {
   runClientProcess,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { pendingAsk, waitFor } from '../helpers.js';
+} from '../helpers/processes.js';
+import { pendingAsk, waitFor } from '../helpers/common.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {

@@ -18,7 +18,7 @@ import {
   type AgentWorker,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const failingWorkflows = fileURLToPath(
   new URL('../fixtures/failing-workflow/index.ts', import.meta.url),

@@ -8,8 +8,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { temporalAddress } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const main = 'examples/demo/main.ts';

@@ -17,8 +17,8 @@ import { createAgentClient, type AgentClient } from '../../src/index.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
 import type { IdentityEnv } from '../fixtures/identity-process.js';
-import { rawClient, temporalAddress, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { rawClient, temporalAddress, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const workerFixture = fileURLToPath(new URL('../fixtures/deploy-worker.ts', import.meta.url));
 const name = `deploy-${randomUUID().slice(0, 8)}`;

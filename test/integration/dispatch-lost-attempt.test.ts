@@ -11,8 +11,8 @@ import { temporal } from '@temporalio/proto';
 import { createAgentClient, HookError, type AgentClient } from '../../src/index.js';
 import { HOOK_DISPATCH_LOST_TYPE } from '../../src/common/activity-io.js';
 import { crashAgentOptions, type CrashAgentEnv } from '../fixtures/crash-agent.js';
-import { historyOf, startedAttempt } from '../history-helpers.js';
-import { pendingAsk } from '../helpers.js';
+import { historyOf, startedAttempt } from '../helpers/history.js';
+import { pendingAsk } from '../helpers/common.js';
 import {
   count,
   crashEnv,
@@ -20,7 +20,7 @@ import {
   startWorkerProcess,
   waitForEffect,
   type WorkerProcess,
-} from '../process-helpers.js';
+} from '../helpers/processes.js';
 
 const { TimeoutType } = temporal.api.enums.v1;
 

@@ -28,8 +28,8 @@ import {
   type EncryptionKeyRing,
 } from '../../src/payloads/index.js';
 import { createHookTestEnv, scriptedModel, toolCall } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const run = promisify(execFile);
 const TEMPORAL_CLI = join(process.cwd(), '.temporal', 'venv', 'bin', 'temporal');

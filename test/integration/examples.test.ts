@@ -5,7 +5,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 

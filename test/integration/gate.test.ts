@@ -27,9 +27,9 @@ import {
   toolCall,
   type GateReport,
 } from '../../src/testing/index.js';
-import { keysVariable, newKey } from '../encryption-helpers.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { keysVariable, newKey } from '../helpers/encryption.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const dir = tempDir('gate');

@@ -18,7 +18,7 @@ import {
   type GoldenSession,
   type HookTestEnv,
 } from '../../src/testing/index.js';
-import { tempDir } from '../temp-dirs.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const dir = tempDir('golden');

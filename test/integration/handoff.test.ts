@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError, createAgent, defineTool, type Agent } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 /** Which agent's model ran each step, with the user prompts its request carried. */
 const modelRuns: Array<{ by: string; prompts: string[] }> = [];

@@ -19,8 +19,8 @@ import {
   type HookMatchers,
   type HookTestEnv,
 } from '../../src/testing/index.js';
-import { waitFor } from '../helpers.js';
-import { withOtherWorkflowCode } from '../replay-helpers.js';
+import { waitFor } from '../helpers/common.js';
+import { withOtherWorkflowCode } from '../helpers/replay.js';
 
 expect.extend(hookMatchers);
 declare module 'vitest' {

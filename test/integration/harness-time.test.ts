@@ -17,7 +17,7 @@ import {
   type HookTestEnv,
 } from '../../src/testing/index.js';
 import type { Session } from '../../src/client/session.js';
-import { waitFor } from '../helpers.js';
+import { waitFor } from '../helpers/common.js';
 import { isAlive } from '../unit/tools/fixtures.js';
 
 const TEN_MINUTES = 600_000;

@@ -22,8 +22,8 @@ import {
   type HookTestEnv,
 } from '../../src/testing/index.js';
 import type { Session } from '../../src/client/session.js';
-import { waitFor } from '../helpers.js';
-import { withOtherWorkflowCode } from '../replay-helpers.js';
+import { waitFor } from '../helpers/common.js';
+import { withOtherWorkflowCode } from '../helpers/replay.js';
 
 const DANGEROUS = [/rm\s+-rf/, /mkfs/, /dd\s+if=/];
 

@@ -27,8 +27,8 @@ import {
   writeHistoryFile,
   type SessionHistory,
 } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const dir = tempDir('history-files');
 

@@ -15,7 +15,7 @@ import {
   type HookInput,
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor, gate } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor, gate } from '../helpers/common.js';
 
 let agent: Agent;
 // Each session's model answers `echo:<prompt text>`, so tests see what reached the model.

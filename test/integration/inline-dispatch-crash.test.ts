@@ -19,8 +19,8 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { pendingAsk } from '../helpers.js';
+} from '../helpers/processes.js';
+import { pendingAsk } from '../helpers/common.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {

@@ -20,8 +20,8 @@ import {
 } from '../../src/index.js';
 import { scriptedModel, type ScriptedModel } from '../../src/testing/index.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { comparableRow, historyOf } from '../history-helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { comparableRow, historyOf } from '../helpers/history.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

@@ -22,11 +22,11 @@ import {
 } from '../../src/index.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../../src/history/decode.js';
 import { encryptedCodecs } from '../../src/payloads/data-converter.js';
-import { tempDir } from '../temp-dirs.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { comparableRow, historyOf } from '../history-helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { comparableRow, historyOf } from '../helpers/history.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

@@ -7,7 +7,7 @@
  * And Temporal's own tools: the summaries of the session's activities and timers in its
  * history, and its current details in `temporal workflow metadata`.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -19,8 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { ensureTemporalCli } from '../../src/server/temporal-cli.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const workspace = tempDir('inspect-decisions');

@@ -21,10 +21,10 @@ import {
   TEST_KEY_RING,
   keysVariable,
   newKey,
-} from '../encryption-helpers.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
-import { runCli } from '../cli-process.js';
+} from '../helpers/encryption.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
+import { runCli } from '../helpers/cli-process.js';
 
 const workspace = tempDir('local-dispatch-history');
 writeFileSync(join(workspace, 'notes.txt'), 'notes\n');

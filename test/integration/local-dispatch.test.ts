@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, createAgent, HookEvent, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

@@ -17,8 +17,8 @@ import {
   type AgentModel,
 } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 

@@ -24,9 +24,9 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+} from '../helpers/processes.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const { temporal } = proto;
 const payloadDir = tempDir('payloads');

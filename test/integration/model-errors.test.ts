@@ -15,9 +15,9 @@ import {
   type AgentClient,
 } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fixtures/openai-server.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tcpProbe } from '../tcp-probe.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tcpProbe } from '../helpers/tcp-probe.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;

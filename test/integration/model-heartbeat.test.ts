@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

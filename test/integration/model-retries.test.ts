@@ -8,8 +8,8 @@ import { afterEach, expect, it } from 'vitest';
 import { createAgent, ModelError, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { historyOf, startedAttempt } from '../history-helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { historyOf, startedAttempt } from '../helpers/history.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;

@@ -19,8 +19,8 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { historyOf, startedAttempt } from '../history-helpers.js';
+} from '../helpers/processes.js';
+import { historyOf, startedAttempt } from '../helpers/history.js';
 
 const { EventType, TimeoutType } = temporal.api.enums.v1;
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentClient, EngineError, type AgentClient } from '../../src/index.js';
 import { SESSION_WORKFLOW, sessionWorkflowId } from '../../src/common/workflow-io.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 const taskQueue = uniqueTaskQueue('no-worker');
 let client: AgentClient;

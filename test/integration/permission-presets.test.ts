@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAgent, type Agent, type PermissionPreset } from '../../src/index.js';
 import { scriptedModel, toolCall, type ScriptedTurn } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 let workspace: string;
 const agents: Agent[] = [];

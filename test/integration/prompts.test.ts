@@ -18,8 +18,8 @@ import {
 } from '../../src/index.js';
 import { MAX_PROMPT_BYTES } from '../../src/client/send-response.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { gate, rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { recordedUpdates, waitForSendAccepted } from '../history-helpers.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { recordedUpdates, waitForSendAccepted } from '../helpers/history.js';
 
 const MARKER_CHARS = 262_144;
 const submitted: HookInput[] = [];

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { temporalAddress } from '../helpers.js';
+import { temporalAddress } from '../helpers/common.js';
 
 const fixtures = join(import.meta.dirname, '..', 'fixtures');
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import { createAgent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 describe('the Temporal Runtime after an agent', () => {
   it("by default the worker runs on Temporal's own runtime, and the application installs its runtime after the agent closed", async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
 import { createAgent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 describe('the Temporal Runtime before an agent', () => {
   it("an application's Runtime installed before createAgent stays, and gets the worker's lines", async () => {

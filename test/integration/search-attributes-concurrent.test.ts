@@ -17,7 +17,7 @@ import { createAgent, EngineError, type Agent } from '../../src/index.js';
 import { STATUS_KEY } from '../../src/common/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { uniqueTaskQueue } from '../helpers.js';
+import { uniqueTaskQueue } from '../helpers/common.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const SESSIONS = 20;

@@ -5,7 +5,7 @@
  * them. `durable-agent sessions --status` says what is missing. Once the command of the WARN
  * line has run (Temporal's own CLI), a new client's sessions carry them.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { STATUS_KEY } from '../../src/common/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { ensureTemporalCli } from '../../src/server/temporal-cli.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { uniqueTaskQueue, waitFor } from '../helpers.js';
+import { uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

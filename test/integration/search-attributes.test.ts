@@ -11,7 +11,7 @@
  *
  * Needs Chromium (`/usr/bin/chromium`, or `CHROMIUM_PATH`): `.ci/run` installs it.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -20,14 +20,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { type Browser } from 'playwright-core';
-import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
+import { artifactsDir, launchChromium, requireChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../src/index.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { ensureTemporalCli } from '../../src/server/temporal-cli.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { uniqueTaskQueue, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Screenshots of this test (git ignores test-artifacts/). */

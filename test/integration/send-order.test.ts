@@ -11,7 +11,7 @@ import {
   type HookInput,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 let agent: Agent;
 /** Prompts as UserPromptSubmit saw them, per session id. */

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { createAgent, HookEvent } from '../../src/index.js';
 import { freePort, startDevServer } from '../../src/server/dev-server.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 describe('a restart of the Temporal server', () => {
   it('keeps the session: SessionStart ran once, the next prompt and close() work after it', async () => {

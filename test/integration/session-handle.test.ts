@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, SessionNotFoundError, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 let agent: Agent;
 beforeAll(async () => {

@@ -15,8 +15,8 @@ import {
   type SessionOptions,
 } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const workspace = tempDir('session-permission');
 writeFileSync(join(workspace, 'notes.txt'), 'hello\n');

@@ -23,8 +23,8 @@ import {
   openGate,
   startWorkerProcess,
   waitForEffect,
-} from '../process-helpers.js';
-import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+} from '../helpers/processes.js';
+import { gate, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const clients: AgentClient[] = [];
 afterEach(async () => {

@@ -27,8 +27,8 @@ import {
 } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { createSessionUi, type SessionUi } from '../../src/ui/index.js';
-import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { artifactsDir, launchChromium, requireChromium } from '../helpers/chromium.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const artifacts = artifactsDir('session-ui-ops');
 /** Visibility is eventually consistent: how long a listing may take to catch up, ms. */

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { artifactsDir, launchChromium, requireChromium } from '../chromium.js';
+import { artifactsDir, launchChromium, requireChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -28,7 +28,7 @@ import {
 } from '../../src/index.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
 import { createSessionUi, type SessionUi } from '../../src/ui/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 /** Screenshots of this test (git ignores test-artifacts/). */
 const artifacts = artifactsDir('session-ui');

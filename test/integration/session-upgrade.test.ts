@@ -27,8 +27,8 @@ import { Updates } from '../../src/common/messages.js';
 import { timelineFromHistory } from '../../src/history/timeline.js';
 import { gateDeploy } from '../../src/testing/gate.js';
 import { deployDefinition } from '../fixtures/deploy-agent.js';
-import { gate, rawClient, temporalAddress, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { gate, rawClient, temporalAddress, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const dir = tempDir('upgrade');
 const effectsFile = join(dir, 'effects.log');

@@ -5,7 +5,7 @@
  * streaming OpenAI-compatible HTTP endpoint; the worker runs in this process with the
  * in-memory transport, and, in the last part, in another process on Redis Streams.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +24,9 @@ import {
 import { redisStreams, type RedisStreamTransport } from '../../src/stream/redis.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fixtures/openai-server.js';
 import { streamAgentOptions, type StreamWorkerEnv } from '../fixtures/stream-agent.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { loadRedisClient, startRedis, type RedisServer } from '../redis-server.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { loadRedisClient, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));

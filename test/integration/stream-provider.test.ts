@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, type Agent, type StreamedEvent } from '../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fixtures/openai-server.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;

@@ -14,7 +14,7 @@ import {
   type AgentWorker,
 } from '../../src/index.js';
 import { crashAgentOptions } from '../fixtures/crash-agent.js';
-import { crashEnv, killAll, startWorkerProcess, type WorkerProcess } from '../process-helpers.js';
+import { crashEnv, killAll, startWorkerProcess, type WorkerProcess } from '../helpers/processes.js';
 
 const env = crashEnv();
 let child: WorkerProcess;

@@ -18,9 +18,9 @@ import type { StreamEvent } from '../../src/stream/events.js';
 import type { StreamEntry } from '../../src/stream/transport.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../fixtures/openai-server.js';
 import { streamAgentOptions, type StreamWorkerEnv } from '../fixtures/stream-agent.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { loadRedisClient, startRedis, type RedisServer } from '../redis-server.js';
-import { tempDir } from '../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { loadRedisClient, startRedis, type RedisServer } from '../helpers/redis-server.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const createClient = await loadRedisClient();
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));

@@ -14,8 +14,8 @@ import {
   type StreamedEvent,
 } from '../../src/index.js';
 import { scriptedModel, toolCall, type ScriptedTurn } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const workspace = tempDir('stream');
 writeFileSync(join(workspace, 'notes.txt'), 'hello\n');

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityInterceptorsFactory, WorkerOptions } from '@temporalio/worker';
 import { createAgent, HookEvent, type TemporalPlugin } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 /** An activity interceptor factory recording each activity type it runs. */
 function recording(into: string[]): ActivityInterceptorsFactory {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
+import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers/common.js';
 
 const held = gate();
 let agent: Agent;

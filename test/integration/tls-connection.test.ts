@@ -1,12 +1,12 @@
 /**
  * Secured connections (issue 16, item 1) against a real TLS endpoint: a TLS-terminating
- * HTTP/2 proxy (test/tls-proxy.ts, certificates made by openssl) in front of the shared dev
+ * HTTP/2 proxy (test/helpers/tls-proxy.ts, certificates made by openssl) in front of the shared dev
  * server. A session runs over TLS with the CA option and over mTLS with the client
  * certificate; without the certificate, with a plain connection to TLS, and with TLS to the
  * plain server, the start fails with a TemporalConnectionError whose reason says what to
  * set; an API key reaches the server as `authorization: Bearer <key>`.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,13 +19,13 @@ import {
   type TemporalOptions,
 } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 import {
   makeCertificates,
   startTlsProxy,
   type TestCertificates,
   type TlsProxy,
-} from '../tls-proxy.js';
+} from '../helpers/tls-proxy.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -4,7 +4,7 @@
  * timeline entry carry the error, `durable-agent inspect` shows it, and with
  * `advanced.toolHookErrors: 'reject'` the send rejects with the hook's error.
  */
-import { cliNodeArgs } from '../cli-process.js';
+import { cliNodeArgs } from '../helpers/cli-process.js';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ import {
 } from '../../src/index.js';
 import type { ToolResultMessagePart } from '../../src/common/conversation.js';
 import { scriptedModel, toolCall } from '../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const workspace = mkdtempSync(join(tmpdir(), 'tool-hook-errors-'));

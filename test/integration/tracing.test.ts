@@ -21,8 +21,14 @@ import { bundleWithExtras } from '../../src/worker/workflow-code.js';
 import { resolveTracing } from '../../src/tracing/options.js';
 import { acquireTracing } from '../../src/tracing/tracing.js';
 import { startCollector, type RunningCollector } from '../../scripts/otel-collector.js';
-import { pendingAsk, rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
+import {
+  pendingAsk,
+  rawClient,
+  temporalAddress,
+  uniqueTaskQueue,
+  waitFor,
+} from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
 
 const workspace = tempDir('tracing-ws');
 const out = tempDir('tracing-collector');

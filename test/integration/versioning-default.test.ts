@@ -22,9 +22,9 @@ import {
 } from '../../src/index.js';
 import { createHookTestEnv, scriptedModel } from '../../src/testing/index.js';
 import { startDevServer } from '../../src/server/dev-server.js';
-import { rawClient, temporalAddress, waitFor } from '../helpers.js';
-import { tempDir } from '../temp-dirs.js';
-import { runCli, type CliRun } from '../cli-process.js';
+import { rawClient, temporalAddress, waitFor } from '../helpers/common.js';
+import { tempDir } from '../helpers/temp-dirs.js';
+import { runCli, type CliRun } from '../helpers/cli-process.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const scratch = tempDir('versioning-default');

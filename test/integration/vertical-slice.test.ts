@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type HookInput } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../helpers/common.js';
 
 describe('a session on a real Temporal server', () => {
   let agent: Agent;

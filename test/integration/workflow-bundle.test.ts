@@ -28,7 +28,7 @@ import {
   bundleWorkflowSources,
   type WorkflowBundleManifest,
 } from '../../src/worker/workflow-code.js';
-import { temporalAddress } from '../helpers.js';
+import { temporalAddress } from '../helpers/common.js';
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');

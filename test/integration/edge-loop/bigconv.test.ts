@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, builtinTools, type Agent } from '../../../src/index.js';
 import { scriptedModel, type ScriptedTurn } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const ROUNDS = 3;
 const READS_PER_ROUND = 30;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentClient } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 import { isAlive } from '../../unit/tools/fixtures.js';
 
 const here = fileURLToPath(new URL('./', import.meta.url));

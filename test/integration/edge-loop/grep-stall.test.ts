@@ -20,8 +20,8 @@ import {
 } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { runTool } from '../../../src/tools/run-tool.js';
-import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { gate, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 import { makeContext } from '../../unit/tools/fixtures.js';
 
 const TOOL_BUDGET_MS = 8_000;

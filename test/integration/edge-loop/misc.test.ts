@@ -11,9 +11,9 @@ import {
   type Agent,
 } from '../../../src/index.js';
 import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 import { Updates } from '../../../src/common/messages.js';
-import { tempDir } from '../../temp-dirs.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../../src/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 
 let agent: Agent | undefined;
 let requests = 0;

@@ -23,8 +23,8 @@ import {
   toolCalls,
   type ScriptedTurn,
 } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const workspace = tempDir('edge-pipe');
 writeFileSync(join(workspace, 'notes.txt'), 'hello\n');

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAgent, ModelError, type Agent } from '../../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../../fixtures/openai-server.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 let server: FakeOpenAI | undefined;
 let agent: Agent | undefined;

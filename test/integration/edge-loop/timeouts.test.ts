@@ -10,9 +10,9 @@ import {
   toolCalls,
   type ScriptedTurn,
 } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 import { isAlive } from '../../unit/tools/fixtures.js';
-import { tempDir } from '../../temp-dirs.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const TOOL_TIMEOUT_MS = 1500;
 const workspace = tempDir('edge-to');

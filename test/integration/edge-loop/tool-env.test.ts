@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentClient } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const here = fileURLToPath(new URL('./', import.meta.url));
 const children: ChildProcess[] = [];

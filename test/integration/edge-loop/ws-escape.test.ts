@@ -5,8 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, builtinTools, type Agent } from '../../../src/index.js';
 import { resolveInWorkspace } from '../../../src/tools/workspace.js';
 import { scriptedModel, toolCall } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
-import { tempDir } from '../../temp-dirs.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { tempDir } from '../../helpers/temp-dirs.js';
 
 const ws = tempDir('edge-ws');
 const outside = tempDir('edge-out');

@@ -12,8 +12,8 @@ import {
   type AgentModel,
   type HookInput,
 } from '../../../src/index.js';
-import { temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers.js';
-import { waitForSendAccepted, waitForUpdates } from '../../history-helpers.js';
+import { temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers/common.js';
+import { waitForSendAccepted, waitForUpdates } from '../../helpers/history.js';
 
 let agent: Agent;
 /** Prompts containing `slow-model` make the model wait for its signal (or 8 s). */

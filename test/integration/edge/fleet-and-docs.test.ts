@@ -16,7 +16,7 @@ import {
 import { MAX_PROMPT_BYTES } from '../../../src/client/send-response.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import proto from '@temporalio/proto';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {

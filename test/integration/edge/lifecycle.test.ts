@@ -16,7 +16,13 @@ import {
   type HookInput,
 } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue, waitFor, gate } from '../../helpers.js';
+import {
+  rawClient,
+  temporalAddress,
+  uniqueTaskQueue,
+  waitFor,
+  gate,
+} from '../../helpers/common.js';
 
 let agent: Agent;
 const model = scriptedModel((request) => {

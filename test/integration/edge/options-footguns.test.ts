@@ -2,7 +2,7 @@
 import { afterAll, expect, it } from 'vitest';
 import { ConfigError, createAgent, HookEvent, type Agent } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers.js';
+import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
