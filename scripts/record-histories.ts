@@ -1,6 +1,6 @@
 /**
  * Record representative session histories as replay fixtures in test/fixtures/histories/.
- * Every workflow change must keep them replayable (test/integration/replay.test.ts); the
+ * Every workflow change must keep them replayable (test/integration/testing/replay.test.ts); the
  * fixtures recorded by 0.1 are the baseline, and a patch's fixture is recorded by the code
  * before it (CONTRIBUTING.md, "Changing workflow code").
  *

@@ -5,7 +5,7 @@
  *
  * (jest.config.js: Babel strips the types, the files stay ES modules). The env runs on its
  * own time-skipping test server.
- * Run by the suite in test/integration/examples.test.ts.
+ * Run by the suite in test/integration/cli/examples.test.ts.
  */
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { HookEvent, type HookCallback } from '../../src/index.js';

@@ -4,7 +4,7 @@
  *   node --import tsx --test examples/testing/node-test.test.ts
  *
  * (the env starts its own time-skipping test server). Run by the suite in
- * test/integration/examples.test.ts.
+ * test/integration/cli/examples.test.ts.
  */
 import { after, before, test } from 'node:test';
 import { HookEvent, type HookCallback } from '../../src/index.js';
