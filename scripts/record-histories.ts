@@ -8,7 +8,10 @@
  *
  * With names, only those fixtures are recorded (e.g. `continued-as-new`), so the others keep
  * the histories of the code that recorded them. The demo's session is recorded by the demo:
- * `npm run demo -- --record-fixture test/fixtures/histories/demo-session.json`.
+ * `npm run demo -- --record-fixture test/fixtures/histories/demo-session.json`; the session
+ * moved between deployment versions by the deploy test:
+ * `RECORD_UPGRADE_HISTORY=$PWD/test/fixtures/histories/upgraded-session.json npx vitest run
+ * test/integration/versioning/deploy-drain.test.ts -t "keeps a v1 session"`.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

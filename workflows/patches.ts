@@ -29,8 +29,9 @@ export interface WorkflowPatch {
   /** What changed in the commands the workflow makes, and why old histories need the old path. */
   readonly why: string;
   /**
-   * The fixture in `test/fixtures/histories/`, recorded by the code before `since`, whose
-   * replay takes the old path (and fails with the patch removed).
+   * The fixture in `test/fixtures/histories/` the patch is held by: at `patched`, one recorded
+   * by the code before `since`, whose replay takes the old path (and fails with the patch
+   * removed); at `deprecated`, one recorded by `since`'s code, carrying the marker.
    */
   readonly fixture: string;
 }

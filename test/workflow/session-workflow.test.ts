@@ -3,7 +3,8 @@
  * activities replaced by stubs that answer what each test scripts (as Temporal's samples test
  * a workflow with mocked activities). No hook, model or tool code runs: what is under test is
  * what the workflow makes of each outcome (dispatch outcomes, fail-closed, version refusals,
- * rollover, SessionEnd once).
+ * SessionEnd once). Continue-as-new is tested on the dev server (test/integration/long-sessions/):
+ * on the time-skipping server a run that continued as new stalled in 3 of 8 runs under load.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -191,6 +192,9 @@ describe('dispatch outcomes', () => {
       async (session) => {
         const answered = await session.send('hello');
         expect(answered).toMatchObject({ status: 'completed', text: 'answer 0' });
+        // The model's context holds the prompt as the callback rewrote it.
+        const context = await session.handle.query(Queries.conversation);
+        expect(context[0]).toEqual({ role: 'user', content: '[tenant] hello' });
         expect(await failureCode(session.send('stop'))).toBe('HOOK_ABORTED');
         expect((await session.describe()).status).toBe('open');
       },
@@ -280,7 +284,7 @@ describe('version refusals', () => {
   });
 
   it('refused past the budget: the prompt fails with the refusal code, naming the versions', async () => {
-    await withSession(
+    const seen = await withSession(
       { dispatch: () => refusal() },
       {
         hookCounts: { [HookEvent.UserPromptSubmit]: 1 },
@@ -292,23 +296,15 @@ describe('version refusals', () => {
         const failure = await failureOf(session.send('hello'));
         expect(failure).toMatchObject({ code: 'WORKER_VERSION_MISMATCH' });
         expect(failure?.message).toMatch(/version 'v2' .*refused by a worker of version 'v1'/);
+        // Not at the first refusal: scheduled again (with backoff) until the 2 s budget ran out.
+        expect(failure?.message).toMatch(/within (\d{4,}) ms/);
       },
     );
+    expect(seen.dispatched.length).toBeGreaterThan(1);
   });
 });
 
-describe('rollover and SessionEnd', () => {
-  it('continues as new after continueAsNewAfterPrompts, archiving the run; the next run goes on', async () => {
-    const seen = await withSession({}, { continueAsNewAfterPrompts: 1 }, async (session) => {
-      const first = (await session.handle.describe()).runId;
-      await session.send('one');
-      while ((await session.handle.describe()).runId === first) await server.sleep(100);
-      expect(await session.send('two')).toMatchObject({ status: 'completed', text: 'answer 1' });
-      expect((await session.describe()).promptsHandled).toBe(2);
-    });
-    expect(seen.archived).toBeGreaterThanOrEqual(1);
-  });
-
+describe('SessionEnd', () => {
   it('SessionEnd runs once: after it failed, the next close closes without calling it again', async () => {
     const seen = await withSession(
       {

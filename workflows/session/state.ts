@@ -67,7 +67,7 @@ export interface SessionState extends PromptState {
   /** Aborts that arrived for prompts still waiting in the queue, by request id. */
   queuedAborts: Map<string, AbortRecord>;
   closeInFlight?: CloseAttempt;
-  /** A move to another version begun (`upgrade-handler.ts`): it holds the session's turn. */
+  /** A move to another version begun (`handlers/upgrade.ts`): it holds the session's turn. */
   upgrading?: {
     toVersion: string;
     by: string;

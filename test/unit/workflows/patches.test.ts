@@ -21,27 +21,44 @@ interface Source {
 
 const PATCH_FUNCTIONS = new Set(['patched', 'deprecatePatch']);
 
-/** The calls of Temporal's patch functions in `text` (comments and strings are not calls). */
+/**
+ * The uses of Temporal's patch functions in `text` (comments and strings are not uses): each
+ * direct call `patched('id')` with its id, and any other use (`wf.patched(...)`, a call with an
+ * id the test cannot read, `const p = patched`) with `id` undefined, so it is refused.
+ */
 function patchCalls(path: string, text: string) {
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const calls: { fn: string; id?: string; line: number }[] = [];
+  const lineOf = (node: ts.Node) => file.getLineAndCharacterOfPosition(node.getStart()).line + 1;
   const visit = (node: ts.Node): void => {
-    if (
-      ts.isCallExpression(node) &&
-      ts.isIdentifier(node.expression) &&
-      PATCH_FUNCTIONS.has(node.expression.text)
-    ) {
-      const [arg] = node.arguments;
+    const name = ts.isIdentifier(node) ? node.text : undefined;
+    if (name !== undefined && PATCH_FUNCTIONS.has(name) && !inImport(node)) {
+      const parent = node.parent;
+      const call =
+        ts.isCallExpression(parent) && parent.expression === node ? parent.arguments[0] : null;
+      const qualified = ts.isPropertyAccessExpression(parent) && parent.name === node;
+      const callee = qualified && ts.isCallExpression(parent.parent) ? parent.parent : undefined;
       calls.push({
-        fn: node.expression.text,
-        id: arg && ts.isStringLiteralLike(arg) ? arg.text : undefined,
-        line: file.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+        fn: name,
+        id:
+          call && ts.isStringLiteralLike(call) && callee === undefined && !qualified
+            ? call.text
+            : undefined,
+        line: lineOf(node),
       });
     }
     ts.forEachChild(node, visit);
   };
   visit(file);
   return calls;
+}
+
+/** Whether `node` is a name in an import declaration (importing is not using). */
+function inImport(node: ts.Node): boolean {
+  for (let n: ts.Node | undefined = node; n; n = n.parent) {
+    if (ts.isImportDeclaration(n)) return true;
+  }
+  return false;
 }
 
 /**
@@ -62,7 +79,7 @@ function patchProblems(
     for (const { fn, id, line } of patchCalls(path, text)) {
       const where = `${path}:${line}`;
       if (id === undefined) {
-        problems.push(`${where}: ${fn}() must take its id as a string literal`);
+        problems.push(`${where}: ${fn}() must be called by name with its id as a string literal`);
         continue;
       }
       const stage = fn === 'patched' ? 'patched' : 'deprecated';
@@ -144,14 +161,21 @@ describe('patchProblems', () => {
     ]);
   });
 
-  it('refuses an id it cannot read, and a renamed import', () => {
+  it('refuses an id it cannot read, a renamed import, a namespace call and an alias', () => {
     const code = {
       path: 'w.ts',
-      text: "import { patched as p } from '@temporalio/workflow';\npatched(PATCH_ID);",
+      text: [
+        "import { patched as p } from '@temporalio/workflow';",
+        'patched(PATCH_ID);',
+        "wf.patched('send-lean');",
+        'const lean = deprecatePatch;',
+      ].join('\n'),
     };
     expect(patchProblems([code], [], exists)).toEqual([
       'w.ts: imports a patch function under another name',
-      'w.ts:2: patched() must take its id as a string literal',
+      'w.ts:2: patched() must be called by name with its id as a string literal',
+      'w.ts:3: patched() must be called by name with its id as a string literal',
+      'w.ts:4: deprecatePatch() must be called by name with its id as a string literal',
     ]);
   });
 
@@ -169,7 +193,13 @@ describe('patchProblems', () => {
 
 describe('workflows/patches.ts', () => {
   it('lists exactly the patches the workflow code calls, each with its fixture', () => {
-    const sources = sourcesUnder(join(root, 'workflows'));
+    // Everything bundled into the workflow sandbox: workflows/, src/common/ and the tracing
+    // interceptors.
+    const sources = [
+      ...sourcesUnder(join(root, 'workflows')),
+      ...sourcesUnder(join(root, 'src', 'common')),
+      ...sourcesUnder(join(root, 'src', 'tracing')),
+    ];
     expect(sources.map((s) => s.path)).toContain(join('workflows', 'session-workflow.ts'));
     const problems = patchProblems(sources, WORKFLOW_PATCHES, (name) =>
       existsSync(join(histories, name)),
