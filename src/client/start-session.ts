@@ -127,7 +127,7 @@ async function startSession(
  */
 function refuseCallbacksWithoutWorker({ registry }: ClientContext, options: SessionOptions): void {
   if (registry) return;
-  if (options.hooks && Object.keys(options.hooks).length > 0) {
+  if (hasSessionHooks(options)) {
     throw new ConfigError(
       'Session hooks need a worker in this process (createAgent); a client-only agent cannot run them',
     );
@@ -139,6 +139,12 @@ function refuseCallbacksWithoutWorker({ registry }: ClientContext, options: Sess
   }
 }
 
+function hasSessionHooks(
+  options: SessionOptions,
+): options is SessionOptions & { hooks: NonNullable<SessionOptions['hooks']> } {
+  return !!options.hooks && Object.keys(options.hooks).length > 0;
+}
+
 /** Hand the session's own hooks and permission function to this process's registry. */
 function registerSessionCallbacks(
   { registry }: ClientContext,
@@ -146,9 +152,7 @@ function registerSessionCallbacks(
   sessionOptions: SessionOptions,
 ): void {
   if (!registry) return; // refused earlier if it had any (refuseCallbacksWithoutWorker)
-  if (sessionOptions.hooks && Object.keys(sessionOptions.hooks).length > 0) {
-    registry.setSessionHooks(sessionId, sessionOptions.hooks);
-  }
+  if (hasSessionHooks(sessionOptions)) registry.setSessionHooks(sessionId, sessionOptions.hooks);
   if (sessionOptions.permissionHandler) {
     registry.setSessionPermission(sessionId, sessionOptions.permissionHandler);
   }

@@ -67,10 +67,10 @@ async function withSession(
   script: Script,
   input: Partial<SessionWorkflowInput>,
   body: (session: ReturnType<typeof sessionHandle>) => Promise<void>,
-): Promise<{ dispatched: Dispatched[]; modelSteps: number; archived: number }> {
+): Promise<{ dispatched: Dispatched[]; modelSteps: number }> {
   const taskQueue = `workflow-test-${randomUUID()}`;
   const cleanupQueue = `${taskQueue}/cleanup`;
-  const seen = { dispatched: [] as Dispatched[], modelSteps: 0, archived: 0 };
+  const seen = { dispatched: [] as Dispatched[], modelSteps: 0 };
   const attempts = new Map<HookEvent, number>();
   const activities = {
     async dispatchHook(dispatch: { event: HookEvent; payload: Record<string, unknown> }) {
@@ -90,14 +90,6 @@ async function withSession(
           finishReason: 'stop',
         }
       );
-    },
-    async archiveRun(run: { messages: number; timelineEntries: number }) {
-      seen.archived++;
-      return {
-        runId: Context.current().info.workflowExecution?.runId ?? 'run',
-        ref: 'stub',
-        ...run,
-      };
     },
   };
   const settle = {

@@ -1,25 +1,20 @@
 /** A PreToolUse callback past hookTimeoutMs: its call fails and the step stays fail-closed until it settles. */
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { createAgent, defineTool, HookEvent, type Agent } from '../../../src/index.js';
-import { scriptedModel, toolCall, toolCalls } from '../../../src/testing/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createAgent, HookEvent, type Agent } from '../../../src/index.js';
+import { scriptedModel, scriptedTool, toolCall, toolCalls } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 
 const agents: Agent[] = [];
 afterAll(async () => {
   for (const a of agents) await a.shutdown();
 });
-const executed: string[] = [];
-beforeEach(() => {
-  executed.length = 0;
-});
-const Echo = defineTool({
+const Echo = scriptedTool({
   name: 'Echo',
-  description: 'echo',
   kind: 'write',
-  inputSchema: z.object({ word: z.string() }),
-  execute: async ({ word }) => (executed.push(word), `echo ${word}`),
+  results: (input) => `echo ${String(input.word)}`,
 });
+/** The words that reached the tool, in order. */
+const executed = () => Echo.calls.map((c) => c.input.word);
 describe('PreToolUse past hookTimeoutMs', () => {
   it('fails its call and the rest of the step closed until the callback settles; then tools run again', async () => {
     let calls = 0;
@@ -66,7 +61,7 @@ describe('PreToolUse past hookTimeoutMs', () => {
         ['error', expect.stringMatching(/still cleaning up after being cancelled/)],
         ['error', expect.stringMatching(/still cleaning up after being cancelled/)],
       ]);
-      expect(executed).toEqual([]);
+      expect(executed()).toEqual([]);
       // While the callback is still running the session stays fail-closed: close() refuses.
       await expect(session.close()).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
     } finally {
@@ -80,7 +75,7 @@ describe('PreToolUse past hookTimeoutMs', () => {
     const again = await session.send('again');
     expect(again.text()).toBe('second prompt');
     expect(again.toolCalls.map((c) => c.status)).toEqual(['success']);
-    expect(executed).toEqual(['four']);
+    expect(executed()).toEqual(['four']);
     expect((await session.close()).closedNow).toBe(true);
   }, 30_000);
 });

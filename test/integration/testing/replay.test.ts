@@ -15,6 +15,9 @@ import { WORKFLOW_PATCHES } from '../../../workflows/patches.js';
 
 const dir = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+/** The history in `file`, read once for both checks. */
+const historyOf = (file: string) =>
+  historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
 
 describe('recorded histories', () => {
   it('has fixtures to replay', () => {
@@ -22,7 +25,7 @@ describe('recorded histories', () => {
   });
 
   it.each(files)('%s replays deterministically against the current workflow code', async (file) => {
-    const history = historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const history = historyOf(file);
     const results = Worker.runReplayHistories({ workflowBundle: await workflowBundle() }, [
       { workflowId: file, history },
     ]);
@@ -34,7 +37,7 @@ describe('recorded histories', () => {
   // A history from code before the baseline (or a patch not in the table) carries patch
   // markers the code does not decide: its replay would fail, or pass by the old path unseen.
   it.each(files)('%s holds no patch marker but those of workflows/patches.ts', (file) => {
-    const events = historyFromJSON(JSON.parse(readFileSync(join(dir, file), 'utf8'))).events;
+    const events = historyOf(file).events;
     const patches = (events ?? [])
       .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
       .map((e) => {
