@@ -65,7 +65,7 @@ export async function ensureCollectorBinary(
   log(`go build ${COLLECTOR_SOURCE_DIR} (collector ${OTELCOL_VERSION}, ${go.stdout.trim()})`);
   try {
     // Built to a temporary name and renamed, so a build cut short leaves no binary behind.
-    await run('go', ['build', '-o', `${binary}.partial`, '.'], {
+    await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', `${binary}.partial`, '.'], {
       cwd: COLLECTOR_SOURCE_DIR,
       env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-buildvcs=false -mod=readonly' },
       maxBuffer: 64 * 1024 * 1024,
