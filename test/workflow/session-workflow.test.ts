@@ -3,8 +3,9 @@
  * activities replaced by stubs that answer what each test scripts (as Temporal's samples test
  * a workflow with mocked activities). No hook, model or tool code runs: what is under test is
  * what the workflow makes of each outcome (dispatch outcomes, fail-closed, version refusals,
- * SessionEnd once). Continue-as-new is tested on the dev server (test/integration/long-sessions/):
- * on the time-skipping server a run that continued as new stalled in 3 of 8 runs under load.
+ * SessionEnd once, rollover). The rollover case runs on the suite's dev server with the same
+ * stubs: on the time-skipping server a run that continued as new stalled in 3 of 8 runs under
+ * load (the next run never got its first workflow task while time was being skipped).
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -19,21 +20,37 @@ import type { HookDispatchOutcome, ModelStepOutput } from '../../src/common/acti
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { startTimeSkippingServer } from '../../src/server/test-server.js';
 import { workflowBundle } from '../../src/worker/workflow-code.js';
+import { temporalAddress, waitFor } from '../helpers/common.js';
 
 type Server = Awaited<ReturnType<typeof startTimeSkippingServer>>;
 let server: Server;
-let client: Client;
-let connection: NativeConnection;
+
+/** Where a session runs: a client and a worker connection to one server. */
+interface Target {
+  client: Client;
+  connection: NativeConnection;
+}
+let timeSkipping: Target;
+let devServer: Target;
+
+async function connectTo(address: string): Promise<Target> {
+  return {
+    client: new Client({ connection: await Connection.connect({ address }) }),
+    connection: await NativeConnection.connect({ address }),
+  };
+}
 
 beforeAll(async () => {
   server = await startTimeSkippingServer();
-  client = new Client({ connection: await Connection.connect({ address: server.address }) });
-  connection = await NativeConnection.connect({ address: server.address });
+  timeSkipping = await connectTo(server.address);
+  devServer = await connectTo(temporalAddress());
 }, 120_000);
 
 afterAll(async () => {
-  await connection?.close();
-  await client?.connection.close();
+  for (const target of [timeSkipping, devServer]) {
+    await target?.connection.close();
+    await target?.client.connection.close();
+  }
   await server?.stop();
 });
 
@@ -49,6 +66,8 @@ interface Script {
   model?: (promptIndex: number, step: number) => ModelStepOutput;
   /** `awaitHookSettled`: resolves when the callback that outlived its dispatch settles. */
   settled?: Promise<void>;
+  /** The server the session runs on: the time-skipping one unless said. */
+  on?: Target;
 }
 
 const completed = (outputs: object[] = [{}]) =>
@@ -67,10 +86,11 @@ async function withSession(
   script: Script,
   input: Partial<SessionWorkflowInput>,
   body: (session: ReturnType<typeof sessionHandle>) => Promise<void>,
-): Promise<{ dispatched: Dispatched[]; modelSteps: number }> {
+): Promise<{ dispatched: Dispatched[]; modelSteps: number; archived: number }> {
+  const { client, connection } = script.on ?? timeSkipping;
   const taskQueue = `workflow-test-${randomUUID()}`;
   const cleanupQueue = `${taskQueue}/cleanup`;
-  const seen = { dispatched: [] as Dispatched[], modelSteps: 0 };
+  const seen = { dispatched: [] as Dispatched[], modelSteps: 0, archived: 0 };
   const attempts = new Map<HookEvent, number>();
   const activities = {
     async dispatchHook(dispatch: { event: HookEvent; payload: Record<string, unknown> }) {
@@ -90,6 +110,11 @@ async function withSession(
           finishReason: 'stop',
         }
       );
+    },
+    async archiveRun(run: { messages: number; timelineEntries: number }) {
+      seen.archived++;
+      const runId = Context.current().info.workflowExecution?.runId;
+      return { runId, ref: 'stub', ...run };
     },
   };
   const settle = {
@@ -127,7 +152,7 @@ async function withSession(
   });
   await worker.runUntil(
     cleanup.runUntil(async () => {
-      const session = sessionHandle(`session-${sessionId}`);
+      const session = sessionHandle(client, `session-${sessionId}`);
       await session.ready();
       await body(session);
     }),
@@ -135,7 +160,7 @@ async function withSession(
   return seen;
 }
 
-function sessionHandle(workflowId: string) {
+function sessionHandle(client: Client, workflowId: string) {
   const handle = client.workflow.getHandle(workflowId);
   return {
     handle,
@@ -321,5 +346,29 @@ describe('SessionEnd', () => {
       },
     );
     expect(seen.dispatched.map((d) => d.event)).toEqual([HookEvent.SessionEnd]);
+  });
+});
+
+describe('rollover', () => {
+  it('continues as new after continueAsNewAfterPrompts, archiving the run first; the next run answers the next prompt', async () => {
+    const seen = await withSession(
+      { on: devServer },
+      { continueAsNewAfterPrompts: 1 },
+      async (session) => {
+        const first = (await session.handle.describe()).runId;
+        expect(await session.send('one')).toMatchObject({ status: 'completed', text: 'answer 0' });
+        await waitFor(
+          async () => (await session.handle.describe()).runId !== first,
+          60_000,
+          'the session to continue as new',
+        );
+        expect(await session.send('two')).toMatchObject({ status: 'completed', text: 'answer 1' });
+        expect((await session.describe()).promptsHandled).toBe(2);
+        const { archives } = await session.handle.query(Queries.archives);
+        expect(archives[0]).toMatchObject({ runId: first, ref: 'stub', messages: 2 });
+      },
+    );
+    expect(seen.archived).toBeGreaterThanOrEqual(1);
+    expect(seen.modelSteps).toBe(2);
   });
 });
