@@ -30,7 +30,7 @@ import { docPages } from '../../helpers/doc-blocks.js';
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The default and limit claims of the docs, each with where its value comes from. */
-export const DEFAULT_CLAIMS: Claim[] = [
+const DEFAULT_CLAIMS: Claim[] = [
   ...defaultClaims(DEFAULTS, 'DEFAULTS'),
   optionDefaultClaim('holdMs', DEFAULTS.upgradeHoldMs, 'ms', 'DEFAULTS.upgradeHoldMs'),
   optionDefaultClaim('--limit N', GATE_DEFAULT_LIMIT, 'count', 'GATE_DEFAULT_LIMIT'),
