@@ -93,7 +93,7 @@ export function shellErrors(code: string, world: ShellWorld): string[] {
     const words = command.slice(start);
     const [program, ...args] = words as [string, ...string[]];
     if (program === 'cd') {
-      const target =
+      const target: string | undefined =
         args[0] === undefined || cwd === undefined ? undefined : posix.join(cwd, args[0]);
       cwd = target !== undefined && world.exists(target) ? target : undefined;
       continue;
