@@ -116,14 +116,13 @@ describe('conventionError', () => {
 });
 
 describe('docPages', () => {
-  const repo = mkdtempSync(join(tmpdir(), 'durable-agent-doc-pages-'));
-  mkdirSync(join(repo, 'docs', 'guide'), { recursive: true });
-  for (const page of ['README.md', 'docs/a.md', 'docs/guide/b.md', 'docs/notes.txt']) {
-    writeFileSync(join(repo, page), '');
-  }
-
   it('lists README.md and every .md under docs/, nested folders too', () => {
+    const repo = mkdtempSync(join(tmpdir(), 'durable-agent-doc-pages-'));
     try {
+      mkdirSync(join(repo, 'docs', 'guide'), { recursive: true });
+      for (const page of ['README.md', 'docs/a.md', 'docs/guide/b.md', 'docs/notes.txt']) {
+        writeFileSync(join(repo, page), '');
+      }
       expect(docPages(repo, '')).toEqual(['README.md', 'docs/a.md', 'docs/guide/b.md']);
       expect(docPages(repo, 'docs/guide/b.md, README.md')).toEqual([
         'README.md',
