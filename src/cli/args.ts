@@ -54,7 +54,7 @@ const OPTIONS = {
 } as const;
 
 /** The options every command takes. */
-const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help', ...CONNECTION_OPTIONS];
+export const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help', ...CONNECTION_OPTIONS];
 
 /** Commands that reach no Temporal server of the user's (no connection settings apply). */
 const SERVERLESS_COMMANDS: readonly string[] = ['dev', 'golden'];
