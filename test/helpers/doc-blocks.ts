@@ -66,7 +66,7 @@ export function extractBlocks(markdown: string, file: string): DocBlock[] {
 export const LANGUAGES: Readonly<Record<string, readonly string[]>> = {
   ts: ['run'],
   sh: [],
-  text: [],
+  text: ['output'],
   json: [],
   jsonc: [],
   yaml: [],
@@ -107,6 +107,31 @@ export function conventionError(block: DocBlock): string | undefined {
     return `\`\`\`${language} takes ${allowed.length ? `only ${allowed.join(', ')}` : 'no flags'}, not ${wrong.join(' ')}`;
   }
   return undefined;
+}
+
+/**
+ * The ```text output block that shows what a ```ts run block prints: the next block of its
+ * page, when that is one. Its lines are the run's standard output, in order (each trimmed of
+ * trailing space; blank lines kept).
+ */
+export function expectedOutput(blocks: DocBlock[], run: DocBlock): DocBlock | undefined {
+  const next = blocks[blocks.indexOf(run) + 1];
+  return next?.file === run.file && next.language === 'text' && next.flags.includes('output')
+    ? next
+    : undefined;
+}
+
+/** A ```text output block that does not follow a ```ts run block, as `page:line` messages. */
+export function strayOutputs(blocks: DocBlock[]): string[] {
+  return blocks.flatMap((block, i) => {
+    if (block.language !== 'text' || !block.flags.includes('output')) return [];
+    const before = blocks[i - 1];
+    const follows =
+      before?.file === block.file && before.language === 'ts' && before.flags.includes('run');
+    return follows
+      ? []
+      : [`${block.file}:${block.line}: \`\`\`text output must follow a \`\`\`ts run block`];
+  });
 }
 
 /** `line` without up to `width` leading spaces. */

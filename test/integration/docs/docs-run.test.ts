@@ -3,7 +3,8 @@
  * scratch project of test/helpers/doc-project.ts (the package's names mapped to `src/`), run
  * with tsx against this run's Temporal server (`TEMPORAL_ADDRESS`, set by
  * test/global-setup.ts), it must exit 0 by itself within RUN_BOUND_MS. A failure shows the
- * block's page and line, how it ended and everything it printed.
+ * block's page and line, how it ended and everything it printed. When a ```text output block
+ * follows it, its standard output must be that block's lines (trailing space aside).
  *
  * The block convention is in test/unit/repo/docs-blocks.test.ts. To run the blocks of some
  * pages only, set DOC_BLOCKS_ONLY to a comma-separated list of them, e.g.
@@ -14,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { docPages, extractBlocks } from '../../helpers/doc-blocks.js';
+import { docPages, expectedOutput, extractBlocks } from '../../helpers/doc-blocks.js';
 import { writeDocProject } from '../../helpers/doc-project.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
@@ -23,15 +24,15 @@ const RUN_BOUND_MS = 90_000;
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const pages = docPages(repo);
-const runnable = pages
-  .flatMap((page) => extractBlocks(readFileSync(join(repo, page), 'utf8'), page))
-  .filter((block) => block.language === 'ts' && block.flags.includes('run'));
+const blocks = pages.flatMap((page) => extractBlocks(readFileSync(join(repo, page), 'utf8'), page));
+const runnable = blocks.filter((block) => block.language === 'ts' && block.flags.includes('run'));
 const modules = runnable.length > 0 ? writeDocProject(repo, tempDir('doc-run'), runnable) : [];
 
 interface Ended {
   code: number | null;
   signal: NodeJS.Signals | null;
   output: string;
+  stdout: string;
   timedOut: boolean;
 }
 
@@ -45,7 +46,11 @@ function runBlock(path: string, cwd: string): Promise<Ended> {
       detached: true, // its own process group: a timeout ends tsx and the node it starts
     });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      stdout += chunk.toString();
+    });
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -55,7 +60,7 @@ function runBlock(path: string, cwd: string): Promise<Ended> {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, output, timedOut });
+      resolve({ code, signal, output, stdout, timedOut });
     });
   });
 }
@@ -68,13 +73,25 @@ describe('the ```ts run blocks of README.md and docs/', () => {
 
   it.each(modules.map((m) => [`${m.block.file}:${m.block.line}`, m] as const))(
     '%s runs and exits 0',
-    async (where, { path }) => {
+    async (where, { path, block }) => {
       const ended = await runBlock(path, join(path, '..'));
       const how = ended.timedOut
         ? `did not exit within ${RUN_BOUND_MS} ms (killed)`
         : `exited with ${ended.signal ?? `code ${ended.code}`}`;
       if (ended.timedOut || ended.code !== 0) {
         throw new Error(`${where} ${how}. Its output:\n${ended.output}`);
+      }
+      const shown = expectedOutput(blocks, block);
+      if (shown) {
+        const lines = (text: string) =>
+          text
+            .replace(/\s+$/, '')
+            .split('\n')
+            .map((l) => l.trimEnd());
+        expect(
+          lines(ended.stdout),
+          `${where} prints what ${shown.file}:${shown.line} shows`,
+        ).toEqual(lines(shown.code));
       }
     },
     RUN_BOUND_MS + 10_000,

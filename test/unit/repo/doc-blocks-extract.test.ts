@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  expectedOutput,
+  strayOutputs,
   conventionError,
   docPages,
   extractBlocks,
@@ -112,6 +114,36 @@ describe('conventionError', () => {
     expect(conventionError(block('ts', ['runn']))).toBe('```ts takes only run, not runn');
     expect(conventionError(block('sh', ['run']))).toBe('```sh takes no flags, not run');
     expect(conventionError(block('ts', [], false))).toMatch(/ends before this block closes/);
+  });
+});
+
+describe('expectedOutput and strayOutputs', () => {
+  const page = [
+    '```ts run',
+    "console.log('hi');",
+    '```',
+    '',
+    '```text output',
+    'hi',
+    '```',
+    '',
+    '```ts',
+    'export {};',
+    '```',
+    '',
+    '```text output',
+    'stray',
+    '```',
+  ].join('\n');
+  const blocks = extractBlocks(page, 'p.md');
+
+  it('pairs a ts run block with the text output block right after it', () => {
+    expect(expectedOutput(blocks, blocks[0]!)?.code).toBe('hi');
+    expect(expectedOutput(blocks, blocks[2]!)?.code).toBe('stray');
+  });
+
+  it('names a text output block that follows no ts run block', () => {
+    expect(strayOutputs(blocks)).toEqual(['p.md:13: ```text output must follow a ```ts run block']);
   });
 });
 

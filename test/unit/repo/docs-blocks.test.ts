@@ -7,6 +7,8 @@
  *   and a `const x: Type = {...}`.
  * - ```ts run: the same, and it runs to completion against the server in `TEMPORAL_ADDRESS`
  *   (test/integration/docs/docs-run.test.ts).
+ * - ```text output, right after a ```ts run block: what that block prints on standard output,
+ *   line for line (docs-run.test.ts compares them).
  * - ```sh: commands a user types; `npm run <script>`, `durable-agent <command>` and
  *   `npx tsx <file>` must name a script, a command, a file that exists (docs-shell.test.ts).
  * - ```text, ```json, ```jsonc, ```yaml: output or data, not checked.
@@ -27,7 +29,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, it } from 'vitest';
-import { conventionError, docPages, extractBlocks } from '../../helpers/doc-blocks.js';
+import {
+  conventionError,
+  docPages,
+  extractBlocks,
+  strayOutputs,
+} from '../../helpers/doc-blocks.js';
 import { typeCheck, writeDocProject } from '../../helpers/doc-project.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -43,6 +50,7 @@ describe('the code blocks of README.md and docs/', () => {
       const error = conventionError(block);
       return error ? [`${block.file}:${block.line}: ${error}`] : [];
     });
+    wrong.push(...strayOutputs(blocks));
     if (wrong.length > 0) throw new Error(`${wrong.length} block(s):\n${wrong.join('\n')}`);
   });
 
