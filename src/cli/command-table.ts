@@ -188,7 +188,7 @@ export const COMMANDS = {
   ui: {
     positionals: [],
     options: ['port', 'host', 'identity', 'limit', 'timeout', 'task-queue'],
-    usage: 'durable-agent ui [--port N] [--host H] [--task-queue Q] [--identity NAME]',
+    usage: 'durable-agent ui [--port N] [--host H] [--task-queue Q] [--identity NAME] [--limit N]',
     summary: 'session page: sessions by status, hook decisions, approvals inbox',
     description:
       'Serves the session page, a small web app: the sessions by status (awaiting approval, running,\n' +
