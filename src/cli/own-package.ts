@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The package this CLI belongs to (the `name` of its package.json). */
-export const PACKAGE_NAME = 'durable-agent-sdk';
+const PACKAGE_NAME = 'durable-agent-sdk';
 
 /** What the CLI reads of its own package.json. */
 export interface OwnPackage {

@@ -9,13 +9,13 @@ import { basename, join, relative, sep } from 'node:path';
 import type { OwnPackage } from './own-package.js';
 
 /** One file of the project: its path in the project (with `/`) and its text. */
-export interface ScaffoldFile {
+interface ScaffoldFile {
   path: string;
   content: string;
 }
 
 /** The template's folder in the package. */
-export const TEMPLATE_DIR = join('templates', 'basic');
+const TEMPLATE_DIR = join('templates', 'basic');
 
 /** The name the templates use for the project, replaced by the project's own. */
 const NAME_TOKEN = 'my-agent';
@@ -47,9 +47,9 @@ export function projectNameOf(dir: string): string {
 /**
  * The project's package.json: `durable-agent-sdk` at `sdk.version`, its peers `zod` and `ai`
  * at the ranges its peerDependencies allow, and the tools at the versions it is tested with
- * (vitest within its minor: 4.1 is the last line that runs on Node 20).
+ * (vitest within its minor: 4.1, the line this package is tested with, supports Node 20).
  */
-export function projectPackageJson(name: string, sdk: OwnPackage): string {
+function projectPackageJson(name: string, sdk: OwnPackage): string {
   const range = (deps: Record<string, string>, dep: string): string => {
     const value = deps[dep];
     if (!value) throw new Error(`durable-agent-sdk's package.json names no version of ${dep}`);
