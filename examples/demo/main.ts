@@ -297,6 +297,9 @@ function summarize({
       `  raw secret in history: yes (${secretHeldBy.join(', ')}): ` +
         'a PostToolUse redaction protects the model only',
     );
+    console.log(
+      "  encrypted history:    off here; createAgent({ encryption: 'env', ... }) seals it (docs/security.md)",
+    );
   }
   const checks: Array<[string, boolean, boolean]> = [
     // [what, held, required even with a real model]

@@ -51,13 +51,14 @@ const OPTIONS = {
   since: { type: 'string' },
   event: { type: 'string', multiple: true },
   versioning: { type: 'string' },
+  force: { type: 'boolean' },
 } as const;
 
 /** The options every command takes. */
 export const GLOBAL_OPTIONS = ['address', 'namespace', 'payloads', 'help', ...CONNECTION_OPTIONS];
 
 /** Commands that reach no Temporal server of the user's (no connection settings apply). */
-const SERVERLESS_COMMANDS: readonly string[] = ['dev', 'golden'];
+const SERVERLESS_COMMANDS: readonly string[] = ['dev', 'golden', 'init'];
 
 /** The values of `--versioning` (`advanced.temporal.versioning`). */
 const VERSIONING_MODES: readonly string[] = ['auto', 'deployments', 'off'];
@@ -177,12 +178,13 @@ function checkCommandLine(
     }
   }
   const positionals: readonly string[] = spec.positionals;
+  const optional: readonly string[] = 'optionalPositionals' in spec ? spec.optionalPositionals : [];
   if (args.length < positionals.length) {
     const missing = positionals[args.length];
     throw new CliError(`${name}: missing <${missing}>; usage: ${spec.usage}`, { usage: true });
   }
-  if (args.length > positionals.length) {
-    const extra = args[positionals.length];
+  if (args.length > positionals.length + optional.length) {
+    const extra = args[positionals.length + optional.length];
     throw new CliError(`${name}: unexpected argument '${extra}'; usage: ${spec.usage}`, {
       usage: true,
     });
@@ -219,6 +221,7 @@ function commandArgs(
     wait: values.wait ?? false,
     json: values.json ?? false,
     interrupt: values.interrupt ?? false,
+    force: values.force ?? false,
     ui: values.ui ?? false,
     corsOrigins: values['cors-origin'] ?? [],
     events: values.event ?? [],

@@ -17,7 +17,7 @@ export type ParsedArgs =
   | {
       kind: 'command';
       command: CommandName;
-      /** The command's positionals, in order (all present). */
+      /** The command's positionals, in order (the required ones all present). */
       args: string[];
       /** `--address`, else `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
       address: string;
@@ -56,6 +56,8 @@ export type ParsedArgs =
       input?: string;
       message?: string;
       interrupt: boolean;
+      /** `--force` (init): write into a folder that is not empty, over its files. */
+      force: boolean;
       ui: boolean;
       db?: string;
       /** `--port` (codec-server). */

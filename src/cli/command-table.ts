@@ -26,6 +26,8 @@ type CommandRun = (args: CommandArgs, io: CliOutput) => Promise<number>;
 interface CommandSpec {
   /** Its positionals, in order, as the usage names them (all required). */
   positionals: readonly string[];
+  /** Positionals that may follow the required ones, in order. @default none */
+  optionalPositionals?: readonly string[];
   /** The options it takes besides the global ones. */
   options: readonly string[];
   /** Its usage line. */
@@ -204,6 +206,23 @@ export const COMMANDS = {
       `Encrypted sessions are read with ${KEYS_VARIABLE}, offloaded payloads from --payloads.\n` +
       'Runs until Ctrl-C.',
     load: () => import('./commands/ui.js').then((m) => m.sessionUi),
+  },
+  init: {
+    positionals: [],
+    optionalPositionals: ['dir'],
+    options: ['force'],
+    usage: 'durable-agent init [dir] [--force]',
+    summary: 'scaffold a project: agent, worker, client, hook test',
+    description:
+      'Writes a project into dir (default: the current folder): package.json (durable-agent-sdk\n' +
+      'at this version, its peers zod and ai, tsx, typescript and vitest; scripts start, worker,\n' +
+      'client, test), tsconfig.json, src/agent.ts (a PreToolUse hook that blocks rm -rf and a\n' +
+      'PostToolUse audit hook), src/worker.ts, src/client.ts, src/start.ts, test/hooks.test.ts\n' +
+      '(createHookTestEnv), .gitignore and README.md. The agent runs a scripted model unless\n' +
+      'OPENAI_API_KEY is set, so the project runs offline. A folder that is not empty is refused,\n' +
+      'naming the files that would be overwritten; --force writes anyway. Nothing is installed:\n' +
+      'run npm install in dir.',
+    load: () => import('./commands/init.js').then((m) => m.init),
   },
 } as const satisfies Record<string, CommandSpec>;
 

@@ -9,14 +9,14 @@
  *
  * @module
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseCommandLine } from './args.js';
 import { CliError, oneLine } from './cli-error.js';
 import type { CliOutput } from './command-args.js';
 import { COMMANDS } from './command-table.js';
 import { helpText } from './help.js';
+import { ownPackage } from './own-package.js';
 
 /**
  * Run the CLI on `argv` (without `node` and the script).
@@ -30,7 +30,7 @@ export async function main(argv: readonly string[], io: CliOutput = stdio): Prom
       return 0;
     }
     if (parsed.kind === 'version') {
-      io.out(packageVersion());
+      io.out(ownPackage().version);
       return 0;
     }
     // Loaded on demand: help and usage errors answer without loading Temporal's client.
@@ -41,28 +41,6 @@ export async function main(argv: readonly string[], io: CliOutput = stdio): Prom
     io.err(`durable-agent: ${oneLine(error)}`);
     if (process.env.DEBUG) io.err(debugDetail(error));
     return error instanceof CliError ? error.exitCode : 1;
-  }
-}
-
-/** The package this CLI belongs to (the `name` of its package.json). */
-const PACKAGE_NAME = 'durable-agent-sdk';
-
-/**
- * The version in the package's own package.json: the first one named {@link PACKAGE_NAME}
- * above this module (`src/cli/main.ts` in a clone, `dist/src/cli/main.js` installed).
- * @throws {Error} when there is none.
- */
-function packageVersion(): string {
-  const here = fileURLToPath(import.meta.url);
-  for (let dir = dirname(here); ;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === PACKAGE_NAME && typeof pkg.version === 'string') return pkg.version;
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new Error(`no package.json of ${PACKAGE_NAME} above ${here}`);
-    dir = up;
   }
 }
 

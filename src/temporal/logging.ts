@@ -80,8 +80,9 @@ const RUNTIME_VARIABLE = 'DURABLE_AGENT_TEMPORAL_RUNTIME';
 
 /**
  * Whether to install Temporal's runtime: `given` (`advanced.temporal.runtime`), else
- * `DURABLE_AGENT_TEMPORAL_RUNTIME` in `env`, else `'never'`: a library does not claim the
- * process's one runtime unless asked (issue 16).
+ * `DURABLE_AGENT_TEMPORAL_RUNTIME` in `env`, else `'if-absent'`: a worker claims the process's
+ * one runtime either way (Temporal creates its default one on first use, and that one too
+ * refuses a later `Runtime.install`), so with none installed it is the quiet one (issue 33).
  * @throws {ConfigError} when the variable is set to something else than `if-absent` or `never`.
  */
 export function resolveRuntimeInstall(
@@ -90,7 +91,7 @@ export function resolveRuntimeInstall(
 ): RuntimeInstall {
   if (given !== undefined) return given;
   const raw = env[RUNTIME_VARIABLE]?.trim();
-  if (raw === undefined || raw === '') return 'never';
+  if (raw === undefined || raw === '') return 'if-absent';
   if (raw === 'if-absent' || raw === 'never') return raw;
   throw new ConfigError(`${RUNTIME_VARIABLE} must be 'if-absent' or 'never', got '${raw}'`);
 }

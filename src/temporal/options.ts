@@ -140,23 +140,21 @@ export interface TemporalOptions {
   interceptors?: TemporalInterceptorOptions;
   /**
    * Whether the worker installs Temporal's process-wide `Runtime` (`Runtime.install`, one per
-   * process) with the SDK's logger (`advanced.logger`, `advanced.logLevel`). A library should
-   * not claim process-wide state unasked, so by default it does not.
-   * - `'never'` (the default): the worker uses the application's runtime, or Temporal's
-   *   default one (created on first use, logging at INFO to the console: `Worker state
-   *   changed` lines and the like), and `advanced.logger` gets no Temporal lines.
-   * - `'if-absent'`: when the worker starts and the process has no Temporal runtime, install
-   *   one whose logger is the SDK's: Temporal's worker, activity and workflow lines go to
-   *   `advanced.logger` at `advanced.logLevel`, one line each. An application's own runtime
-   *   installed before (`Runtime.install` before `createAgent`) is used as is.
-   *
-   * The `durable-agent` CLI, `npm run demo` and the test env (`createHookTestEnv`) are
-   * applications of their own and install the quiet runtime themselves.
+   * process) with the SDK's logger (`advanced.logger`, `advanced.logLevel`).
+   * - `'if-absent'` (the default): when the worker starts and the process has no Temporal
+   *   runtime, install one whose logger is the SDK's: Temporal's worker, activity and workflow
+   *   lines go to `advanced.logger` at `advanced.logLevel` (WARN: only real problems), one line
+   *   each. An application's own runtime installed before (`Runtime.install` before
+   *   `createAgent`) is used as is.
+   * - `'never'`: the worker uses the application's runtime, or Temporal's default one
+   *   (created on first use, logging at INFO to the console: `Worker state changed` lines and
+   *   the like), and `advanced.logger` gets no Temporal lines.
    *
    * Either way the runtime lives while a worker or native connection uses it: an
-   * application's `Runtime.install` throws while the agent's worker runs, and works again
-   * once the agent is closed. Install yours before `createAgent` to keep it throughout.
-   * @default `DURABLE_AGENT_TEMPORAL_RUNTIME` (`if-absent` or `never`), else `'never'`
+   * application's `Runtime.install` throws while the agent's worker runs (Temporal's default
+   * runtime refuses it too), and works again once the agent is closed. Install yours before
+   * `createAgent` to keep it throughout.
+   * @default `DURABLE_AGENT_TEMPORAL_RUNTIME` (`if-absent` or `never`), else `'if-absent'`
    * @throws {ConfigError} at `createAgent` for another value of the variable.
    */
   runtime?: RuntimeInstall;

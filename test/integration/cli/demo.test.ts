@@ -113,6 +113,13 @@ describe('the demo', () => {
     );
   });
 
+  it('says where to read about encrypting the history, on the line after', () => {
+    const lines = run.output.split('\n');
+    const at = lines.findIndex((line) => line.includes('raw secret in history: yes'));
+    expect(lines[at + 1]).toContain('encrypted history:');
+    expect(lines[at + 1]).toContain('docs/security.md');
+  });
+
   it('removes its temporary workspace', () => {
     expect(existsSync(workspaceOf(run.output))).toBe(false);
   });

@@ -305,18 +305,20 @@ describe('advanced.temporal connection and seams options', () => {
       else process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = saved;
     });
 
-    it("defaults runtime to 'never' (no process-wide runtime unasked), plugins and interceptors to none", () => {
+    it("defaults runtime to 'if-absent' (the quiet runtime unless the process has one), plugins and interceptors to none", () => {
       delete process.env.DURABLE_AGENT_TEMPORAL_RUNTIME;
       const resolved = resolveAgentOptions(temporal({}));
-      expect(resolved.temporal.runtime).toBe('never');
+      expect(resolved.temporal.runtime).toBe('if-absent');
       expect(resolved.temporal.plugins).toEqual([]);
       expect(resolved.temporal.interceptors).toEqual({});
     });
 
     it('takes the default from DURABLE_AGENT_TEMPORAL_RUNTIME, and the option over it', () => {
-      process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = 'if-absent';
-      expect(resolveAgentOptions(temporal({})).temporal.runtime).toBe('if-absent');
-      expect(resolveAgentOptions(temporal({ runtime: 'never' })).temporal.runtime).toBe('never');
+      process.env.DURABLE_AGENT_TEMPORAL_RUNTIME = 'never';
+      expect(resolveAgentOptions(temporal({})).temporal.runtime).toBe('never');
+      expect(resolveAgentOptions(temporal({ runtime: 'if-absent' })).temporal.runtime).toBe(
+        'if-absent',
+      );
     });
 
     it('refuses a DURABLE_AGENT_TEMPORAL_RUNTIME it does not know, naming the variable', () => {
