@@ -21,13 +21,13 @@ import { searchAttributeCreateArgs } from '../../../src/common/search-attributes
 
 /**
  * Static checks of the compose file users run for a real Temporal cluster (Docker does not run
- * on CI machines, so this is what keeps the file, its dynamic config and the README honest),
+ * on CI machines, so this is what keeps the file, its dynamic config and docs/cluster.md honest),
  * and that it runs what scripts/cluster.ts runs as processes (which CI does start).
  */
 
 const repoRoot = new URL('../../../', import.meta.url);
 const composeUrl = new URL('../../../docker-compose.yml', import.meta.url);
-const readmeUrl = new URL('../../../README.md', import.meta.url);
+const clusterDocUrl = new URL('../../../docs/cluster.md', import.meta.url);
 
 interface PortMapping {
   hostIp: string | undefined;
@@ -164,9 +164,9 @@ function dynamicConfigValues(key: string): unknown[] {
   return entries.map((entry: unknown) => (isRecord(entry) ? entry.value : undefined));
 }
 
-/** The README section under a heading named "Run against a real cluster", up to the next one. */
-function readmeSection(title: string): string | undefined {
-  const lines = readFileSync(readmeUrl, 'utf8').split('\n');
+/** The section of docs/cluster.md under the heading `title`, up to the next one of its level. */
+function clusterDocSection(title: string): string | undefined {
+  const lines = readFileSync(clusterDocUrl, 'utf8').split('\n');
   const start = lines.findIndex((line) =>
     new RegExp(`^#{1,6}\\s+${title}\\s*#*\\s*$`, 'i').test(line),
   );
@@ -313,12 +313,15 @@ describe('dynamic config (deploy/dynamicconfig/development-sql.yaml)', () => {
   });
 });
 
-describe('README', () => {
-  it.skipIf(!existsSync(readmeUrl))(
-    "'Run against a real cluster' names the ports the compose file publishes",
+describe('docs/cluster.md', () => {
+  it.skipIf(!existsSync(clusterDocUrl))(
+    "'Run a self-hosted cluster with Docker' names the ports the compose file publishes",
     () => {
-      const section = readmeSection('Run against a real cluster');
-      expect(section, "README has a 'Run against a real cluster' section").toBeDefined();
+      const section = clusterDocSection('Run a self-hosted cluster with Docker');
+      expect(
+        section,
+        "docs/cluster.md has a 'Run a self-hosted cluster with Docker' section",
+      ).toBeDefined();
       const text = section!;
 
       const temporalPort = publishedPort('temporal-frontend', 7233);
@@ -332,7 +335,7 @@ describe('README', () => {
         Object.values(loadServices()).flatMap((svc) => ports(svc).map((p) => p.published)),
       );
       for (const [, port] of text.matchAll(/(?:127\.0\.0\.1|localhost):(\d+)/g)) {
-        expect(published, `README mentions port ${port}`).toContain(Number(port));
+        expect(published, `docs/cluster.md mentions port ${port}`).toContain(Number(port));
       }
     },
   );
