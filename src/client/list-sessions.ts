@@ -51,7 +51,7 @@ export interface SessionSummary {
   lastDecision?: string;
 }
 
-/** Which sessions {@link listSessionSummaries} lists, by their search attributes. */
+/** Which sessions `client.listSessions` lists, by their search attributes. */
 export interface SessionFilter {
   /**
    * Only sessions whose `sessionStatus` is this: a status of a running session (`running`,

@@ -263,7 +263,7 @@ export interface HookErrorRecord {
   code: string;
   /** The error's name: `HookError`, `HookTimeoutError`, or that of the error thrown. */
   name: string;
-  /** The error's message, cut at {@link MAX_ERROR_TEXT_CHARS}. */
+  /** The error's message, cut at `MAX_ERROR_TEXT_CHARS` (32,768). */
   message: string;
 }
 
@@ -348,7 +348,7 @@ export function causeChain(error: unknown): unknown[] {
 }
 
 /**
- * `text` cut to {@link MAX_ERROR_TEXT_CHARS} UTF-16 code units (never inside a character)
+ * `text` cut to `MAX_ERROR_TEXT_CHARS` (32,768) UTF-16 code units (never inside a character)
  * with a marker saying how long it was.
  */
 export function clipErrorText(text: string): string {
@@ -356,7 +356,7 @@ export function clipErrorText(text: string): string {
   return `${cutPrefix(text, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
 }
 
-/** Turn any thrown value into a {@link SerializedError}, its texts cut at {@link MAX_ERROR_TEXT_CHARS}. */
+/** Turn any thrown value into a {@link SerializedError}, its texts cut at `MAX_ERROR_TEXT_CHARS` (32,768). */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const e = error as Error & Partial<SerializedError>;
