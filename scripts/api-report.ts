@@ -11,12 +11,12 @@
  *   npx tsx scripts/api-report.ts            check: exits 1 when a report differs
  *   npx tsx scripts/api-report.ts --update   rewrite the reports in api/ (`npm run api:update`)
  *
- * An export without a doc comment (`ae-undocumented`) and a type the public API uses but no
- * entry point exports (`ae-forgotten-export`) are written into the report as `// Warning:`
- * lines, so adding one changes the report. Any other API Extractor or compiler message
+ * The report marks an export without a doc comment `// (undocumented)`, and a type the public
+ * API uses but no entry point exports with a `// Warning: (ae-forgotten-export)` line, so
+ * adding either changes the report and shows in review. Any other API Extractor or compiler message
  * exits 1, printed with its file and line in `dist/`.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
@@ -91,9 +91,12 @@ function configObject(entry: EntryPoint, tempFolder: string): IConfigFile {
         default: { logLevel: ExtractorLogLevel.Error },
         // The package has one release level; it marks nothing @public, @beta or @internal.
         'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
-        // Written into the report, so a new undocumented export or a new public use of an
-        // unexported type changes the report and shows in review.
-        'ae-undocumented': { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: true },
+        // The report marks an export without a doc comment `// (undocumented)` by itself;
+        // the message would add a second line with a file:line in dist/ that moves with
+        // every edit above it.
+        'ae-undocumented': { logLevel: ExtractorLogLevel.None },
+        // Written into the report at the use, so a new public use of an unexported type
+        // changes the report and shows in review.
         'ae-forgotten-export': { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: true },
         // Links are checked by TypeDoc (`npm run docs:api`), which resolves them across the
         // entry points; API Extractor resolves them within one entry point only.
@@ -116,6 +119,7 @@ if (missing.length > 0) {
 }
 
 const tempFolder = mkdtempSync(join(tmpdir(), 'api-report-'));
+mkdirSync(reportFolder, { recursive: true });
 const configs = entries.map((entry) =>
   ExtractorConfig.prepare({
     configObject: configObject(entry, tempFolder),
@@ -127,36 +131,48 @@ const compilerState = CompilerState.create(configs[0]!, {
   additionalEntryPoints: entries.map((entry) => entry.types),
 });
 
-/** The lines that differ between the committed report and the one just made. */
-function printDiff(entry: EntryPoint): void {
+/**
+ * The report as committed: API Extractor's text without the line and column of the
+ * `// dist/….d.ts:12:5 - (ae-…)` notes at its end, which move with every edit above them.
+ */
+function normalized(report: string): string {
+  return report.replace(/^(\/\/ \S+\.d\.ts):\d+:\d+ - /gm, '$1 - ');
+}
+
+/** Compare (or, with --update, write) one entry point's report; true when it changed. */
+function compare(entry: EntryPoint): boolean {
   const committed = join(reportFolder, `${entry.report}.api.md`);
   const made = join(tempFolder, `${entry.report}.api.md`);
-  if (!existsSync(committed)) return;
-  const diff = spawnSync('diff', ['-u', committed, made], { encoding: 'utf8' });
-  if (diff.stdout) console.error(diff.stdout);
+  const text = normalized(readFileSync(made, 'utf8'));
+  if (existsSync(committed) && readFileSync(committed, 'utf8') === text) return false;
+  writeFileSync(made, text);
+  if (update) writeFileSync(committed, text);
+  else if (existsSync(committed)) {
+    const diff = spawnSync('diff', ['-u', committed, made], { encoding: 'utf8' });
+    console.error(diff.stdout);
+  }
+  return true;
 }
 
 const changed: EntryPoint[] = [];
 let problems = 0;
 try {
   entries.forEach((entry, index) => {
-    const result = Extractor.invoke(configs[index]!, {
-      localBuild: update,
+    Extractor.invoke(configs[index]!, {
+      // Not a local build: API Extractor writes the report to the temp folder only.
+      localBuild: false,
       compilerState,
       messageCallback: (message: ExtractorMessage) => {
         message.handled = true;
         if (message.logLevel === ExtractorLogLevel.None) return;
-        // API Extractor's own progress lines and the report-changed notice (said below).
+        // API Extractor's own progress lines and its report-changed notice (compare() says it).
         if (message.messageId === 'console-api-report-changed') return;
         if (message.category === 'console' && message.logLevel !== ExtractorLogLevel.Error) return;
         problems += 1;
         console.error(`${entry.subpath}: ${message.formatMessageWithLocation(root)}`);
       },
     });
-    if (result.apiReportChanged) {
-      changed.push(entry);
-      if (!update) printDiff(entry);
-    }
+    if (compare(entry)) changed.push(entry);
   });
 } finally {
   rmSync(tempFolder, { recursive: true, force: true });
