@@ -238,7 +238,9 @@ export interface UpgradeRequest {
 
 /** An `upgrade` Update's answer: the version the session runs now, and the move `finish` recorded. */
 export interface UpgradeAnswer {
+  /** The version the session runs now. */
   version: string;
+  /** The move `finish` recorded (absent for `begin` and `cancel`). */
   upgrade?: VersionUpgrade;
 }
 
