@@ -89,9 +89,11 @@ export class HookError extends AgentSdkError {
  * `abortSignal` aborts with this error and the dispatch fails with it.
  */
 export class HookTimeoutError extends HookError {
+  /** Always `HOOK_TIMEOUT`. */
   declare readonly code: 'HOOK_TIMEOUT';
   /** The budget that ran out, in milliseconds. */
   readonly timeoutMs: number;
+  /** The event whose budget ran out. */
   declare readonly event: HookEvent;
   constructor(event: HookEvent, timeoutMs: number) {
     super('HOOK_TIMEOUT', `Hook ${event} exceeded ${timeoutMs}ms`, { event });
@@ -101,6 +103,7 @@ export class HookTimeoutError extends HookError {
 
 /** A session id that no session has. */
 export class SessionNotFoundError extends AgentSdkError {
+  /** The id asked for. */
   readonly sessionId: string;
   constructor(sessionId: string) {
     super('SESSION_NOT_FOUND', `No session with id '${sessionId}'`);
@@ -110,6 +113,7 @@ export class SessionNotFoundError extends AgentSdkError {
 
 /** The session was closed: it takes no more prompts. */
 export class SessionClosedError extends AgentSdkError {
+  /** The closed session's id. */
   readonly sessionId: string;
   constructor(sessionId: string, message = `Session '${sessionId}' is closed`) {
     super('SESSION_CLOSED', message);
@@ -127,6 +131,7 @@ export interface ModelErrorDetails {
   provider?: string;
   /** The provider's model id, e.g. `gpt-4o`. */
   model?: string;
+  /** The error underneath, set as the `ModelError`'s `cause`. */
   cause?: unknown;
 }
 
@@ -202,6 +207,7 @@ export class EngineError extends AgentSdkError {
  * - `NAMESPACE_NOT_FOUND`: the server answered, but has no namespace `namespace`.
  */
 export class TemporalConnectionError extends EngineError {
+  /** `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`, as above. */
   declare readonly code: 'TEMPORAL_UNREACHABLE' | 'NAMESPACE_NOT_FOUND';
   /** The `host:port` tried. */
   readonly address: string;
