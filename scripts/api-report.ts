@@ -11,10 +11,13 @@
  *   npx tsx scripts/api-report.ts            check: exits 1 when a report differs
  *   npx tsx scripts/api-report.ts --update   rewrite the reports in api/ (`npm run api:update`)
  *
- * The report marks an export without a doc comment `// (undocumented)`, and a type the public
- * API uses but no entry point exports with a `// Warning: (ae-forgotten-export)` line, so
- * adding either changes the report and shows in review. Any other API Extractor or compiler message
- * exits 1, printed with its file and line in `dist/`.
+ * Both modes exit 1 when an exported symbol or member has no doc comment (`ae-undocumented`)
+ * and on any other API Extractor or compiler message, printed with its file and line in
+ * `dist/` (the source is the same path under the repository, `.ts` for `.d.ts`). A type the
+ * public API uses but no entry point exports is written into the report as a
+ * `// Warning: (ae-forgotten-export)` line, so a new one changes the report and shows in review.
+ * The TSDoc syntax is not checked: the comments follow JSDoc (`@throws {Type}`), as TypeDoc
+ * reads them.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -91,10 +94,8 @@ function configObject(entry: EntryPoint, tempFolder: string): IConfigFile {
         default: { logLevel: ExtractorLogLevel.Error },
         // The package has one release level; it marks nothing @public, @beta or @internal.
         'ae-missing-release-tag': { logLevel: ExtractorLogLevel.None },
-        // The report marks an export without a doc comment `// (undocumented)` by itself;
-        // the message would add a second line with a file:line in dist/ that moves with
-        // every edit above it.
-        'ae-undocumented': { logLevel: ExtractorLogLevel.None },
+        // Every exported symbol and member has a doc comment: one without fails the check.
+        'ae-undocumented': { logLevel: ExtractorLogLevel.Error },
         // Written into the report at the use, so a new public use of an unexported type
         // changes the report and shows in review.
         'ae-forgotten-export': { logLevel: ExtractorLogLevel.Warning, addToApiReportFile: true },
@@ -103,7 +104,7 @@ function configObject(entry: EntryPoint, tempFolder: string): IConfigFile {
         'ae-unresolved-link': { logLevel: ExtractorLogLevel.None },
       },
       // The comments follow JSDoc (`@throws {Type}`, `@param options.name`, `@default` on
-      // the same line), which TypeDoc reads; TSDoc's stricter syntax is not enforced here.
+      // the same line), which TypeDoc reads; TSDoc's stricter syntax is not checked.
       tsdocMessageReporting: { default: { logLevel: ExtractorLogLevel.None } },
     },
   };
