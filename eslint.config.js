@@ -140,7 +140,7 @@ const noSandboxGlobals = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.temporal/**', 'test/fixtures/**'] },
+  { ignores: ['dist/**', 'build/**', 'node_modules/**', '.temporal/**', 'test/fixtures/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -35,7 +35,9 @@ export interface ConversationCacheStats {
 
 /** A model step's context: the messages and the newest prompt as sent. */
 export interface CachedContext {
+  /** The conversation as the model step sends it, oldest first. */
   messages: readonly ConversationMessage[];
+  /** The newest prompt as it reaches the model (after UserPromptSubmit), when there is one. */
   prompt?: Prompt;
 }
 

@@ -6,7 +6,7 @@
  * replay, golden sessions), `durable-agent-sdk/server` (the embedded Temporal server and
  * CLI), `durable-agent-sdk/payloads` (payload store, offload codec, encryption).
  *
- * @module
+ * @module durable-agent-sdk
  */
 export { createAgent, createAgentWorker, createAgentClient, type Agent } from './agent/agent.js';
 export type { AgentClient } from './client/client.js';

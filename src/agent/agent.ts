@@ -40,16 +40,20 @@ export interface Agent {
    */
   send(prompt: Prompt, options?: SendOptions): Promise<SendResponse>;
   /**
+   * Start a session, or attach to the running one with the same `sessionId`, through this
+   * agent's client.
    * @see AgentClient.createSession
    * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
    */
   createSession(options?: SessionOptions): Promise<Session>;
   /**
+   * A handle on an existing session, through this agent's client.
    * @see AgentClient.session
    * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
    */
   session(sessionId: string): Promise<Session>;
   /**
+   * Sessions of this namespace, newest first, through this agent's client.
    * @see AgentClient.listSessions
    * @throws {EngineError} `ENGINE_ERROR` once the agent was closed or shut down.
    */

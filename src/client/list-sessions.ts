@@ -24,11 +24,15 @@ import { sessionListStatus, sessionStatusQuery, type SessionListStatus } from '.
 
 /** One row of {@link AgentClient.listSessions}. */
 export interface SessionSummary {
+  /** The session's id. */
   sessionId: string;
+  /** The session's workflow id, `session-<sessionId>`. */
   workflowId: string;
   /** Temporal's execution status: `RUNNING`, `COMPLETED`, `FAILED`, `CANCELED`, `TERMINATED`, ... */
   status: string;
+  /** When the session's workflow started. */
   startTime: Date;
+  /** When it closed; `undefined` while it runs. */
   closeTime: Date | undefined;
   /** The agent's name (search attribute `DurableAgentName`; absent on a server without them). */
   agentName?: string;
@@ -51,7 +55,7 @@ export interface SessionSummary {
   lastDecision?: string;
 }
 
-/** Which sessions {@link listSessionSummaries} lists, by their search attributes. */
+/** Which sessions `client.listSessions` lists, by their search attributes. */
 export interface SessionFilter {
   /**
    * Only sessions whose `sessionStatus` is this: a status of a running session (`running`,

@@ -122,7 +122,7 @@ export class Session {
    * @throws {EngineError} when this handle's client was closed while the call was in flight.
    * @throws {TypeError} when `prompt` is not a string or an array of text and image parts
    *   (naming what is wrong), before anything is sent.
-   * @throws {ConfigError} when the prompt is over {@link MAX_PROMPT_BYTES} of JSON.
+   * @throws {ConfigError} when the prompt is over 1,048,576 bytes of JSON.
    */
   send(prompt: Prompt, options: SendOptions = {}): SendCall<SendResponse> {
     const requestId = options.requestId ?? randomUUID();

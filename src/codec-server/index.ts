@@ -35,7 +35,7 @@
  *
  * `durable-agent codec-server` runs one from the environment (src/cli/README.md).
  *
- * @module
+ * @module durable-agent-sdk/codec-server
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';

@@ -38,7 +38,9 @@ export function tokensOfChars(chars: number): number {
 
 /** A context being kept within budget: the messages and their estimated costs. */
 export interface ContextWindow {
+  /** The messages still in the context, oldest first. */
   messages: ConversationMessage[];
+  /** The estimated tokens of each message, by the same index. */
   tokens: number[];
   /** Messages that left the context so far (rule 3). */
   compacted: number;

@@ -11,8 +11,11 @@ import type { Prompt, ToolResult } from './types.js';
 
 /** A tool call the model asked for. */
 export interface ToolCall {
+  /** The call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /** The call's input, as the model gave it. */
   input: JsonObject;
 }
 

@@ -89,9 +89,11 @@ export class HookError extends AgentSdkError {
  * `abortSignal` aborts with this error and the dispatch fails with it.
  */
 export class HookTimeoutError extends HookError {
+  /** Always `HOOK_TIMEOUT`. */
   declare readonly code: 'HOOK_TIMEOUT';
   /** The budget that ran out, in milliseconds. */
   readonly timeoutMs: number;
+  /** The event whose budget ran out. */
   declare readonly event: HookEvent;
   constructor(event: HookEvent, timeoutMs: number) {
     super('HOOK_TIMEOUT', `Hook ${event} exceeded ${timeoutMs}ms`, { event });
@@ -101,6 +103,7 @@ export class HookTimeoutError extends HookError {
 
 /** A session id that no session has. */
 export class SessionNotFoundError extends AgentSdkError {
+  /** The id asked for. */
   readonly sessionId: string;
   constructor(sessionId: string) {
     super('SESSION_NOT_FOUND', `No session with id '${sessionId}'`);
@@ -110,6 +113,7 @@ export class SessionNotFoundError extends AgentSdkError {
 
 /** The session was closed: it takes no more prompts. */
 export class SessionClosedError extends AgentSdkError {
+  /** The closed session's id. */
   readonly sessionId: string;
   constructor(sessionId: string, message = `Session '${sessionId}' is closed`) {
     super('SESSION_CLOSED', message);
@@ -127,6 +131,7 @@ export interface ModelErrorDetails {
   provider?: string;
   /** The provider's model id, e.g. `gpt-4o`. */
   model?: string;
+  /** The error underneath, set as the `ModelError`'s `cause`. */
   cause?: unknown;
 }
 
@@ -202,6 +207,7 @@ export class EngineError extends AgentSdkError {
  * - `NAMESPACE_NOT_FOUND`: the server answered, but has no namespace `namespace`.
  */
 export class TemporalConnectionError extends EngineError {
+  /** `TEMPORAL_UNREACHABLE` or `NAMESPACE_NOT_FOUND`, as above. */
   declare readonly code: 'TEMPORAL_UNREACHABLE' | 'NAMESPACE_NOT_FOUND';
   /** The `host:port` tried. */
   readonly address: string;
@@ -263,7 +269,7 @@ export interface HookErrorRecord {
   code: string;
   /** The error's name: `HookError`, `HookTimeoutError`, or that of the error thrown. */
   name: string;
-  /** The error's message, cut at {@link MAX_ERROR_TEXT_CHARS}. */
+  /** The error's message, cut at `MAX_ERROR_TEXT_CHARS` (32,768). */
   message: string;
 }
 
@@ -348,7 +354,7 @@ export function causeChain(error: unknown): unknown[] {
 }
 
 /**
- * `text` cut to {@link MAX_ERROR_TEXT_CHARS} UTF-16 code units (never inside a character)
+ * `text` cut to `MAX_ERROR_TEXT_CHARS` (32,768) UTF-16 code units (never inside a character)
  * with a marker saying how long it was.
  */
 export function clipErrorText(text: string): string {
@@ -356,7 +362,7 @@ export function clipErrorText(text: string): string {
   return `${cutPrefix(text, MAX_ERROR_TEXT_CHARS)}\n[... truncated: ${text.length} characters in all ...]`;
 }
 
-/** Turn any thrown value into a {@link SerializedError}, its texts cut at {@link MAX_ERROR_TEXT_CHARS}. */
+/** Turn any thrown value into a {@link SerializedError}, its texts cut at `MAX_ERROR_TEXT_CHARS` (32,768). */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const e = error as Error & Partial<SerializedError>;

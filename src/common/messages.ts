@@ -91,9 +91,18 @@ export type SendStatus = 'completed' | 'interrupted' | 'aborted' | 'max_turns';
 
 /** A tool call the model made during one `send()`. */
 export interface ToolCallRecord {
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /** The call's input as it last stood: the model's, with the edits of hooks and permission. */
   toolInput: JsonObject;
+  /**
+   * How it ended: `success` or `error` (it ran, or a hook turned it into an error result),
+   * `skipped` (a hook skipped it), `denied` (permission), `aborted` (a hook blocked it), or
+   * `cancelled` (not run to its end: the `send()` was aborted, or an earlier call of the same
+   * step was denied with `interrupt` or had a hook fail).
+   */
   status: 'success' | 'error' | 'skipped' | 'denied' | 'aborted' | 'cancelled';
   /** The result's `display` part (for people and UIs; hooks never change it). */
   display?: ToolDisplay;
@@ -178,13 +187,22 @@ export interface SessionTermination {
 
 /** The `describe` query's answer. */
 export interface SessionDescription {
+  /** The session's id. */
   sessionId: string;
+  /** Where the session is in its life. */
   status: 'starting' | 'open' | 'closing' | 'closed';
+  /** The task queue the session's activities go to. */
   taskQueue: string;
   /** Set once SessionEnd was scheduled (or skipped for want of callbacks); never cleared. */
   sessionEndMarker?: { reason: SessionEndReason; at: number };
+  /**
+   * Hook callbacks whose dispatch was cancelled but which have not yet settled on their
+   * worker; the session waits for them before it closes or hands off.
+   */
   pendingCleanups: number;
+  /** Prompts (`send()` calls) the session has finished, over all its runs. */
   promptsHandled: number;
+  /** Whether a prompt is running now. */
   busy: boolean;
   /** Set (with `status: 'closed'`) when the session was terminated from outside. */
   terminated?: SessionTermination;
@@ -220,7 +238,9 @@ export interface UpgradeRequest {
 
 /** An `upgrade` Update's answer: the version the session runs now, and the move `finish` recorded. */
 export interface UpgradeAnswer {
+  /** The version the session runs now. */
   version: string;
+  /** The move `finish` recorded (absent for `begin` and `cancel`). */
   upgrade?: VersionUpgrade;
 }
 

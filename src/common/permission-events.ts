@@ -15,10 +15,15 @@ import type { ToolKind } from './types.js';
  * A preset is not asked: it decides at once (`permission-decided` with `decidedBy: 'preset'`).
  */
 export interface PermissionAskedEvent {
+  /** Discriminant: `'permission-asked'`. */
   type: 'permission-asked';
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /** The tool's kind (`readonly`, `write`, `execute`). */
   kind: ToolKind;
+  /** The paths the call would read or write, from the tool's `affectedPaths` (or none). */
   affectedPaths: string[];
   /** Who is asked: the permission function, or a person (then the call waits durably). */
   askedOf: 'function' | 'person';
@@ -50,11 +55,15 @@ export type PermissionDecider =
  * once they answer (or the deadline passes), a second `permission-decided`.
  */
 export interface PermissionDecidedEvent {
+  /** Discriminant: `'permission-decided'`. */
   type: 'permission-decided';
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
   /** `ask`: a person is asked next (only a preset or the function decides `ask`). */
   behavior: 'allow' | 'deny' | 'ask';
+  /** Who decided: the preset, the permission function, a person, or the deadline. */
   decidedBy: PermissionDecider;
   /** For `decidedBy: 'preset'`: which. */
   preset?: PermissionPreset;

@@ -29,9 +29,13 @@ export type PermissionDecision = 'allow' | 'deny' | 'ask' | PermissionResult;
 
 /** What a permission function is asked. */
 export interface PermissionRequest {
+  /** The tool's name. */
   toolName: string;
+  /** The input the call would run with (as the PreToolUse and PermissionRequest hooks left it). */
   input: JsonObject;
+  /** The tool's kind (`readonly`, `write`, `execute`). */
   kind: ToolKind;
+  /** The paths the call would read or write, from the tool's `affectedPaths` (or none). */
   affectedPaths: string[];
   /** Aborts when the prompt is aborted. */
   signal: AbortSignal;
@@ -110,11 +114,17 @@ export function normalizePermission(
 export interface PendingPermission {
   /** Id to decide it by (`session.approve(requestId)` / `session.deny(requestId)`). */
   requestId: string;
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /** The tool's kind (`readonly`, `write`, `execute`). */
   toolKind: ToolKind;
+  /** The input the call would run with; an approval may replace it. */
   input: JsonObject;
+  /** The paths the call would read or write, from the tool's `affectedPaths` (or none). */
   affectedPaths: string[];
+  /** The ask's message (the preset's or the permission function's), when it has one. */
   message?: string;
   /** Workflow time it was asked, ms since epoch. */
   askedAt: number;

@@ -14,6 +14,7 @@ export type ToolModelContent = string;
 
 /** An image in a prompt: base64 data or a URL, with its media type. */
 export interface ImagePart {
+  /** Discriminant: `'image'`. */
   type: 'image';
   /** Base64 data (no `data:` prefix) or an `https:`/`data:` URL. */
   image: string;
@@ -23,7 +24,9 @@ export interface ImagePart {
 
 /** A text part of a prompt. */
 export interface TextPart {
+  /** Discriminant: `'text'`. */
   type: 'text';
+  /** The text. */
   text: string;
 }
 
@@ -53,7 +56,9 @@ export type ToolResult =
 
 /** The part of a tool result meant for people and UIs; hooks never change it. */
 export interface ToolDisplay {
+  /** One line saying what the call did. */
   summary: string;
+  /** Longer text for people, when the tool gives one. */
   detail?: string;
 }
 
@@ -65,25 +70,39 @@ export type ToolKind = 'readonly' | 'write' | 'execute';
  * `abortSignal`; the other fields depend on the event.
  */
 export interface HookInput {
+  /** The event dispatched. */
   event: HookEvent;
+  /** The session's id. */
   sessionId: SessionId;
   /**
    * Aborts when the caller aborts (reason: the object passed to `abort()`) or when the
    * event's budget runs out (reason: a `HookTimeoutError`). Always present at run time.
    */
   abortSignal?: AbortSignal;
+  /** The tool's name (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure). */
   toolName?: string;
+  /** The tool call's input, as earlier hooks left it (the same four events). */
   toolInput?: JsonObject;
+  /** The result's `model` part (PostToolUse, PostToolUseFailure). */
   toolOutput?: ToolModelContent;
+  /** The tool's error (PostToolUseFailure). */
   error?: Error;
+  /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */
   [key: string]: unknown;
 }
 
 /** What a callback returns (contract §3). */
 export interface HookOutput {
+  /**
+   * `continue`, or `skip` / `abort`: the first callback of the event that returns either
+   * decides; what each does depends on the event (contract §5).
+   */
   action: 'continue' | 'skip' | 'abort';
+  /** Fields to change in the event's input, shallow-merged over it in callback order. */
   modifiedInput?: JsonObject;
+  /** A replacement for the tool result's `model` part (PostToolUse, PostToolUseFailure). */
   modifiedOutput?: JsonValue;
+  /** Why: given to the model or the caller with a `skip` or an `abort`. */
   reason?: string;
 }
 

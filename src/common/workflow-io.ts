@@ -210,12 +210,17 @@ export type DispatchOutcomeKind =
 
 /** One entry of a session's hook timeline. */
 export interface TimelineEntry {
+  /** 0-based position of the dispatch in the session, across runs. */
   seq: number;
+  /** The hook event dispatched. */
   event: HookEvent;
+  /** How many callbacks the event had. */
   callbackCount: number;
+  /** How the dispatch ended: the merged decision, or how it failed. */
   outcome: DispatchOutcomeKind;
   /** 0-based position of the callback that decided (skip/abort) or failed. */
   decidedBy?: number;
+  /** The deciding callback's reason, or the failure's message. */
   reason?: string;
   /** How the dispatch failed (outcomes `error`, `timeout`, `worker_lost` and `refused`). */
   error?: HookErrorRecord;
@@ -223,9 +228,11 @@ export interface TimelineEntry {
   durationMs: number;
   /** Workflow time the dispatch started, ms since epoch. */
   startedAt: number;
+  /** The tool call's id, for tool events. */
   toolUseId?: string;
   /** The tool of a tool event (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure). */
   toolName?: string;
+  /** The request id of the `send()` the dispatch belongs to (absent outside one). */
   requestId?: string;
   /** A callback of this dispatch outlived it; the session was fail-closed until it settled. */
   cleanup?: 'pending' | 'settled' | 'lost';
@@ -244,9 +251,13 @@ export interface TimelineEntry {
  * result in the history).
  */
 export interface VersionUpgrade {
+  /** The version the session ran before the move. */
   fromVersion: string;
+  /** That version's definition fingerprint. */
   fromFingerprint: string;
+  /** The version the session runs after it. */
   toVersion: string;
+  /** That version's definition fingerprint. */
   toFingerprint: string;
   /** Who asked (`session.upgrade()`'s `identity`, else the client's Temporal identity). */
   by: string;

@@ -296,6 +296,7 @@ export interface AgentOptions {
    *   client starts, when a package it needs is not installed (naming the packages).
    */
   tracing?: TracingOption;
+  /** Options most agents leave at their defaults: limits, permission, payloads, logs, Temporal. */
   advanced?: AdvancedOptions;
 }
 
@@ -305,18 +306,22 @@ export interface SessionOptions {
   sessionId?: string;
   /** Extra callbacks for this session, run after the agent's. In-process only. */
   hooks?: HookMap;
-  /** @see AdvancedOptions.hookTimeoutMs */
+  /** This session's `advanced.hookTimeoutMs`. @see AdvancedOptions.hookTimeoutMs */
   hookTimeoutMs?: number;
-  /** @see AdvancedOptions.sessionEndHookTimeoutMs */
+  /**
+   * This session's `advanced.sessionEndHookTimeoutMs`.
+   * @see AdvancedOptions.sessionEndHookTimeoutMs
+   */
   sessionEndHookTimeoutMs?: number;
-  /** @see AdvancedOptions.idleTimeoutMs */
+  /** This session's `advanced.idleTimeoutMs`. @see AdvancedOptions.idleTimeoutMs */
   idleTimeoutMs?: number;
-  /** @see AdvancedOptions.maxTurns */
+  /** This session's `advanced.maxTurns`. @see AdvancedOptions.maxTurns */
   maxTurns?: number;
   /** The session this one resumes; SessionStart then gets `isResume: true`. */
   resumeSessionId?: string;
   /**
-   * @see AdvancedOptions.hookDispatch; events it names override the agent's mode.
+   * This session's hook dispatch mode by event: events it names override the agent's mode.
+   * @see AdvancedOptions.hookDispatch
    * @throws {ConfigError} from `createSession` when it is not a {@link HookDispatchMode}.
    */
   hookDispatch?: HookDispatchMode;

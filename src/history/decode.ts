@@ -45,7 +45,7 @@ export function decodePayload<T>(
 
 /**
  * The first payload of an event's payload list (an activity's input, a result, details) as
- * a value; `undefined` as {@link decodePayload} gives it.
+ * a value; `undefined` as `decodePayload` gives it.
  */
 export function decodeFirstPayload<T>(
   payloads: PayloadList,

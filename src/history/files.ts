@@ -24,6 +24,7 @@ import { sessionIdCandidates, sessionWorkflowId } from '../common/workflow-io.js
  * `readHistoryFile` return).
  */
 export interface SessionHistory {
+  /** The session's id. */
   sessionId: string;
   /** The session's workflow id, `session-<sessionId>`. */
   workflowId: string;

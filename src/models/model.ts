@@ -12,6 +12,7 @@ import type { ToolDefinition } from '../tools/tool.js';
 
 /** What one model step is asked. */
 export interface ModelStepRequest {
+  /** The session's id. */
   sessionId: string;
   /** The `send()` this step belongs to. */
   requestId: string;

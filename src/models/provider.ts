@@ -42,7 +42,7 @@ export interface ProviderModelOptions {
    *   `ANTHROPIC_API_KEY` (Anthropic), read at each step. An OpenAI-compatible server
    *   with neither gets an empty key (local servers usually need none); OpenAI and
    *   Anthropic without a key fail the step with a non-retryable {@link ProviderError}
-   *   (`createAgent` with a model id checks this up front: see {@link apiKeyVariable}).
+   *   (`createAgent` with a model id checks this up front).
    *   Note that the default sends `OPENAI_API_KEY` to `baseUrl` too: pass `apiKey`
    *   when `baseUrl` is not a server you trust with it.
    */
@@ -65,7 +65,7 @@ export interface ProviderModelOptions {
    * Longest one step may take (the whole HTTP request), in ms. When it runs out the
    * request is aborted and the step fails with a retryable {@link ProviderError}.
    *
-   * @default 120000 ({@link DEFAULT_PROVIDER_TIMEOUT_MS})
+   * @default 120000
    */
   timeoutMs?: number;
 }

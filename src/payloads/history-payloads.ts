@@ -33,10 +33,10 @@ export function normalizeHistory(history: History): History {
  * those get their `message` and `stackTrace` back. Search attributes are left alone (codecs
  * never see them). With no codecs, the history is returned as it is.
  *
- * Run it before {@link decodePayload}, the timeline or the golden reader on a history from an
+ * Run it before `decodePayload`, the timeline or the golden reader on a history from an
  * agent with encryption or offloaded payloads: they decode with the payload converter alone.
  *
- * @param history proto objects, or JSON parsed by `JSON.parse` alone (see {@link normalizeHistory})
+ * @param history proto objects, or JSON parsed by `JSON.parse` alone (see `normalizeHistory`)
  * @throws what a codec's decode throws, e.g. `PayloadDecryptionError` (code
  *   `PAYLOAD_UNDECRYPTABLE`, naming the key id) for a payload the key ring cannot open, or
  *   `PayloadNotFoundError` for a reference missing from the payload store.

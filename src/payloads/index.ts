@@ -4,7 +4,7 @@
  * The agent installs these itself from its options; import them to read a history with
  * Temporal's own tools, or to build a data converter of your own.
  *
- * @module
+ * @module durable-agent-sdk/payloads
  */
 export { fileStore, payloadRef, PayloadNotFoundError, type PayloadStore } from './store.js';
 export { payloadStoreCodec, PAYLOAD_REF_ENCODING } from './codec.js';

@@ -68,7 +68,7 @@ export interface DevServerOptions extends EnsureTemporalCliOptions {
   namespace?: string;
   /** How long to wait for the server to report SERVING, in ms. @default 30000 */
   startTimeoutMs?: number;
-  /** Extra dynamic config values, added to {@link DEV_SERVER_DYNAMIC_CONFIG}. */
+  /** Extra dynamic config values, added to the ones the SDK sets itself. */
   dynamicConfig?: Record<string, string>;
   /**
    * Register the session search attributes (`DurableAgentName`, `DurableAgentVersion`,

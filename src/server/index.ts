@@ -3,7 +3,7 @@
  * for programs that start a server themselves (tests, local tools). `createAgent` starts one
  * on its own when no address is configured; most programs never import this.
  *
- * @module
+ * @module durable-agent-sdk/server
  */
 export { startDevServer, type DevServer, type DevServerOptions } from './dev-server.js';
 export {

@@ -88,8 +88,8 @@ interface CacheRecord {
  *
  * @throws {EngineError} code `TEMPORAL_CLI_UNAVAILABLE` never: when every local way fails
  *   the result has `source: 'sdk-download'` and `temporalPath: undefined`, and
- *   {@link describeProvisioningFailure} holds the reasons. Callers that cannot download
- *   (no internet) throw that description.
+ *   the result's `failures` lists why each local way failed. The package's own callers that
+ *   cannot download (no internet) throw an error built from those reasons.
  */
 export async function ensureTemporalCli(
   options: EnsureTemporalCliOptions = {},

@@ -29,6 +29,7 @@ export type {
  * step's recorded assistant text (unless a `restart` of the step comes between them).
  */
 export interface TextDeltaEvent {
+  /** Discriminant: `'text-delta'`. */
   type: 'text-delta';
   /** The new text (never empty). */
   text: string;
@@ -42,6 +43,7 @@ export interface TextDeltaEvent {
  * follow.
  */
 export interface RestartEvent {
+  /** Discriminant: `'restart'`. */
   type: 'restart';
   /** 0-based model step within the `send()`. */
   step: number;
@@ -51,6 +53,7 @@ export interface RestartEvent {
 
 /** One hook dispatch (all callbacks of one event) ended. */
 export interface HookDispatchEvent {
+  /** Discriminant: `'hook'`. */
   type: 'hook';
   /** The hook event dispatched. */
   event: HookEvent;
@@ -61,6 +64,7 @@ export interface HookDispatchEvent {
   >;
   /** For tool events (PreToolUse, PermissionRequest, PostToolUse, PostToolUseFailure). */
   toolName?: string;
+  /** The tool call's id, for the same tool events. */
   toolUseId?: string;
   /** The deciding callback's reason, or the failure's message. */
   reason?: string;
@@ -72,8 +76,11 @@ export interface HookDispatchEvent {
 
 /** A tool starts to execute (after PreToolUse and permission allowed it). */
 export interface ToolStartEvent {
+  /** Discriminant: `'tool-start'`. */
   type: 'tool-start';
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
   /** The input it runs with (after hooks and permission edited it). */
   input: JsonObject;
@@ -81,9 +88,16 @@ export interface ToolStartEvent {
 
 /** A tool finished executing (before PostToolUse / PostToolUseFailure). */
 export interface ToolEndEvent {
+  /** Discriminant: `'tool-end'`. */
   type: 'tool-end';
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /**
+   * How the execution ended: `success` (a result), `error` (an error result, or the
+   * execution failed), or `cancelled` (its activity was cancelled, as an abort does).
+   */
   status: 'success' | 'error' | 'cancelled';
   /** The result's display summary, or its error message. */
   summary?: string;
@@ -93,15 +107,19 @@ export interface ToolEndEvent {
 
 /** The `send()` resolved: the last event of its stream. */
 export interface FinishEvent {
+  /** Discriminant: `'finish'`. */
   type: 'finish';
+  /** The `send()`'s status, as `response.status` gives it. */
   status: SendStatus;
   /** The final assistant text (`''` when none), as `response.text()` gives it. */
   text: string;
+  /** The tool calls the model made, in order, as `response.toolCalls` gives them. */
   toolCalls: ToolCallRecord[];
 }
 
 /** The `send()` rejected (a hook rejected the prompt, the session closed, ...): the last event. */
 export interface ErrorEvent {
+  /** Discriminant: `'error'`. */
   type: 'error';
   /** The error `send()` rejected with, serialized (`name`, `message`, `code`, ...). */
   error: SerializedError;

@@ -3,7 +3,7 @@
  * (`advanced.stream.transport`): the embedded in-memory bus, Redis Streams for workers and
  * clients in different processes, and the interface a transport implements.
  *
- * @module
+ * @module durable-agent-sdk/stream
  */
 export { memoryStreams, type MemoryStreamsOptions } from './memory.js';
 export {

@@ -21,11 +21,17 @@ import {
 
 /** The parts of a node-redis v5 client the transport uses. */
 export interface RedisClientLike {
+  /** Open the connection; called once per client before its first command. */
   connect(): Promise<unknown>;
+  /** Send one command (`XADD`, `PEXPIRE`, `XREAD`) and resolve with its raw reply. */
   sendCommand(args: string[]): Promise<unknown>;
+  /** A new client with the same options: each reader reads on a connection of its own. */
   duplicate(): RedisClientLike;
+  /** Close the connection at once, dropping what is in flight. */
   destroy(): void;
+  /** Close the writing connection after its pending replies; `destroy()` when absent. */
   close?(): Promise<void>;
+  /** Listen for connection errors; the transport adds a listener that ignores them. */
   on?(event: 'error', listener: (error: unknown) => void): unknown;
 }
 

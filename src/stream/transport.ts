@@ -9,6 +9,7 @@ import type { StreamEvent } from './events.js';
 
 /** Which stream: one per `send()` of a session. */
 export interface StreamKey {
+  /** The session's id. */
   sessionId: string;
   /** The send's request id (its Update id). */
   requestId: string;
@@ -21,6 +22,7 @@ export interface StreamEntry {
    * handing one back as `after`.
    */
   id: string;
+  /** The event the entry holds. */
   event: StreamEvent;
 }
 

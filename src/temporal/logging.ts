@@ -25,9 +25,13 @@ import { cutPrefix } from '../common/text.js';
  * data (strings, numbers, booleans), a `stack` key only at `DEBUG`/`TRACE`.
  */
 export interface AgentLogger {
+  /** Write a `DEBUG` or `TRACE` entry. */
   debug(message: string, meta?: Record<string, unknown>): void;
+  /** Write an `INFO` entry. */
   info(message: string, meta?: Record<string, unknown>): void;
+  /** Write a `WARN` entry. */
   warn(message: string, meta?: Record<string, unknown>): void;
+  /** Write an `ERROR` entry. */
   error(message: string, meta?: Record<string, unknown>): void;
 }
 

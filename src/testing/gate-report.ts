@@ -13,8 +13,11 @@ import { formatGoldenChanges, type GoldenChange } from './golden.js';
 export interface GateUncompared {
   /** The dispatch's position in the session (as `inspect` counts, across runs). */
   seq: number;
+  /** The hook event dispatched. */
   event: HookEvent;
+  /** The tool's name, for tool events. */
   toolName?: string;
+  /** Why it was not replayed. */
   why: string;
 }
 
@@ -23,7 +26,9 @@ export type GatePermissionAnswer = PermissionResult | { behavior: 'error'; messa
 
 /** A permission check recorded by a session (a permission function's `checkPermission`). */
 export interface GatePermissionCheck {
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
   /** What the policy was given. */
   request: Pick<CheckPermissionInput, 'toolName' | 'input' | 'kind' | 'affectedPaths'>;
@@ -37,20 +42,27 @@ export interface GatePermissionCheck {
 
 /** A permission answer that flips. */
 export interface GatePermissionFlip {
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
+  /** The tool's name. */
   toolName: string;
+  /** The recorded answer. */
   before: GatePermissionAnswer;
+  /** The new definition's answer to the same request. */
   after: GatePermissionAnswer;
 }
 
 /** One session, checked. */
 export interface GateSessionReport {
+  /** The session's id. */
   sessionId: string;
+  /** The session's workflow id. */
   workflowId: string;
   /** The version the session started with. */
   version?: string;
   /** Workflow status as the server lists it (`RUNNING`, `COMPLETED`, ...). */
   status: string;
+  /** When the session's workflow started. */
   startTime: Date;
   /** Dispatches replayed and compared. */
   checked: number;
@@ -71,11 +83,13 @@ export interface GateSessionReport {
 
 /** What {@link gateDeploy} found. */
 export interface GateReport {
+  /** The agent's name (its `name` option). */
   agentName: string;
   /** The running version whose sessions were replayed. */
   version: string;
   /** The new definition's version (its `version`, else its fingerprint) and fingerprint. */
   newVersion: string;
+  /** The new definition's fingerprint. */
   newFingerprint: string;
   /** The sessions checked, most recent first (as the server lists them). */
   sessions: GateSessionReport[];

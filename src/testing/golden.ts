@@ -39,6 +39,7 @@ export interface GoldenDecision {
   action: string;
   /** 0-based callback that decided (skip/abort) or failed. */
   decidedBy?: number;
+  /** The deciding callback's reason, or the failure's message. */
   reason?: string;
   /** The merged `modifiedInput`, when any callback gave one. */
   modifiedInput?: JsonObject;
@@ -48,12 +49,17 @@ export interface GoldenDecision {
 
 /** One recorded dispatch: the event's input as the callbacks got it, and the decision. */
 export interface GoldenDispatch {
+  /** 0-based position of the dispatch in the recording (every run, oldest first). */
   seq: number;
+  /** The hook event dispatched. */
   event: HookEvent;
+  /** The tool's name, for tool events. */
   toolName?: string;
   /** The event's fields beyond `event`, `sessionId` and `abortSignal`. */
   payload: JsonObject;
+  /** The dispatch's time budget, ms; the check gives the current hooks the same. */
   budgetMs: number;
+  /** What the recorded session's hooks decided. */
   decision: GoldenDecision;
   /**
    * The version whose definition decided (the session's: only a worker of that version runs
@@ -64,26 +70,37 @@ export interface GoldenDispatch {
 
 /** A recording file's content. */
 export interface GoldenSession {
+  /** The file format, {@link GOLDEN_FORMAT}. */
   format: typeof GOLDEN_FORMAT;
+  /** The recorded session's id. */
   sessionId: string;
+  /** When the recording was made, ISO 8601. */
   recordedAt: string;
+  /** Every hook dispatch of the session, in order. */
   dispatches: GoldenDispatch[];
 }
 
 /** One decision that changed. */
 export interface GoldenChange {
+  /** The dispatch's `seq` in the recording. */
   seq: number;
+  /** The hook event dispatched. */
   event: HookEvent;
+  /** The tool's name, for tool events. */
   toolName?: string;
+  /** The recorded decision. */
   before: GoldenDecision;
+  /** The current hooks' decision on the same input. */
   after: GoldenDecision;
 }
 
 /** What {@link checkGoldenSession} found. */
 export interface GoldenReport {
+  /** The recorded session's id. */
   sessionId: string;
   /** Dispatches checked. */
   checked: number;
+  /** The decisions that changed, in recording order (empty when none did). */
   changes: GoldenChange[];
 }
 

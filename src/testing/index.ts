@@ -1,7 +1,7 @@
 /**
  * Test doubles and helpers: `import { scriptedModel } from 'durable-agent-sdk/testing'`.
  *
- * @module
+ * @module durable-agent-sdk/testing
  */
 export {
   scriptedModel,

@@ -33,21 +33,28 @@ import type { HookTestEnv, SessionRef } from './hook-test-env.js';
 
 /** What `expect(session)` gains; every matcher returns a promise. */
 export interface HookMatchers<R = unknown> {
+  /** The session dispatched `event` exactly `times` times ({@link assertDispatched}). */
   toHaveDispatched(env: HookTestEnv, event: HookEvent, times: number): Promise<R>;
+  /** The session dispatched exactly these events, in order ({@link assertDispatchOrder}). */
   toHaveDispatchOrder(
     env: HookTestEnv,
     events: readonly HookEvent[],
     options?: DispatchOrderOptions,
   ): Promise<R>;
+  /** One dispatch was decided as `expected` says ({@link assertDecision}). */
   toHaveDecided(env: HookTestEnv, expected: ExpectedDecision): Promise<R>;
+  /** The tool never started ({@link assertToolNeverRan}). */
   toNeverHaveRunTool(env: HookTestEnv, toolName: string): Promise<R>;
+  /** SessionStart and SessionEnd ran once each ({@link assertSessionStartEndOnce}). */
   toHaveRunSessionStartAndEndOnce(env: HookTestEnv): Promise<R>;
+  /** The `nth` call of the tool ran with `input` ({@link assertToolInput}). */
   toHaveGivenToolInput(
     env: HookTestEnv,
     toolName: string,
     input: JsonObject,
     options?: NthOptions,
   ): Promise<R>;
+  /** The `nth` prompt reached the model as `prompt` ({@link assertModelPrompt}). */
   toHaveSentModelPrompt(
     env: HookTestEnv,
     prompt: string | RegExp,

@@ -12,8 +12,11 @@ import type { AgentModel, ModelStepRequest } from '../models/model.js';
 
 /** A tool call in a script; `toolUseId` defaults to `call_<step>_<index>`. */
 export interface ScriptedToolCall {
+  /** The tool to call, by name. */
   toolName: string;
+  /** The call's input. */
   input: JsonObject;
+  /** The call's id. @default `call_<step>_<index>` */
   toolUseId?: string;
 }
 

@@ -18,8 +18,11 @@ export type ScriptedToolResult =
 
 /** One call that reached the tool. */
 export interface RecordedToolCall {
+  /** The input the tool ran with. */
   input: JsonObject;
+  /** The tool call's id. */
   toolUseId: string;
+  /** The id of the session that made the call. */
   sessionId: string;
 }
 

@@ -9,7 +9,9 @@ import type { ToolKind, ToolResult } from '../common/types.js';
 
 /** What a tool's `execute` gets besides its input. */
 export interface ToolContext {
+  /** The id of the session that made the call. */
   sessionId: string;
+  /** The tool call's id, as the model gave it. */
   toolUseId: string;
   /** Aborts when the call is cancelled (abort, close) or times out. */
   signal: AbortSignal;

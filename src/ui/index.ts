@@ -19,7 +19,7 @@
  *
  * `durable-agent ui` runs one from the CLI's connection settings (src/cli/README.md).
  *
- * @module
+ * @module durable-agent-sdk/ui
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';

@@ -95,8 +95,9 @@ const bashInputSchema = z.object({
 
 /**
  * Run a shell command: `bash -c <command>`, cwd the first workspace root, stdin closed,
- * environment `context.env` (when absent, {@link toolEnvironment} of the worker's: never
- * the worker's whole environment). It leads its own process group (`detached`).
+ * environment `context.env` (when absent, the `DEFAULT_TOOL_ENV` variables and
+ * `advanced.toolEnv` of the worker: never the worker's whole environment).
+ * It leads its own process group (`detached`).
  *
  * - Output: stdout and stderr together, in arrival order. Past `context.maxOutputBytes`
  *   the rest is drained but not kept, and the result says how many bytes there were.

@@ -108,7 +108,7 @@ export function patternError(reason: string): ToolResult {
 /**
  * List files matching a glob pattern (`**`, `*`, `?`, `{a,b}`, `[abc]`) below a folder of
  * the workspace. Returns one path per line, relative to the searched folder, sorted,
- * at most {@link GLOB_MAX_RESULTS} of them (with a line saying how many more there were),
+ * at most 1000 (`GLOB_MAX_RESULTS`) of them (with a line saying how many more there were),
  * or `No files found`. Dotfiles are included; `.git` and symlinks are not.
  *
  * Error results: a `path` that is missing, not a folder or outside the workspace roots

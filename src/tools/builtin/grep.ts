@@ -41,8 +41,8 @@ const grepInputSchema = z.object({
 /**
  * Search files below a folder of the workspace (or one file) for lines matching a
  * JavaScript regular expression. Returns `file:line:text` lines (file relative to the
- * searched folder, line 1-based, text cut at {@link GREP_MAX_LINE_CHARS} characters), in
- * file order then line order, at most {@link GREP_MAX_MATCHES} of them, or
+ * searched folder, line 1-based, text cut at 500 (`GREP_MAX_LINE_CHARS`) characters), in
+ * file order then line order, at most 1000 (`GREP_MAX_MATCHES`) of them, or
  * `No matches found`. Skips binary files, files over 10 MiB, `node_modules`, `.git`,
  * symlinks, and anything whose real path is outside the workspace roots.
  *
