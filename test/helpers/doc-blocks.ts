@@ -62,7 +62,20 @@ export function extractBlocks(markdown: string, file: string): DocBlock[] {
   return blocks;
 }
 
-/** The languages a block may have, each with the flags it takes. */
+/**
+ * The `file=<name>.ts` flag of a ```ts block: the block is that file of its page's project, so
+ * the page's other blocks import it (`./agent.js`) and its shell blocks run it
+ * (`npx tsx worker.ts`).
+ */
+const FILE_FLAG = /^file=[\w-]+\.ts$/;
+
+/** The file a ```ts block names with its `file=` flag, or undefined. */
+export function blockFile(block: DocBlock): string | undefined {
+  const flag = block.flags.find((f) => FILE_FLAG.test(f));
+  return flag?.slice('file='.length);
+}
+
+/** The languages a block may have, each with the flags it takes (and ts, `file=<name>.ts`). */
 export const LANGUAGES: Readonly<Record<string, readonly string[]>> = {
   ts: ['run'],
   sh: [],
@@ -102,7 +115,9 @@ export function conventionError(block: DocBlock): string | undefined {
   if (!allowed) {
     return `unknown language '${language}': use ${Object.keys(LANGUAGES).join(', ')}`;
   }
-  const wrong = flags.filter((flag) => !allowed.includes(flag));
+  const wrong = flags.filter(
+    (flag) => !allowed.includes(flag) && !(language === 'ts' && FILE_FLAG.test(flag)),
+  );
   if (wrong.length > 0) {
     return `\`\`\`${language} takes ${allowed.length ? `only ${allowed.join(', ')}` : 'no flags'}, not ${wrong.join(' ')}`;
   }

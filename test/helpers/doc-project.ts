@@ -1,6 +1,7 @@
 /**
  * A scratch TypeScript project of the docs' ```ts blocks: each block is a module of its own,
- * named after its page and line, in a folder with a package.json (`"type": "module"`, so
+ * named after its page and line (or, with a `file=<name>.ts` flag, that file in a folder of its
+ * page, so the page's blocks import each other), in a folder with a package.json (`"type": "module"`, so
  * top-level await works), a node_modules link to the repository's, and a tsconfig.json whose
  * `paths` map `durable-agent-sdk` and each of its subpaths (package.json `exports`) to the
  * sources in `src/`. `tsc` and `tsx` (which honours `paths`) both read that tsconfig, so a
@@ -8,10 +9,10 @@
  *
  * @module
  */
-import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
-import type { DocBlock } from './doc-blocks.js';
+import { blockFile, type DocBlock } from './doc-blocks.js';
 
 /** A ```ts block written into the scratch project. */
 export interface BlockModule {
@@ -55,12 +56,16 @@ export function writeDocProject(
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module', private: true }));
   writeFileSync(
     join(dir, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: docCompilerOptions(repo), include: ['*.ts'] }, null, 2),
+    JSON.stringify({ compilerOptions: docCompilerOptions(repo), include: ['**/*.ts'] }, null, 2),
   );
   symlinkSync(join(repo, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return blocks.map((block) => {
-    const name = `${block.file.replace(/[^\w.-]+/g, '_')}_line${block.line}.ts`;
-    const path = join(dir, name);
+    const page = block.file.replace(/[^\w.-]+/g, '_');
+    // A block named with `file=` is that file of its page's folder, where the page's other
+    // blocks import it; the rest are named after their line.
+    const named = blockFile(block);
+    const path = named ? join(dir, page, named) : join(dir, `${page}_line${block.line}.ts`);
+    mkdirSync(join(path, '..'), { recursive: true });
     // An `export {}` keeps a block without imports a module (top-level await, own scope).
     writeFileSync(path, `${block.code}\nexport {};\n`);
     return { block, path };

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  blockFile,
   expectedOutput,
   strayOutputs,
   conventionError,
@@ -100,6 +101,14 @@ describe('conventionError', () => {
       expect(conventionError(block(language))).toBeUndefined();
     }
     expect(conventionError(block('ts', ['run']))).toBeUndefined();
+  });
+
+  it('takes file=<name>.ts on a ts block only, and names the file', () => {
+    expect(conventionError(block('ts', ['file=worker.ts']))).toBeUndefined();
+    expect(blockFile(block('ts', ['file=worker.ts']))).toBe('worker.ts');
+    expect(blockFile(block('ts', ['run']))).toBeUndefined();
+    expect(conventionError(block('ts', ['file=../x.ts']))).toMatch(/not file=\.\.\/x\.ts/);
+    expect(conventionError(block('sh', ['file=x.ts']))).toBe('```sh takes no flags, not file=x.ts');
   });
 
   it('refuses other spellings, naming the one to use', () => {

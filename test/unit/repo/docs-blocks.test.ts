@@ -7,6 +7,8 @@
  *   and a `const x: Type = {...}`.
  * - ```ts run: the same, and it runs to completion against the server in `TEMPORAL_ADDRESS`
  *   (test/integration/docs/docs-run.test.ts).
+ * - ```ts file=<name>.ts: a block that is that file of its page (the page's other blocks import
+ *   it as `./<name>.js`, and its ```sh blocks may run it with `npx tsx <name>.ts`).
  * - ```text output, right after a ```ts run block: what that block prints on standard output,
  *   line for line (docs-run.test.ts compares them).
  * - ```sh: commands a user types; `npm run <script>`, `durable-agent <command>` and

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GLOBAL_OPTIONS } from '../../../src/cli/args.js';
 import { COMMANDS } from '../../../src/cli/command-table.js';
-import { docPages, extractBlocks } from '../../helpers/doc-blocks.js';
+import { blockFile, docPages, extractBlocks } from '../../helpers/doc-blocks.js';
 import { shellCommands, shellErrors, type ShellWorld } from '../../helpers/doc-shell.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -102,13 +102,20 @@ describe('shellErrors', () => {
 
 describe('the ```sh blocks of README.md and docs/', () => {
   it('name scripts, CLI commands and options, and files that exist', () => {
-    const errors = docPages(repo).flatMap((page) =>
-      extractBlocks(readFileSync(join(repo, page), 'utf8'), page)
+    const errors = docPages(repo).flatMap((page) => {
+      const blocks = extractBlocks(readFileSync(join(repo, page), 'utf8'), page);
+      // The files the page's own ```ts file=<name> blocks make, in the folder it works in.
+      const made = new Set(blocks.map(blockFile).filter((name) => name !== undefined));
+      const world = {
+        ...repoWorld,
+        exists: (path: string) => made.has(path) || repoWorld.exists(path),
+      };
+      return blocks
         .filter((block) => block.language === 'sh')
         .flatMap((block) =>
-          shellErrors(block.code, repoWorld).map((error) => `${page}:${block.line}: ${error}`),
-        ),
-    );
+          shellErrors(block.code, world).map((error) => `${page}:${block.line}: ${error}`),
+        );
+    });
     if (errors.length > 0) throw new Error(`${errors.length} command(s):\n${errors.join('\n')}`);
   });
 });
