@@ -1,0 +1,302 @@
+/**
+ * CI check of the scenario folders in `examples/` as a user gets them (run after `npm run
+ * build`): `npm pack` once, then for each example its folder is copied outside the repo, its
+ * `durable-agent-sdk` dependency pointed at the tarball (`npm install <tgz>`, which installs
+ * the example's own dependencies too), its TypeScript checked with `tsc --noEmit`, and its
+ * scripts run as its README says, end to end, against a Temporal server.
+ *
+ *   npm run build && npx tsx scripts/check-examples.ts [--keep] [name ...]
+ *
+ * Uses the Temporal server at `TEMPORAL_ADDRESS`, else starts a dev server of its own. Needs
+ * the npm registry (or npm's cache). Exit 1 on a failed check; `--keep` leaves the temporary
+ * folder for a look; names run only those examples.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import { freePort, startDevServer, type DevServer } from '../src/server/dev-server.js';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const keep = args.includes('--keep');
+const only = args.filter((arg) => !arg.startsWith('--'));
+
+/** One example: its folder under `examples/` and how a user drives it. */
+interface Example {
+  name: string;
+  drive(app: App): Promise<string>;
+}
+
+/** A copied, installed example folder and what runs there. */
+interface App {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  /** `npm run <script> [-- args]` in the folder, as a process group of its own. */
+  start(script: string, scriptArgs?: string[], extraEnv?: NodeJS.ProcessEnv): Running;
+  /** A command to completion in the folder; its stdout. Throws on a non-zero exit. */
+  run(command: string, commandArgs: string[], extraEnv?: NodeJS.ProcessEnv): string;
+}
+
+interface Running {
+  child: ChildProcess;
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output; rejects after `ms` or on exit. */
+  waitFor(pattern: RegExp, ms?: number): Promise<RegExpExecArray>;
+  exit: Promise<number | null>;
+  stop(): Promise<number | null>;
+}
+
+class CheckFailed extends Error {}
+
+function expect(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new CheckFailed(message);
+}
+
+const running = new Set<Running>();
+
+function startProcess(
+  script: string,
+  scriptArgs: string[],
+  dir: string,
+  env: NodeJS.ProcessEnv,
+): Running {
+  const npmArgs = ['run', '--silent', script, ...(scriptArgs.length ? ['--', ...scriptArgs] : [])];
+  const child = spawn('npm', npmArgs, {
+    cwd: dir,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let exited = false;
+  void exit.then(() => (exited = true));
+  const handle: Running = {
+    child,
+    output: () => out,
+    exit,
+    async waitFor(pattern, ms = 60_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const match = pattern.exec(out);
+        if (match) return match;
+        if (exited) throw new CheckFailed(`npm run ${script} exited before ${pattern}:\n${out}`);
+        if (Date.now() > deadline) {
+          throw new CheckFailed(`npm run ${script}: no ${pattern} in ${ms} ms:\n${out}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    async stop() {
+      if (!exited) {
+        process.kill(-child.pid!, 'SIGTERM');
+        const timer = setTimeout(() => !exited && process.kill(-child.pid!, 'SIGKILL'), 15_000);
+        await exit;
+        clearTimeout(timer);
+      }
+      running.delete(handle);
+      return exit;
+    },
+  };
+  running.add(handle);
+  return handle;
+}
+
+const examples: Example[] = [
+  {
+    name: 'two-process-approval',
+    async drive(app) {
+      const worker = app.start('worker');
+      await worker.waitFor(/\[worker\] polling task queue/);
+      const client = app.start('client');
+      const [, sessionId, requestId] = await client.waitFor(
+        /approve it: npx durable-agent approve (\S+) (\S+)/,
+      );
+      const pending = app.run('npx', ['durable-agent', 'pending', sessionId!]);
+      expect(
+        pending.includes(requestId!) && pending.includes('Write'),
+        `durable-agent pending did not list ${requestId}:\n${pending}`,
+      );
+      app.run('npx', ['durable-agent', 'approve', sessionId!, requestId!]);
+      const code = await client.exit;
+      expect(code === 0, `the client exited ${code}:\n${client.output()}`);
+      expect(
+        client.output().includes('[client] [completed] The Write call ended') &&
+          client.output().includes('[client] tool call Write: success'),
+        `the client did not finish with the approved Write:\n${client.output()}`,
+      );
+      expect(existsSync(join(app.dir, 'NOTES.md')), 'the approved Write made no NOTES.md');
+      await worker.waitFor(/\[worker\] PostToolUse Write/, 10_000);
+      // SIGTERM goes to the process group, as Ctrl-C does: npm ends by the signal, the worker
+      // after its in-flight work.
+      await worker.stop();
+      expect(
+        worker.output().includes('[worker] stopped'),
+        `the worker did not stop cleanly on SIGTERM:\n${worker.output()}`,
+      );
+      return `worker and client ran; durable-agent pending listed the Write, approve let it run`;
+    },
+  },
+  {
+    name: 'encryption',
+    async drive(app) {
+      const keys = { DURABLE_AGENT_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` };
+      const main = app.start('start', [], keys);
+      const code = await main.exit;
+      const out = main.output();
+      expect(code === 0, `npm start exited ${code}:\n${out}`);
+      expect(
+        /encodings binary\/encrypted; the secret in the clear: no/.test(out) &&
+          /the codec server decoded \d+ payloads; the prompt is #\d+/.test(out),
+        `npm start did not show a sealed history opened by the codec server:\n${out}`,
+      );
+      const sessionId = /^session (\S+)/m.exec(out)?.[1];
+      const sealed = /^sealed prompt payload: (.+)$/m.exec(out)?.[1];
+      expect(sessionId && sealed, `npm start printed no session id or payload:\n${out}`);
+
+      const inspected = app.run('npx', ['durable-agent', 'inspect', sessionId, '--json'], keys);
+      const timeline = JSON.parse(inspected) as { prompts?: { prompt: string }[] };
+      expect(
+        timeline.prompts?.[0]?.prompt === 'Remember my card 4111-1111-1111-1111.',
+        `durable-agent inspect with the key did not show the prompt:\n${inspected}`,
+      );
+      let refused = '';
+      try {
+        app.run('npx', ['durable-agent', 'inspect', sessionId], {
+          DURABLE_AGENT_ENCRYPTION_KEYS: '',
+        });
+      } catch (error) {
+        refused = String((error as { stderr?: string }).stderr);
+      }
+      expect(refused.includes('k1'), `inspect without the key did not name k1: ${refused}`);
+
+      // The standing codec server the Web UI is pointed at, with the same ring.
+      const token = randomBytes(24).toString('base64url');
+      const port = await freePort();
+      const codec = app.start('codec-server', ['--port', String(port)], {
+        ...keys,
+        DURABLE_AGENT_CODEC_TOKEN: token,
+      });
+      const [, url] = await codec.waitFor(/codec server: (http:\S+)/);
+      const decode = (auth: string) =>
+        fetch(`${url}/decode`, {
+          method: 'POST',
+          headers: {
+            'Content-Type': 'application/json',
+            Authorization: auth,
+            // The CLI's server serves one namespace, named in the header as the Web UI sends it.
+            'X-Namespace': 'default',
+          },
+          body: JSON.stringify({ payloads: [JSON.parse(sealed)] }),
+        });
+      const denied = await decode('Bearer wrong-token-0123456789');
+      const opened = (await (await decode(`Bearer ${token}`)).json()) as {
+        payloads?: { data: string }[];
+      };
+      const text = Buffer.from(opened.payloads?.[0]?.data ?? '', 'base64').toString();
+      expect(denied.status === 401, `the codec server answered ${denied.status} to a bad token`);
+      expect(text.includes('4111-1111'), `npm run codec-server did not decode the prompt: ${text}`);
+      await codec.stop();
+      return (
+        'the history was sealed, inspect read it with the key and named k1 without it, ' +
+        'npm run codec-server decoded the prompt with its token (401 without)'
+      );
+    },
+  },
+];
+
+const selected = examples.filter((e) => only.length === 0 || only.includes(e.name));
+const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-examples-'));
+let server: DevServer | undefined;
+let failed = 0;
+const started = performance.now();
+try {
+  const [packed] = JSON.parse(
+    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], {
+      cwd: repo,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  ) as { filename: string }[];
+  if (!packed) throw new CheckFailed('npm pack printed no tarball');
+  const tarball = join(tmp, packed.filename);
+
+  let address = process.env.TEMPORAL_ADDRESS;
+  if (!address) {
+    server = await startDevServer({ cacheDir: join(repo, '.temporal') });
+    address = server.address;
+  }
+
+  for (const example of selected) {
+    const exampleStarted = performance.now();
+    const dir = join(tmp, example.name);
+    cpSync(join(repo, 'examples', example.name), dir, {
+      recursive: true,
+      filter: (source) => !source.includes('node_modules'),
+    });
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      TEMPORAL_ADDRESS: address,
+      EXAMPLE_TASK_QUEUE: `check-examples-${example.name}-${process.pid}`,
+      // The installed package's own workflow bundle, not one a CI variable names.
+      DURABLE_AGENT_WORKFLOW_BUNDLE: '',
+    };
+    const run = (command: string, commandArgs: string[], extraEnv?: NodeJS.ProcessEnv) =>
+      execFileSync(command, commandArgs, {
+        cwd: dir,
+        env: { ...env, ...extraEnv },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 120_000,
+      });
+    try {
+      run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund']);
+      const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+        dependencies: Record<string, string>;
+      };
+      expect(
+        manifest.dependencies['durable-agent-sdk']?.startsWith('file:'),
+        'npm install <tgz> did not point durable-agent-sdk at the tarball',
+      );
+      run('npx', ['tsc', '--noEmit']);
+      const app: App = {
+        dir,
+        env,
+        run,
+        start: (script, scriptArgs = [], extraEnv) =>
+          startProcess(script, scriptArgs, dir, { ...env, ...extraEnv }),
+      };
+      const what = await example.drive(app);
+      const seconds = ((performance.now() - exampleStarted) / 1000).toFixed(1);
+      console.log(
+        `check-examples: ok: ${example.name} (${seconds} s): tsc --noEmit clean; ${what}`,
+      );
+    } catch (error) {
+      failed++;
+      const e = error as { stderr?: string; stdout?: string; message: string };
+      console.error(
+        `check-examples: FAILED: ${example.name}: ${e.message}${e.stderr ? `\n${e.stderr}` : ''}${e.stdout ? `\n${e.stdout}` : ''}`,
+      );
+    } finally {
+      for (const handle of [...running]) {
+        await handle.stop();
+      }
+    }
+  }
+} finally {
+  for (const handle of [...running]) await handle.stop();
+  await server?.stop();
+  if (keep) console.log(`check-examples: kept ${tmp}`);
+  else rmSync(tmp, { recursive: true, force: true });
+}
+const total = ((performance.now() - started) / 1000).toFixed(1);
+if (failed > 0) {
+  console.error(`check-examples: ${failed} of ${selected.length} failed (${total} s)`);
+  process.exit(1);
+}
+console.log(`check-examples: ${selected.length} examples ok (${total} s)`);
