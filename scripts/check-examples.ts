@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server.js';
+import { launchChromium } from '../test/helpers/chromium.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -206,6 +207,40 @@ const examples: Example[] = [
         'the history was sealed, inspect read it with the key and named k1 without it, ' +
         'npm run codec-server decoded the prompt with its token (401 without)'
       );
+    },
+  },
+  {
+    name: 'session-inbox',
+    async drive(app) {
+      const main = app.start('start');
+      const [, sessionId] = await main.waitFor(/^session (\S+): its Write call waits/m);
+      const [, url] = await main.waitFor(/open the inbox and approve it: (http\S+)/);
+      // A person in headless Chromium: open the printed address, type a name, press Approve.
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(url!);
+        await page.getByTestId('name').fill('alice');
+        const card = page.locator('[data-testid=request][data-tool=Write]');
+        await card.getByTestId('approve').click();
+        const code = await main.exit;
+        const out = main.output();
+        expect(code === 0, `npm start exited ${code}:\n${out}`);
+        expect(
+          out.includes('[completed] The Write call ended') &&
+            out.includes('tool call Write: success'),
+          `the approved Write did not run:\n${out}`,
+        );
+      } finally {
+        await browser.close();
+      }
+      expect(existsSync(join(app.dir, 'TODO.md')), 'the approved Write made no TODO.md');
+      const inspected = app.run('npx', ['durable-agent', 'inspect', sessionId!]);
+      expect(
+        inspected.includes('person ui:alice'),
+        `inspect does not show ui:alice as who approved:\n${inspected}`,
+      );
+      return 'the inbox page in headless Chromium approved the Write as ui:alice; it ran';
     },
   },
 ];
