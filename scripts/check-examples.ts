@@ -74,7 +74,9 @@ function startProcess(
   let out = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  // 'close', not 'exit': npm ends at a signal at once, its script's processes (holding the
+  // same pipes) when they are done.
+  const exit = new Promise<number | null>((resolve) => child.once('close', resolve));
   let exited = false;
   void exit.then(() => (exited = true));
   const handle: Running = {
@@ -95,8 +97,15 @@ function startProcess(
     },
     async stop() {
       if (!exited) {
-        process.kill(-child.pid!, 'SIGTERM');
-        const timer = setTimeout(() => !exited && process.kill(-child.pid!, 'SIGKILL'), 15_000);
+        const signalGroup = (signal: NodeJS.Signals) => {
+          try {
+            process.kill(-child.pid!, signal);
+          } catch {
+            // The group is gone already.
+          }
+        };
+        signalGroup('SIGTERM');
+        const timer = setTimeout(() => !exited && signalGroup('SIGKILL'), 15_000);
         await exit;
         clearTimeout(timer);
       }
@@ -241,6 +250,39 @@ const examples: Example[] = [
         `inspect does not show ui:alice as who approved:\n${inspected}`,
       );
       return 'the inbox page in headless Chromium approved the Write as ui:alice; it ran';
+    },
+  },
+  {
+    name: 'browser-chat',
+    async drive(app) {
+      const server = app.start('start');
+      const [, url] = await server.waitFor(/chat on (http\S+) \(session/);
+      const browser = await launchChromium();
+      let shown: string;
+      try {
+        const page = await browser.newPage();
+        await page.goto(url!);
+        await page.locator('#prompt').fill('What is in this folder?');
+        await page.locator('#send').click();
+        const done = page.locator('.done');
+        await done.waitFor({ timeout: 60_000 });
+        shown = await page.locator('#log').innerText();
+        const status = await done.getAttribute('data-status');
+        const pieces = Number(/\((\d+) pieces streamed\)/.exec(shown)?.[1] ?? 0);
+        expect(status === 'completed', `the page ended with ${status}:\n${shown}`);
+        expect(
+          shown.includes('running Glob') &&
+            shown.includes('Glob: success') &&
+            /This folder holds \d+ entries\./.test(shown),
+          `the page did not show the tool and the reply:\n${shown}`,
+        );
+        expect(pieces > 1, `the reply reached the page in ${pieces} piece(s), not streamed`);
+      } finally {
+        await browser.close();
+      }
+      await server.stop();
+      expect(server.output().includes('stopped'), `npm start did not stop:\n${server.output()}`);
+      return 'headless Chromium sent a prompt and showed the tool call and the streamed reply';
     },
   },
 ];

@@ -12,8 +12,9 @@ if (!process.env.TEMPORAL_ADDRESS) {
 
 const worker = await createAgentWorker(agent);
 say('worker', `polling task queue ${taskQueue} at ${process.env.TEMPORAL_ADDRESS}; Ctrl-C stops`);
+// `on`, not `once`: Ctrl-C reaches the process twice (from the terminal and through tsx).
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void worker.shutdown());
+  process.on(signal, () => void worker.shutdown());
 }
 await worker.done;
 say('worker', 'stopped');
