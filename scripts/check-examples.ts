@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { freePort, startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { launchChromium } from '../test/helpers/chromium.js';
+import { TEMPORAL_SERVER_VERSION, freeClusterPort } from './cluster.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -29,6 +30,8 @@ const only = args.filter((arg) => !arg.startsWith('--'));
 interface Example {
   name: string;
   drive(app: App): Promise<string>;
+  /** Why it cannot run on this machine, if it cannot: the check says so and passes it by. */
+  skip?(): string | undefined;
 }
 
 /** A copied, installed example folder and what runs there. */
@@ -285,6 +288,78 @@ const examples: Example[] = [
       return 'headless Chromium sent a prompt and showed the tool call and the streamed reply';
     },
   },
+  {
+    name: 'cluster',
+    skip() {
+      const binaries = join(repo, '.temporal', 'cluster', `v${TEMPORAL_SERVER_VERSION}`, 'bin');
+      if (!existsSync(join(binaries, 'server'))) {
+        return 'cluster binaries not built (npx tsx scripts/cluster.ts build)';
+      }
+      if (!existsSync('/usr/lib/postgresql'))
+        return 'no PostgreSQL (apt-get install -y postgresql)';
+      return undefined;
+    },
+    async drive(app) {
+      // The binaries this clone built; a folder PostgreSQL's user can reach (not under tmp).
+      const clusterEnv = { DURABLE_AGENT_CACHE_DIR: join(repo, '.temporal') };
+      const clusterDir = mkdtempSync(join(tmpdir(), 'durable-agent-examples-cluster-'));
+      const port = await freeClusterPort();
+      try {
+        const exports = app.run(
+          'npm',
+          [
+            'run',
+            '-s',
+            'cluster',
+            '--',
+            'start',
+            '--tls',
+            '--dir',
+            clusterDir,
+            '--port',
+            String(port),
+          ],
+          clusterEnv,
+        );
+        // What `eval "$(npm run -s cluster -- start --tls)"` sets.
+        const exported = Object.fromEntries(
+          [...exports.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]),
+        );
+        expect(
+          exported.TEMPORAL_ADDRESS === `127.0.0.1:${port}` &&
+            exported.TEMPORAL_TLS_CLIENT_CERT_PATH,
+          `cluster start printed no TLS exports:\n${exports}`,
+        );
+        const main = app.start('start', [], exported);
+        const code = await main.exit;
+        const out = main.output();
+        expect(code === 0, `npm start exited ${code}:\n${out}`);
+        expect(
+          out.includes('PreToolUse Read {"file_path":"package.json"}') &&
+            out.includes('[completed] This app is durable-agent-example-cluster.') &&
+            out.includes('session closed'),
+          `the session on the cluster did not run as the README says:\n${out}`,
+        );
+        const sessionId = /^session (\S+)/m.exec(out)?.[1];
+        const listed = app.run(
+          'npx',
+          ['durable-agent', 'sessions', '--agent', 'cluster-example'],
+          exported,
+        );
+        expect(
+          sessionId && listed.includes(sessionId),
+          `durable-agent sessions did not list ${sessionId}:\n${listed}`,
+        );
+      } finally {
+        app.run(
+          'npm',
+          ['run', '-s', 'cluster', '--', 'stop', '--dir', clusterDir, '--clean'],
+          clusterEnv,
+        );
+      }
+      return 'cluster start --tls from the installed package; the session ran over mTLS; sessions listed it; stop --clean';
+    },
+  },
 ];
 
 const selected = examples.filter((e) => only.length === 0 || only.includes(e.name));
@@ -310,6 +385,11 @@ try {
   }
 
   for (const example of selected) {
+    const skipped = example.skip?.();
+    if (skipped) {
+      console.log(`check-examples: skipped: ${example.name}: ${skipped}`);
+      continue;
+    }
     const exampleStarted = performance.now();
     const dir = join(tmp, example.name);
     cpSync(join(repo, 'examples', example.name), dir, {
