@@ -3,7 +3,17 @@
  * build`): `npm pack` once, then for each example its folder is copied outside the repo, its
  * `durable-agent-sdk` dependency pointed at the tarball (`npm install <tgz>`, which installs
  * the example's own dependencies too), its TypeScript checked with `tsc --noEmit`, and its
- * scripts run as its README says, end to end, against a Temporal server.
+ * scripts run as its README says, end to end, against a Temporal server:
+ *
+ * - two-process-approval: the worker, the client, `durable-agent pending` and `approve`;
+ * - encryption: `npm start`, `durable-agent inspect` with and without the key, and
+ *   `npm run codec-server` decoding a sealed payload behind its token;
+ * - session-inbox and browser-chat: their pages driven in headless Chromium
+ *   (`/usr/bin/chromium`, or `CHROMIUM_PATH`);
+ * - cluster: `npm run cluster -- start --tls` and the agent over mTLS, only where this clone
+ *   built the cluster's binaries and PostgreSQL is installed (else it says it skipped).
+ *
+ * About 170 s for the five on the 2-core machine (npm's cache warm).
  *
  *   npm run build && npx tsx scripts/check-examples.ts [--keep] [name ...]
  *
