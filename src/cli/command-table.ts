@@ -165,8 +165,8 @@ export const COMMANDS = {
       'decision that would flip (dispatch, event, tool, before, after), then a summary.\n' +
       '--since 24h: only sessions started since; --limit N: at most N sessions (default 50, most\n' +
       'recent first); --event E (repeatable): only those events; --json: the report as JSON.\n' +
-      'Tools, the model and permission checks never run; callbacks are called for real (their\n' +
-      `side effects happen). Encrypted sessions are read with ${KEYS_VARIABLE}.\n` +
+      'Tools and the model never run; callbacks and permission functions are called for real\n' +
+      `(their side effects happen). Encrypted sessions are read with ${KEYS_VARIABLE}.\n` +
       'Exit 0: nothing flips; 1: something flips; 2: bad input (a module that does not load, no\n' +
       'sessions, a server that does not answer, a history that does not decrypt) or usage.\n' +
       `--timeout bounds it all (default ${GATE_TIMEOUT_MS / 1000}s).`,
