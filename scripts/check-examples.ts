@@ -21,6 +21,7 @@
  * the npm registry (or npm's cache). Exit 1 on a failed check; `--keep` leaves the temporary
  * folder for a look; names run only those examples.
  */
+import { packBuild } from './pack-build.js';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -378,15 +379,7 @@ let server: DevServer | undefined;
 let failed = 0;
 const started = performance.now();
 try {
-  const [packed] = JSON.parse(
-    execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], {
-      cwd: repo,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'inherit'],
-    }),
-  ) as { filename: string }[];
-  if (!packed) throw new CheckFailed('npm pack printed no tarball');
-  const tarball = join(tmp, packed.filename);
+  const tarball = packBuild(repo, tmp);
 
   let address = process.env.TEMPORAL_ADDRESS;
   if (!address) {

@@ -24,6 +24,7 @@
  * Needs the npm registry (or npm's cache) for the package's dependencies. Exit 1 on a
  * failed check; `--keep` leaves the temporary folder for a look.
  */
+import { packBuild } from './pack-build.js';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
@@ -36,7 +37,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import {
@@ -176,22 +177,19 @@ const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-pack-'));
 let server: DevServer | undefined;
 try {
   // 2. The tarball ships that bundle. --ignore-scripts: check this build, not a new one.
-  const [packed] = JSON.parse(
-    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], repo),
-  ) as { filename: string }[];
-  if (!packed) fail('npm pack printed no tarball');
-  const tarball = join(tmp, packed.filename);
+  const tarball = packBuild(repo, tmp);
+  const packed = basename(tarball);
   const extracted = join(tmp, 'extracted');
   mkdirSync(extracted);
   run('tar', ['-xzf', tarball, '-C', extracted], tmp);
   for (const file of [WORKFLOW_BUNDLE_FILE, WORKFLOW_BUNDLE_MANIFEST_FILE]) {
     const inTarball = join(extracted, 'package', 'dist', file);
-    if (!existsSync(inTarball)) fail(`${packed.filename} has no dist/${file}`);
+    if (!existsSync(inTarball)) fail(`${packed} has no dist/${file}`);
     if (!readFileSync(inTarball).equals(readFileSync(join(dist, file)))) {
-      fail(`dist/${file} in ${packed.filename} differs from the built one`);
+      fail(`dist/${file} in ${packed} differs from the built one`);
     }
   }
-  ok(`${packed.filename} ships dist/${WORKFLOW_BUNDLE_FILE} and its manifest as built`);
+  ok(`${packed} ships dist/${WORKFLOW_BUNDLE_FILE} and its manifest as built`);
 
   // 3. A fresh folder outside the repo, as a user would make it.
   const app = join(tmp, 'app');
@@ -296,9 +294,9 @@ try {
   // 4. The cluster command of the installed package.
   for (const file of [SERVER_CONFIG_FILE, DYNAMIC_CONFIG_FILE, SCHEMA_SETUP_SCRIPT]) {
     const shipped = join(installed, relative(repo, file));
-    if (!existsSync(shipped)) fail(`${packed.filename} has no ${relative(repo, file)}`);
+    if (!existsSync(shipped)) fail(`${packed} has no ${relative(repo, file)}`);
     if (!readFileSync(shipped).equals(readFileSync(file))) {
-      fail(`${relative(repo, file)} in ${packed.filename} differs from the repo's`);
+      fail(`${relative(repo, file)} in ${packed} differs from the repo's`);
     }
   }
   const tsx = join(repo, 'node_modules', '.bin', 'tsx');
@@ -316,7 +314,7 @@ try {
   if (!built || !postgres) {
     rmSync(clusterDir, { recursive: true, force: true });
     ok(
-      `${packed.filename} ships deploy/ for scripts/cluster.ts, whose certs ran from the installed ` +
+      `${packed} ships deploy/ for scripts/cluster.ts, whose certs ran from the installed ` +
         `package; start not tried (${built ? 'no PostgreSQL' : 'cluster binaries not built: npx tsx scripts/cluster.ts build'})`,
     );
   } else {
@@ -353,7 +351,7 @@ try {
     }
     if (failure) fail(failure);
     ok(
-      `${packed.filename} ships deploy/ for scripts/cluster.ts; from the installed package it ` +
+      `${packed} ships deploy/ for scripts/cluster.ts; from the installed package it ` +
         `made certificates, started a cluster (mTLS, port ${port}), checked it usable and removed it`,
     );
   }

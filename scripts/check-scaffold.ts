@@ -16,10 +16,11 @@
  * the npm registry (or npm's cache) for the project's dependencies. Exit 1 on a failed
  * check; `--keep` leaves the temporary folder for a look.
  */
+import { packBuild } from './pack-build.js';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 
@@ -64,11 +65,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'durable-agent-scaffold-'));
 let server: DevServer | undefined;
 try {
   // 1. The tarball, installed where a user would try the CLI. --ignore-scripts: this build.
-  const [packed] = JSON.parse(
-    run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], repo),
-  ) as { filename: string }[];
-  if (!packed) fail('npm pack printed no tarball');
-  const tarball = join(tmp, packed.filename);
+  const tarball = packBuild(repo, tmp);
   const host = join(tmp, 'host');
   mkdirSync(host);
   writeFileSync(
@@ -76,7 +73,7 @@ try {
     JSON.stringify({ name: 'scaffold-host', private: true, type: 'module' }),
   );
   run('npm', ['install', tarball, '--no-audit', '--no-fund', '--loglevel=error'], host);
-  ok(`installed ${packed.filename} in a fresh folder`);
+  ok(`installed ${basename(tarball)} in a fresh folder`);
 
   // 2. init from the installed package.
   const printed = run('npx', ['--no-install', 'durable-agent', 'init', '../my-agent'], host);
