@@ -1,18 +1,21 @@
 /**
  * A run rolls over (continue-as-new) long before Temporal's Update limits: the server refuses
- * the 2,001st Update of a run, and one session here takes 2,500 sends.
+ * the 2,001st Update of a run, and one session here takes 2,050 sends (past that limit, so a
+ * session that did not roll over would be refused there).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
 
+/** Past the server's 2,000 Updates of one run. */
+const SENDS = 2_050;
 const agents: Agent[] = [];
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
 
-describe('a session of 2,500 sends with no hooks', () => {
+describe('a session of 2,050 sends with no hooks', () => {
   it('answers every send, in order, none refused, over runs of at most a few hundred Updates', async () => {
     const agent = await createAgent({
       model: scriptedModel((request) =>
@@ -24,27 +27,27 @@ describe('a session of 2,500 sends with no hooks', () => {
     const session = await agent.createSession();
     const texts: string[] = [];
     const latencies: number[] = [];
-    for (let i = 1; i <= 2500; i++) {
+    for (let i = 1; i <= SENDS; i++) {
       const t0 = performance.now();
       const response = await session.send(`p${i}`);
       latencies.push(performance.now() - t0);
       expect(response.status).toBe('completed');
       texts.push(response.text());
     }
-    expect(texts).toEqual(Array.from({ length: 2500 }, (_, i) => `echo:p${i + 1}`));
-    expect((await session.describe()).promptsHandled).toBe(2500);
+    expect(texts).toEqual(Array.from({ length: SENDS }, (_, i) => `echo:p${i + 1}`));
+    expect((await session.describe()).promptsHandled).toBe(SENDS);
     // One run per 200 Updates (the ready Update and the sends), at most.
     const client = await rawClient();
     let runs = 0;
     for await (const _ of client.workflow.list({ query: `WorkflowId = '${session.workflowId}'` }))
       runs++;
     await client.connection.close();
-    expect(runs).toBeGreaterThanOrEqual(12);
+    expect(runs).toBeGreaterThanOrEqual(Math.ceil((SENDS + 1) / 200));
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
     // Timing is reported, not asserted here (a shared machine): bench/hotpath.ts measures it.
     console.log(
       `sends 10-20 median ${median(latencies.slice(9, 20)).toFixed(1)} ms, ` +
-        `sends 2490-2500 median ${median(latencies.slice(2489)).toFixed(1)} ms, ${runs} runs`,
+        `sends ${SENDS - 10}-${SENDS} median ${median(latencies.slice(SENDS - 11)).toFixed(1)} ms, ${runs} runs`,
     );
     await session.close();
   }, 900_000);
