@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join, sep } from 'node:path';
 
 /** One fenced code block of a markdown page. */
@@ -175,6 +175,22 @@ export function docPages(repo: string, only = process.env.DOC_BLOCKS_ONLY): stri
     throw new Error(`DOC_BLOCKS_ONLY names pages that are not checked: ${unknown.join(', ')}`);
   }
   return pages.filter((page) => wanted.has(page));
+}
+
+/** A markdown page: its path relative to the repository and its text. */
+export interface Page {
+  file: string;
+  text: string;
+}
+
+/** The checked pages (see {@link docPages}) with their text. */
+export function readDocPages(repo: string): Page[] {
+  return docPages(repo).map((file) => ({ file, text: readFileSync(join(repo, file), 'utf8') }));
+}
+
+/** Every fenced block of the checked pages, page by page, in order. */
+export function docBlocks(repo: string): DocBlock[] {
+  return readDocPages(repo).flatMap(({ file, text }) => extractBlocks(text, file));
 }
 
 function markdownUnder(repo: string, folder: string): string[] {

@@ -9,11 +9,7 @@
  * @module
  */
 
-/** A markdown page: its path relative to the repository and its text. */
-export interface Page {
-  file: string;
-  text: string;
-}
+import type { Page } from './doc-blocks.js';
 
 /** What a number is counted in; a quantity in the docs is converted to it. */
 export type Unit = 'ms' | 'bytes' | 'count';

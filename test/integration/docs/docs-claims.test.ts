@@ -14,8 +14,6 @@
  * The pages come from the filesystem; DOC_BLOCKS_ONLY (a comma-separated list of pages,
  * e.g. `DOC_BLOCKS_ONLY=docs/testing-hooks.md`) checks some of them only.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { HookEvent, type HookMap } from '../../../src/index.js';
@@ -27,7 +25,7 @@ import {
   type ScriptedTurn,
 } from '../../../src/testing/index.js';
 import { claimErrors, sendEventsClaims, type SendEvents } from '../../helpers/doc-claims.js';
-import { docPages } from '../../helpers/doc-blocks.js';
+import { readDocPages } from '../../helpers/doc-blocks.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -73,10 +71,7 @@ describe('history events per send', () => {
     // The first decision's search-attribute upsert, once a session.
     expect(firstWithHook).toBe(withHook + 1);
 
-    const pages = docPages(repo).map((file) => ({
-      file,
-      text: readFileSync(join(repo, file), 'utf8'),
-    }));
+    const pages = readDocPages(repo);
     const source = `measured: ${JSON.stringify(measured)}`;
     const errors = claimErrors(pages, sendEventsClaims(measured, source));
     if (errors.length > 0) throw new Error(`${errors.length} claim(s):\n${errors.join('\n')}`);

@@ -11,11 +11,10 @@
  * `DOC_BLOCKS_ONLY=docs/testing-hooks.md npx vitest run test/integration/docs/docs-run.test.ts`.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { docPages, expectedOutput, extractBlocks } from '../../helpers/doc-blocks.js';
+import { docBlocks, expectedOutput } from '../../helpers/doc-blocks.js';
 import { writeDocProject } from '../../helpers/doc-project.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
@@ -23,8 +22,7 @@ import { tempDir } from '../../helpers/temp-dirs.js';
 const RUN_BOUND_MS = 90_000;
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-const pages = docPages(repo);
-const blocks = pages.flatMap((page) => extractBlocks(readFileSync(join(repo, page), 'utf8'), page));
+const blocks = docBlocks(repo);
 const runnable = blocks.filter((block) => block.language === 'ts' && block.flags.includes('run'));
 const modules = runnable.length > 0 ? writeDocProject(repo, tempDir('doc-run'), runnable) : [];
 
@@ -68,7 +66,7 @@ function runBlock(path: string, cwd: string): Promise<Ended> {
 describe('the ```ts run blocks of README.md and docs/', () => {
   it('has a Temporal server to run against', () => {
     expect(process.env.TEMPORAL_ADDRESS).toBeTruthy();
-    expect(pages.length).toBeGreaterThan(0);
+    expect(blocks.length).toBeGreaterThan(0);
   });
 
   it.each(modules.map((m) => [`${m.block.file}:${m.block.line}`, m] as const))(

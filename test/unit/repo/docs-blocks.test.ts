@@ -26,23 +26,16 @@
  * them only, set DOC_BLOCKS_ONLY to a comma-separated list of those paths, e.g.
  * `DOC_BLOCKS_ONLY=docs/testing-hooks.md npx vitest run test/unit/repo/docs-blocks.test.ts`.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, it } from 'vitest';
-import {
-  conventionError,
-  docPages,
-  extractBlocks,
-  strayOutputs,
-} from '../../helpers/doc-blocks.js';
+import { conventionError, docBlocks, strayOutputs } from '../../helpers/doc-blocks.js';
 import { typeCheck, writeDocProject } from '../../helpers/doc-project.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
-const blocks = docPages(repo).flatMap((page) =>
-  extractBlocks(readFileSync(join(repo, page), 'utf8'), page),
-);
+const blocks = docBlocks(repo);
 const scratch = mkdtempSync(join(tmpdir(), 'durable-agent-doc-blocks-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

@@ -10,8 +10,6 @@
  * The pages come from the filesystem; DOC_BLOCKS_ONLY (a comma-separated list of pages,
  * e.g. `DOC_BLOCKS_ONLY=docs/testing-hooks.md`) checks some of them only.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_UI_PORT } from '../../../src/cli/cli-defaults.js';
@@ -25,7 +23,7 @@ import {
   sendEventsClaims,
   type Claim,
 } from '../../helpers/doc-claims.js';
-import { docPages } from '../../helpers/doc-blocks.js';
+import { readDocPages } from '../../helpers/doc-blocks.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -96,11 +94,7 @@ describe('claims', () => {
 
 describe('the defaults README.md and docs/ state', () => {
   it("are the code's defaults", () => {
-    const pages = docPages(repo).map((file) => ({
-      file,
-      text: readFileSync(join(repo, file), 'utf8'),
-    }));
-    const errors = claimErrors(pages, DEFAULT_CLAIMS);
+    const errors = claimErrors(readDocPages(repo), DEFAULT_CLAIMS);
     if (errors.length > 0) throw new Error(`${errors.length} claim(s):\n${errors.join('\n')}`);
   });
 });

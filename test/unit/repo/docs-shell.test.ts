@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { GLOBAL_OPTIONS } from '../../../src/cli/args.js';
 import { COMMANDS } from '../../../src/cli/command-table.js';
-import { blockFile, docPages, extractBlocks } from '../../helpers/doc-blocks.js';
+import { blockFile, extractBlocks, readDocPages } from '../../helpers/doc-blocks.js';
 import { shellCommands, shellErrors, type ShellWorld } from '../../helpers/doc-shell.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -102,8 +102,8 @@ describe('shellErrors', () => {
 
 describe('the ```sh blocks of README.md and docs/', () => {
   it('name scripts, CLI commands and options, and files that exist', () => {
-    const errors = docPages(repo).flatMap((page) => {
-      const blocks = extractBlocks(readFileSync(join(repo, page), 'utf8'), page);
+    const errors = readDocPages(repo).flatMap(({ file: page, text }) => {
+      const blocks = extractBlocks(text, page);
       // The files the page's own ```ts file=<name> blocks make, in the folder it works in.
       const made = new Set(blocks.map(blockFile).filter((name) => name !== undefined));
       const world = {
