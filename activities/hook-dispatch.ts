@@ -5,16 +5,14 @@
  *
  * @module
  */
-import { setImmediate as nextMacrotask, setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ActivityCancelledError, ActivityNotFoundError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   HookTimeoutError,
   describeHookFailure,
   deserializeError,
   hookErrorRecord,
-  messageOf,
   serializeError,
   type SerializedError,
 } from '../src/common/errors.js';
@@ -35,6 +33,7 @@ import {
 import { Queries } from '../src/common/messages.js';
 import type { HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
+import { beganRecordOf, earlierAttemptBegan, finalFailure, recordBegan } from './attempt-record.js';
 import { localAbortReason, type AgentRegistry } from '../src/definition/registry.js';
 
 /** Dependencies of the hook activities. */
@@ -106,7 +105,7 @@ async function dispatchHook(
     };
   }
 
-  const began = await recordBegan(hooks, ctx, input);
+  const began = await recordDispatchBegan(hooks, ctx, input);
   try {
     return await runCallbacks(hooks, ctx, input, callbacks, elapsed, began);
   } catch (error) {
@@ -117,78 +116,44 @@ async function dispatchHook(
 
 /**
  * Record, confirmed by the server, that this attempt begins its callbacks: the heartbeat
- * details a later attempt reads (`refuseIfBegun`). `Context.heartbeat` sends nothing at
- * once and reports no failure, so the record goes as a heartbeat RPC of its own, with this
- * attempt's task token through the worker's connection. A task the server no longer runs
- * (another attempt started) or cannot reach fails here, before any callback: retryable,
- * since nothing ran. A local dispatch records nothing (its retry policy allows one attempt,
- * and Temporal refuses a local activity's heartbeats), nor an inline one (`ownsAttempts`),
- * nor a test environment without a client.
- * @returns the details every heartbeat of this attempt repeats (a heartbeat replaces the
- *   server's details with its own), or undefined when nothing was recorded.
+ * details a later attempt reads (`refuseIfBegun`; `attempt-record.ts`). A local dispatch
+ * records nothing (its retry policy allows one attempt, and Temporal refuses a local
+ * activity's heartbeats), nor an inline one (`ownsAttempts`: it repeats its activity's
+ * record), nor a test environment without a client.
+ * @returns the details every heartbeat of this attempt repeats, or undefined when nothing
+ *   was recorded.
  * @throws CancelledFailure (nothing ran: `settled`) when the workflow already cancelled it;
  *   a retryable ApplicationFailure when the server did not confirm the record.
  */
-async function recordBegan(
+async function recordDispatchBegan(
   hooks: HookActivities,
   ctx: Context,
   input: DispatchHookInput,
 ): Promise<HookDispatchBegan | undefined> {
   if (!ownsAttempts(ctx)) return undefined;
-  let client: Context['client'];
-  try {
-    client = ctx.client;
-  } catch {
-    return undefined; // MockActivityEnvironment without a client: no server to retry it
-  }
   const began: HookDispatchBegan = { began: input.dispatchId };
-  let error: unknown;
-  // A lost reply (a frontend crash after forwarding, a deadline) is sent again: the same
-  // details twice are harmless, and giving up would cost the next attempt a decision (it
-  // would find the record and report the worker lost although nothing ran).
-  for (let tryNo = 0; tryNo < BEGAN_RECORD_TRIES; tryNo++) {
-    if (tryNo > 0) await delay(BEGAN_RECORD_BACKOFF_MS * 2 ** (tryNo - 1), ctx.cancellationSignal);
-    try {
-      await client.activity.heartbeat(ctx.info.taskToken, began);
-      return began;
-    } catch (caught) {
-      error = caught;
-      if (caught instanceof ActivityCancelledError || ctx.cancellationSignal.aborted) {
-        await cancelledBeforeCallbacks(hooks, ctx, began);
-        const handle: CleanupHandle = {
-          settled: true,
-          cleanupQueue: hooks.cleanupQueue,
-          dispatchId: input.dispatchId,
-        };
-        throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
-      }
-      if (caught instanceof ActivityNotFoundError) break; // another attempt runs, or none
-    }
+  const outcome = await recordBegan(
+    ctx,
+    began,
+    `Hook ${input.event} dispatch`,
+    'HookDispatchNotBegun',
+    cancelWaitMs(hooks),
+  );
+  if (outcome === 'no-server') return undefined;
+  if (outcome === 'cancelled') {
+    const handle: CleanupHandle = {
+      settled: true,
+      cleanupQueue: hooks.cleanupQueue,
+      dispatchId: input.dispatchId,
+    };
+    throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
   }
-  throw ApplicationFailure.create({
-    type: 'HookDispatchNotBegun',
-    message: `Hook ${input.event} dispatch could not record its start (no callback ran): ${messageOf(error)}`,
-    cause: error instanceof Error ? error : undefined,
-  });
+  return began;
 }
 
-/**
- * Wait (bounded) until the worker itself knows of the cancellation the server reported, so
- * that the CancelledFailure thrown next is reported as a cancellation: thrown before the
- * worker has a cancel reason, it is reported as a failure, and the dispatch would read as a
- * callback error. One heartbeat asks the server, whose answer carries the cancel.
- */
-async function cancelledBeforeCallbacks(
-  hooks: HookActivities,
-  ctx: Context,
-  began: HookDispatchBegan,
-): Promise<void> {
-  if (ctx.cancellationSignal.aborted) return;
-  ctx.heartbeat(began);
-  await Promise.race([
-    ctx.cancelled.catch(() => undefined),
-    delay(Math.max(1000, 4 * hooks.heartbeatIntervalMs)),
-  ]);
+/** How long a cancelled attempt waits for its worker to know of the cancel, ms. */
+function cancelWaitMs(hooks: HookActivities): number {
+  return Math.max(1000, 4 * hooks.heartbeatIntervalMs);
 }
 
 /**
@@ -217,10 +182,12 @@ async function runCallbacks(
   // Heartbeats come from a timer of their own, so a stuck callback cannot starve them. A
   // local activity (`hookDispatch: 'local'`) has none: Temporal refuses its heartbeats (a
   // WARN line each) and delivers its cancellation without them. Each carries the record that
-  // the callbacks began: a heartbeat without details would erase it on the server.
+  // the callbacks began (an inline dispatch's, that its tool began): a heartbeat without
+  // details would erase it on the server.
+  const record = began ?? beganRecordOf(ctx);
   const heartbeat = ctx.info.isLocal
     ? undefined
-    : setInterval(() => ctx.heartbeat(began), heartbeatIntervalMs);
+    : setInterval(() => ctx.heartbeat(record), heartbeatIntervalMs);
   let reachDeadline: (result: RaceResult) => void = () => undefined;
   const deadline = new Promise<RaceResult>((resolve) => (reachDeadline = resolve));
   const cancelDeadline = clock.after(
@@ -388,8 +355,8 @@ async function boundToolOutputs(
  * Whether this activity's attempts are the dispatch's own: a `dispatchHook` task from the
  * task queue. A local dispatch runs once; an inline one (`hookDispatch: 'inline'`) runs in a
  * model step or a tool execution, whose attempts and heartbeat details are theirs (a model
- * step retried runs its inline callbacks again: at-least-once, documented; a tool's
- * execution is not retried).
+ * step retried runs its inline callbacks again: at-least-once, documented; a tool execution
+ * records that it began, and its inline callbacks run after the tool, at most once).
  */
 function ownsAttempts(ctx: Context): boolean {
   return !ctx.info.isLocal && ctx.info.activityType === ActivityNames.dispatchHook;
@@ -397,14 +364,12 @@ function ownsAttempts(ctx: Context): boolean {
 
 /**
  * A later attempt of a dispatch whose earlier attempt began its callbacks (its heartbeat
- * details say so, `recordBegan`) ends at once: that attempt's worker was lost with them
+ * details say so, `recordDispatchBegan`) ends at once: that attempt's worker was lost with them
  * running, and they run at most once.
  * @throws ApplicationFailure of type {@link HOOK_DISPATCH_LOST_TYPE}, non-retryable.
  */
 export function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
-  if (!ownsAttempts(ctx) || ctx.info.attempt <= 1) return;
-  const prior = ctx.info.heartbeatDetails as Partial<HookDispatchBegan> | undefined;
-  if (prior?.began !== input.dispatchId) return;
+  if (!ownsAttempts(ctx) || !earlierAttemptBegan(ctx, input.dispatchId)) return;
   throw ApplicationFailure.create({
     type: HOOK_DISPATCH_LOST_TYPE,
     nonRetryable: true,
@@ -412,33 +377,6 @@ export function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
       `attempt ${ctx.info.attempt - 1} began the callbacks, then its worker was lost ` +
       `(no heartbeat in time); they are not run again`,
   });
-}
-
-/**
- * What an attempt that began its callbacks throws: a cancellation or a non-retryable failure
- * as it is, anything else made non-retryable (its message and type kept), so that no later
- * attempt is scheduled only to report the loss.
- */
-function finalFailure(error: unknown): unknown {
-  if (error instanceof CancelledFailure) return error;
-  if (error instanceof ApplicationFailure && error.nonRetryable) return error;
-  const cause = error instanceof Error ? error : undefined;
-  return ApplicationFailure.create({
-    message: messageOf(error),
-    type: (error instanceof ApplicationFailure ? error.type : cause?.name) ?? 'Error',
-    nonRetryable: true,
-    ...(cause ? { cause } : {}),
-  });
-}
-
-/** How many times an attempt sends its began record before it gives up (nothing ran). */
-const BEGAN_RECORD_TRIES = 3;
-/** The wait before the began record's second try, ms; doubled before the third. */
-const BEGAN_RECORD_BACKOFF_MS = 100;
-
-/** Wait `ms`; an abort of `signal` ends the wait early instead of throwing. */
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }
 
 /** The very reason object when `abort()` was called in this process, else a rebuilt Error. */

@@ -6,6 +6,7 @@
 import type {
   ActivityName,
   DispatchHookInput,
+  ExecuteToolInput,
   HookDispatchOutcome,
 } from '../src/common/activity-io.js';
 import type { PayloadStore } from '../src/payloads/store.js';
@@ -17,7 +18,7 @@ import { createDefinitionActivities } from './describe-definition.js';
 import { Context } from '@temporalio/activity';
 import { createHookActivities, refuseIfBegun } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
-import { createToolActivities, withInlinePostToolUse } from './tool-exec.js';
+import { createToolActivities, refuseToolIfBegun, withInlinePostToolUse } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
 import { createStreamActivities, withStreamEvents } from './stream-events.js';
 import { withTracing } from './tracing.js';
@@ -81,6 +82,11 @@ export function createActivities(deps: ActivityDeps) {
     dispatchHook: async (input: DispatchHookInput) => {
       refuseIfBegun(Context.current(), input);
       return guarded.dispatchHook(input);
+    },
+    // The same for a tool execution whose earlier attempt began the tool.
+    executeTool: async (input: ExecuteToolInput) => {
+      refuseToolIfBegun(Context.current(), input);
+      return guarded.executeTool(input);
     },
   });
   dispatchHook = activities.dispatchHook;

@@ -5,7 +5,7 @@
  * @module
  */
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ToolError, serializeError } from '../src/common/errors.js';
 import { normalizePermission } from '../src/common/permission.js';
 import type {
@@ -19,11 +19,22 @@ import type {
   InlineToolDetail,
   ToolCallDescription,
 } from '../src/common/activity-io.js';
+import {
+  TOOL_EXECUTION_LOST_TYPE,
+  TOOL_EXECUTION_NOT_BEGUN_TYPE,
+} from '../src/common/activity-io.js';
 import type { ToolResult } from '../src/common/types.js';
 import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
+import type { ToolDefinition } from '../src/tools/tool.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
+import {
+  earlierAttemptBegan,
+  finalFailure,
+  heartbeatKeepingRecord,
+  recordBegan,
+} from './attempt-record.js';
 
 /** Dependencies of the tool activities. */
 interface ToolActivityDeps {
@@ -69,7 +80,8 @@ export function withInlinePostToolUse(
         };
         throw new CancelledFailure(error.message, [...error.details, detail]);
       }
-      throw error;
+      // The tool ran: no later attempt may run it again to report this.
+      throw finalFailure(error);
     }
   };
 }
@@ -158,7 +170,13 @@ async function checkPermission(
   }
 }
 
-/** The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up. */
+/**
+ * The tool itself, within its budget; cancelled, it reports as cancelled once cleaned up.
+ * Before the tool runs, the attempt has the server record that it began (`attempt-record.ts`):
+ * a later attempt that finds the record ends as lost (`refuseToolIfBegun`), so a tool runs at
+ * most once, and an attempt lost before it (a task the matching service never delivered) is
+ * retried.
+ */
 async function executeTool(
   deps: ToolActivityDeps,
   clock: BudgetClock,
@@ -171,7 +189,32 @@ async function executeTool(
     const message = `Unknown tool '${input.toolName}'`;
     return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
   }
-  const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+  const recorded = await recordBegan(
+    ctx,
+    { began: input.toolUseId },
+    `Tool ${input.toolName}`,
+    TOOL_EXECUTION_NOT_BEGUN_TYPE,
+    Math.max(1000, 4 * deps.heartbeatIntervalMs),
+  );
+  if (recorded === 'cancelled') throw new CancelledFailure('Tool execution was cancelled');
+  try {
+    return await runWithinBudget(deps, clock, ctx, tool, input);
+  } catch (error) {
+    // The tool began: whatever ends this attempt now, no later attempt runs it.
+    throw finalFailure(error);
+  }
+}
+
+/** Run the tool, heartbeating, until it ends, its budget runs out, or it is cancelled. */
+async function runWithinBudget(
+  deps: ToolActivityDeps,
+  clock: BudgetClock,
+  ctx: Context,
+  tool: ToolDefinition,
+  input: ExecuteToolInput,
+): Promise<ToolResult> {
+  const agent = deps.registry.agent(input.agentName, input.version);
+  const heartbeat = setInterval(() => heartbeatKeepingRecord(ctx), deps.heartbeatIntervalMs);
   // The tool's time budget, enforced here for every tool: its signal aborts at the budget
   // and the call ends with a timeout result even if the tool ignores the signal.
   const timeout = new AbortController();
@@ -191,7 +234,8 @@ async function executeTool(
       toolUseId: input.toolUseId,
       signal,
       workspaceRoots: agent.workspaceRoots,
-      heartbeat: (details?: unknown) => ctx.heartbeat(details),
+      // The tool's own details go with the record that it began, never in its place.
+      heartbeat: (details?: unknown) => heartbeatKeepingRecord(ctx, details),
       timeoutMs: input.timeoutMs,
       maxOutputBytes: agent.maxToolOutputBytes,
       ...(agent.toolEnv ? { env: agent.toolEnv } : {}),
@@ -214,6 +258,23 @@ async function executeTool(
     clearInterval(heartbeat);
     cancelTimer();
   }
+}
+
+/**
+ * A later attempt of a tool execution whose earlier attempt began the tool (its heartbeat
+ * details say so) ends at once: that attempt was lost with the tool running, and a tool runs
+ * at most once. Checked before the version guard, as `refuseIfBegun` is for a dispatch.
+ * @throws ApplicationFailure of type {@link TOOL_EXECUTION_LOST_TYPE}, non-retryable.
+ */
+export function refuseToolIfBegun(ctx: Context, input: ExecuteToolInput): void {
+  if (!earlierAttemptBegan(ctx, input.toolUseId)) return;
+  throw ApplicationFailure.create({
+    type: TOOL_EXECUTION_LOST_TYPE,
+    nonRetryable: true,
+    message:
+      `attempt ${ctx.info.attempt - 1} began the tool, then was lost (its worker stopped ` +
+      `heartbeating, or it overran its backstop timeout); the tool is not run again`,
+  });
 }
 
 /** The reason a tool's signal aborts with when its time budget runs out. */

@@ -10,7 +10,11 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities/index.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import { HOOK_DISPATCH_MAX_ATTEMPTS, MODEL_STEP_MAX_ATTEMPTS } from '../src/common/activity-io.js';
+import {
+  HOOK_DISPATCH_MAX_ATTEMPTS,
+  MODEL_STEP_MAX_ATTEMPTS,
+  TOOL_EXECUTION_MAX_ATTEMPTS,
+} from '../src/common/activity-io.js';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -204,8 +208,13 @@ export function checkPermissionActivity(taskQueue: string, eager = true, summary
 }
 
 /**
- * One tool execution. Never retried (a tool may have side effects). Cancellation waits for
- * the tool to finish cleaning up (e.g. kill its process group) before the prompt ends.
+ * One tool execution. Retried, {@link TOOL_EXECUTION_MAX_ATTEMPTS} attempts, 100 ms apart
+ * (doubled), yet the tool runs at most once (a tool may have side effects): an attempt has
+ * the server record that it began before the tool runs, and a later attempt that finds the
+ * record fails at once as lost (`activities/tool-exec.ts`). What a retry recovers is an
+ * attempt lost before the tool: a task the matching service marked started but never
+ * delivered, a worker killed as it received the task. Cancellation waits for the tool to
+ * finish cleaning up (e.g. kill its process group) before the prompt ends.
  * @param inlineBudgetMs the budget of the inline PostToolUse dispatch the execution runs
  *   after the tool (`ExecuteToolInput.hook`), when it runs one.
  * @param heartbeatTimeoutMs how soon a lost worker is noticed (`toolHeartbeatTimeoutMs`).
@@ -224,7 +233,11 @@ export function executeToolActivity(
     ...notEager(eager),
     startToCloseTimeout: timeoutMs + 30_000 + inlineBudgetMs,
     heartbeatTimeout: heartbeatTimeoutMs,
-    retry: { maximumAttempts: 1 },
+    retry: {
+      initialInterval: '100ms',
+      backoffCoefficient: 2,
+      maximumAttempts: TOOL_EXECUTION_MAX_ATTEMPTS,
+    },
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).executeTool;
 }

@@ -308,3 +308,25 @@ export interface HookDispatchBegan {
  * (`HOOK_WORKER_LOST`), as it treats the heartbeat timeout of a last attempt.
  */
 export const HOOK_DISPATCH_LOST_TYPE = 'HookDispatchLost';
+
+/**
+ * Attempts of one tool execution (the retry policy's maximum). A later attempt runs the tool
+ * only when no earlier one began it, as for a hook dispatch: an attempt records
+ * `{ began: toolUseId }` as its heartbeat details, confirmed by the server, before the tool
+ * runs, and an attempt that finds that record fails at once with
+ * {@link TOOL_EXECUTION_LOST_TYPE}. So a tool runs at most once, and an execution lost before
+ * it began costs the tool's heartbeat timeout, not the call.
+ */
+export const TOOL_EXECUTION_MAX_ATTEMPTS = 3;
+
+/**
+ * `ApplicationFailure.type` of a tool execution attempt that found an earlier attempt's
+ * record that it began the tool (non-retryable): the call ends as a tool that failed to run.
+ */
+export const TOOL_EXECUTION_LOST_TYPE = 'ToolExecutionLost';
+
+/**
+ * `ApplicationFailure.type` of a tool execution attempt whose record that it began was not
+ * confirmed by the server (retryable: the tool did not run).
+ */
+export const TOOL_EXECUTION_NOT_BEGUN_TYPE = 'ToolExecutionNotBegun';

@@ -199,7 +199,8 @@ export interface TemporalOptions {
   modelHeartbeatTimeoutMs?: number;
   /**
    * How soon a worker that died while running a tool is noticed, ms: the call then ends as a
-   * tool that failed to run (tools run at most once: none is run again). A running tool
+   * tool that failed to run (tools run at most once: an execution is tried again only when its
+   * lost attempt had not begun the tool, `TOOL_EXECUTION_MAX_ATTEMPTS`). A running tool
    * heartbeats every `heartbeatIntervalMs` from its own timer, so only a worker whose event
    * loop is stuck this long is taken for dead by mistake (its tool's result is then dropped).
    * An integer from 1000 to 3600000. Set when a session starts (later runs keep it).

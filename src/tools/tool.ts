@@ -17,7 +17,10 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Absolute, symlink-resolved workspace roots; file tools stay inside them. */
   workspaceRoots: readonly string[];
-  /** Report liveness; the tool activity also heartbeats on its own timer. */
+  /**
+   * Report liveness; the tool activity also heartbeats on its own timer. `details` show as
+   * `progress` in the activity's heartbeat details, beside the record that the call began.
+   */
   heartbeat(details?: unknown): void;
   /** Time budget of this execution, ms. */
   timeoutMs: number;

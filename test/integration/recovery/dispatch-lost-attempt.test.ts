@@ -1,5 +1,5 @@
 /**
- * A hook dispatch or permission check whose attempt was lost, on real worker processes
+ * A hook dispatch, permission check or tool execution whose attempt was lost, on real worker processes
  * SIGKILLed at chosen points: as the worker receives the task (before the dispatch records
  * that its callbacks began: what a matching crash does to a task it marked started but never
  * delivered) or while a callback runs (after the record). The first is retried and runs the
@@ -143,4 +143,33 @@ describe('a permission check attempt lost with its worker', () => {
     );
     await session.close();
   }, 180_000);
+});
+
+describe('a tool execution attempt lost with its worker', () => {
+  it('before the tool began: retried on another worker, the tool runs once, the call succeeds', async () => {
+    const env = crashEnv({ toolHeartbeatTimeoutMs: 3_000 });
+    // D runs everything up to the tool, then dies as it receives the execution.
+    const dying = await startWorkerProcess({ ...env, dieOnReceipt: ['executeTool'] }, 'D');
+    const client = await clientFor(env);
+    const session = await client.createSession();
+    const sending = session.send('record:t1').then(
+      (result) => result.text(),
+      (error: unknown) => error,
+    );
+    await session.approve(await pendingAsk(session, 60_000, 'the Record call to ask'));
+    await exitOf(dying);
+    expect(count(env, 'Record t1')).toBe(0);
+    await startWorkerProcess(env, 'B');
+    expect(await sending).toBe('done:success');
+    expect(count(env, 'Record t1')).toBe(1);
+    expect(count(env, 'B Record t1')).toBe(1);
+    // Attempt 1 (D's) timed out without a heartbeat; attempt 2 (B's) ran the tool.
+    const history = await historyOf(session.workflowId);
+    expect(startedAttempt(history, 2)?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(
+      TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+    );
+    await session.close();
+  }, 180_000);
+  // After the tool began: inline-dispatch-crash.test.ts and crash-bash.test.ts (the retried
+  // attempt finds the record and the call ends as a tool that failed to run).
 });

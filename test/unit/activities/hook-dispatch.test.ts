@@ -674,7 +674,9 @@ describe('dispatchHook attempts (the began record)', () => {
     );
     expect(error).toBeInstanceOf(ApplicationFailure);
     expect((error as ApplicationFailure).nonRetryable).toBe(false);
-    expect((error as ApplicationFailure).message).toMatch(/no callback ran/);
+    expect((error as ApplicationFailure).message).toMatch(
+      /could not record its start \(nothing ran\)/,
+    );
     expect(log.filter((line) => line === 'callback')).toEqual([]);
   });
 
