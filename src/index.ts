@@ -51,6 +51,8 @@ export {
   type AgentOptions,
   type AdvancedOptions,
   type SessionOptions,
+  type SubagentsOptions,
+  type SubagentDefinition,
   type TemporalOptions,
   type TemporalTlsOptions,
   type TemporalPlugin,

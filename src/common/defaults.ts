@@ -70,6 +70,12 @@ export const DEFAULTS = {
   maxContextTokens: 100_000,
   /** Payloads over this many bytes go to the payload store; history keeps a reference. */
   offloadPayloadBytes: 262_144,
+  /** Deepest level of sub-agents (`advanced.subagents.maxDepth`); 1: sub-agents spawn none. */
+  subagentsMaxDepth: 1,
+  /** Sub-agents of one session running at once (`advanced.subagents.maxConcurrent`). */
+  subagentsMaxConcurrent: 4,
+  /** Time budget of one `Task` call, from the sub-agent's start, ms (1 h). */
+  subagentsTimeoutMs: 3_600_000,
   /** Folder of the embedded payload store, relative to the working directory. */
   payloadDir: '.durable-agent/payloads',
 } as const;

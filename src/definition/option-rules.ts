@@ -6,9 +6,7 @@
  */
 import { z } from 'zod';
 import { hookDispatchProblem } from '../common/hook-dispatch-mode.js';
-import { MAX_TIMEOUT_MS } from '../common/defaults.js';
 import { ConfigError } from '../common/errors.js';
-import { ALL_HOOK_EVENTS, isHookEvent } from '../common/hook-events.js';
 import {
   AGENT_NAME_RULE,
   AGENT_NAME_RULE_TEXT,
@@ -23,94 +21,18 @@ import { isStreamTransport } from '../stream/transport.js';
 import { LOG_LEVELS, isAgentLogger, parseLogLevel } from '../temporal/logging.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import { tracingProblem } from '../tracing/options.js';
-
-/** Reports one problem of a field's value. */
-type Issue = (message: string) => void;
-
-/** An optional field whose value `find` checks, reporting each problem through `issue`. */
-function rule(find: (value: unknown, issue: Issue) => void) {
-  return z
-    .unknown()
-    .superRefine((value, ctx) => {
-      find(value, (message) => ctx.addIssue({ code: 'custom', message }));
-    })
-    .optional();
-}
-
-/** An optional field refused with the message `problemOf` returns, if any. */
-const fromProblem = (problemOf: (value: unknown) => string | undefined) =>
-  rule((value, issue) => {
-    const problem = problemOf(value);
-    if (problem) issue(problem);
-  });
-
-// The rule builders: one line a field in the tables below.
-
-const timeoutMs = (name: string) =>
-  rule((value, issue) => {
-    if (value === undefined) return;
-    if (
-      typeof value !== 'number' ||
-      !Number.isInteger(value) ||
-      value <= 0 ||
-      value > MAX_TIMEOUT_MS
-    ) {
-      issue(
-        `${name} must be an integer with 0 < ${name} <= ${MAX_TIMEOUT_MS} (ms), got ${describeValue(value)}`,
-      );
-    }
-  });
-
-const positiveInt = (name: string) =>
-  rule((value, issue) => {
-    if (value === undefined) return;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-      issue(`${name} must be a positive integer, got ${describeValue(value)}`);
-    }
-  });
-
-/**
- * An optional option `ok` accepts, else refused with `<name> <requirement>, got <value>`.
- */
-const checked = (name: string, ok: (value: unknown) => boolean, requirement: string) =>
-  rule((value, issue) => {
-    if (value !== undefined && !ok(value)) {
-      issue(`${name} ${requirement}, got ${describeValue(value)}`);
-    }
-  });
-
-const optionalString = (name: string) =>
-  rule((value, issue) => {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) {
-      issue(`${name} must be a non-empty string, got ${describeValue(value)}`);
-    }
-  });
-
-/** A string option that must match `pattern` (described by `text`). */
-const ruled = (name: string, pattern: RegExp, text: string) =>
-  rule((value, issue) => {
-    if (value !== undefined && (typeof value !== 'string' || !pattern.test(value))) {
-      issue(
-        `${name} must be ${text}, got ${typeof value === 'string' && value.length > 60 ? `${value.length} characters` : describeValue(value)}`,
-      );
-    }
-  });
-
-const hooksSchema = (name: string) =>
-  rule((value, issue) => {
-    if (value === undefined) return;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      issue(`${name} must be an object of callback arrays by event`);
-      return;
-    }
-    for (const [event, callbacks] of Object.entries(value)) {
-      if (!isHookEvent(event)) {
-        issue(`${name} has an unknown event '${event}' (events: ${ALL_HOOK_EVENTS.join(', ')})`);
-      } else if (!Array.isArray(callbacks) || callbacks.some((c) => typeof c !== 'function')) {
-        issue(`${name}.${event} must be an array of functions`);
-      }
-    }
-  });
+import {
+  checked,
+  describeValue,
+  fromProblem,
+  hooksSchema,
+  optionalString,
+  positiveInt,
+  rule,
+  ruled,
+  timeoutMs,
+} from './rule-builders.js';
+import { subagentsSchema } from './subagent-rules.js';
 
 const hookDispatchSchema = (path: string) =>
   fromProblem((value) => hookDispatchProblem(value, path));
@@ -471,6 +393,7 @@ const advancedSchema = z
       'must have debug, info, warn and error methods (e.g. console)',
     ),
     logLevel: logLevelSchema,
+    subagents: subagentsSchema,
     temporal: temporalSchema,
   })
   .optional();
@@ -525,12 +448,4 @@ export function check(schema: z.ZodType, value: unknown, what: string): void {
     );
     throw new ConfigError(`Invalid ${what}: ${messages.join('; ')}`);
   }
-}
-
-/** A refused value as a message shows it: numbers and strings as given, else its type. */
-function describeValue(value: unknown): string {
-  if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return `'${value}'`;
-  if (value === null) return 'null';
-  return typeof value;
 }

@@ -178,8 +178,117 @@ export interface AdvancedOptions {
    * @throws {ConfigError} at `createAgent` when `transport` is not a `StreamTransport`.
    */
   stream?: false | StreamOptions;
+  /**
+   * Sub-agents the model may delegate to through the built-in `Task` tool, which is added to
+   * the agent's tools when this is set. Each sub-agent runs as a session of its own under the
+   * same definition and policy (agent hooks, the session's hooks, permission).
+   * @default none (no `Task` tool)
+   * @throws {ConfigError} at `createAgent` for a bad field (see {@link SubagentsOptions}).
+   */
+  subagents?: SubagentsOptions;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
+}
+
+/**
+ * `advanced.subagents`: the sub-agents the model may delegate to through the `Task` tool,
+ * and the limits of delegation. All of it is part of the definition's fingerprint except
+ * each sub-agent's `prompt` and `model` (as the agent's own model is not).
+ */
+export interface SubagentsOptions {
+  /**
+   * The sub-agents by name (the `Task` tool's `subagent_type`).
+   * @throws {ConfigError} at `createAgent` when empty, or a name is not 1 to 64 letters,
+   *   digits, `_` or `-`, or is `main` (the top session's path).
+   */
+  agents: Record<string, SubagentDefinition>;
+  /**
+   * How deep sub-agents may nest: 1, sub-agents spawn none; 2, a sub-agent may spawn the
+   * ones its `subagents` names; an integer from 1 to 4.
+   * @default 1
+   * @throws {ConfigError} at `createAgent` when out of range or not an integer.
+   */
+  maxDepth?: number;
+  /**
+   * How many sub-agents of one session may run at once; an integer from 1 to 32. A `Task`
+   * call past it ends in a tool error.
+   * @default 4
+   * @throws {ConfigError} at `createAgent` when out of range or not an integer.
+   */
+  maxConcurrent?: number;
+  /**
+   * Time budget of one `Task` call from its sub-agent's start, ms; past it the sub-agent is
+   * cancelled and the call ends in a tool error. An integer in (0, 2147483647].
+   * @default 3600000 (1 h)
+   * @throws {ConfigError} at `createAgent` when out of range or not an integer.
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * One sub-agent. The field names follow the Claude Agent SDK's `AgentDefinition`.
+ * @throws {ConfigError} at `createAgent` for a bad field, naming its path
+ *   (`advanced.subagents.agents.<name>.<field>`).
+ */
+export interface SubagentDefinition {
+  /** What it is for, in a line: the model reads it in the `Task` tool's description. */
+  description: string;
+  /** Its instructions: sent to its model as the system message of every step. */
+  prompt: string;
+  /**
+   * Names of the agent's tools it may call (never `Task`, which it gets when it may spawn).
+   * @default every tool of the agent but `Task`
+   * @throws {ConfigError} at `createAgent` for a name the agent has no tool of.
+   */
+  tools?: string[];
+  /** Its model: a model id, a model object, or `'inherit'` (the agent's). @default 'inherit' */
+  model?: string | AgentModel | 'inherit';
+  /** Most model steps of one `Task` call; past it the call ends with what it has. @default the agent's `maxTurns` */
+  maxTurns?: number;
+  /**
+   * Its agent-level hooks, in place of the agent's; `'inherit'`: the agent's. A session's own
+   * hooks (`SessionOptions.hooks`) apply to its sub-agents either way.
+   * @default 'inherit'
+   */
+  hooks?: HookMap | 'inherit';
+  /** Who decides whether its tool calls run; `'inherit'`: the session's. @default 'inherit' */
+  permission?: PermissionPreset | PermissionHandler | 'inherit';
+  /**
+   * The sub-agents it may spawn, by name, when `maxDepth` is deeper than it.
+   * @default none
+   * @throws {ConfigError} at `createAgent` for an unknown name, or any name while `maxDepth` is 1.
+   */
+  subagents?: string[];
+  /** This sub-agent's `Task` budget, ms. @default `SubagentsOptions.timeoutMs` */
+  timeoutMs?: number;
+}
+
+/** One sub-agent after resolving: every default filled in, tools as definitions. */
+export interface ResolvedSubagent {
+  name: string;
+  description: string;
+  prompt: string;
+  /** The agent's tools it may call (never `Task`). */
+  tools: ToolDefinition[];
+  /** `'inherit'`: the agent's model. */
+  model: string | AgentModel | 'inherit';
+  maxTurns: number;
+  /** Undefined: the agent's hooks. */
+  hooks: HookMap | undefined;
+  /** Undefined: the session's permission (the agent's, or the session's handler). */
+  permission: PermissionPreset | PermissionHandler | undefined;
+  /** The sub-agents it may spawn (empty when `maxDepth` is 1). */
+  subagents: string[];
+  timeoutMs: number;
+}
+
+/** `advanced.subagents` after resolving. */
+export interface ResolvedSubagents {
+  maxDepth: number;
+  maxConcurrent: number;
+  timeoutMs: number;
+  /** By name, in the order given. */
+  agents: Record<string, ResolvedSubagent>;
 }
 
 /** Options of `createAgent`. */
@@ -357,7 +466,10 @@ export interface ResolvedAgentOptions {
   hookDispatch: HookDispatchMode;
   maxTurns: number;
   idleTimeoutMs: number | undefined;
+  /** The tools the model may call; the `Task` tool last when `subagents` is set. */
   tools: ToolDefinition[];
+  /** `advanced.subagents`; undefined: none (and no `Task` tool). */
+  subagents?: ResolvedSubagents;
   workspaceRoots: string[];
   permission: PermissionPreset | PermissionHandler;
   permissionTimeoutMs: number;

@@ -27,6 +27,7 @@ import { builtinTools } from '../tools/builtin/index.js';
 import { resolveTracing } from '../tracing/options.js';
 import { identityOf } from './fingerprint.js';
 import { agentSchema, check, sessionSchema } from './option-rules.js';
+import { resolveSubagents } from './subagents.js';
 import type {
   AdvancedOptions,
   AgentOptions,
@@ -48,16 +49,24 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
   const connection = connectionOf(temporal);
   const name = options.name ?? DEFAULTS.agentName;
   const hooks = copyHooks(advanced.hooks);
-  const tools = options.tools ? [...options.tools] : builtinTools();
+  const maxTurns = advanced.maxTurns ?? DEFAULTS.maxTurns;
+  const { subagents, tools } = resolveSubagents(
+    advanced.subagents,
+    options.tools ? [...options.tools] : builtinTools(),
+    maxTurns,
+  );
   const permission = advanced.permission ?? 'default';
   const deciding = {
     hookTimeoutMs: advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
     sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
     toolHookErrors: advanced.toolHookErrors ?? DEFAULTS.toolHookErrors,
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
-    maxTurns: advanced.maxTurns ?? DEFAULTS.maxTurns,
+    maxTurns,
   };
-  const identity = identityOf({ ...deciding, hooks, tools, permission }, options.version);
+  const identity = identityOf(
+    { ...deciding, hooks, tools, permission, ...(subagents ? { subagents } : {}) },
+    options.version,
+  );
   return {
     name,
     ...identity,
@@ -71,6 +80,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     hookDispatch: advanced.hookDispatch ?? 'activity',
     idleTimeoutMs: advanced.idleTimeoutMs,
     tools,
+    ...(subagents ? { subagents } : {}),
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
     permission,
     permissionTimeoutMs: deciding.permissionTimeoutMs,
