@@ -105,6 +105,13 @@ export interface DefinitionManifest {
   tools: Record<string, string>;
   /** The deciding options, by value. */
   options: DecidingOptions;
+  /**
+   * `advanced.subagents`: `limits` by value (`maxDepth 1, maxConcurrent 4, timeoutMs
+   * 3600000`), and per sub-agent the hash of its tools, `maxTurns`, hooks, permission,
+   * `subagents` and `timeoutMs`. Absent when the definition has none (so the fingerprints of
+   * definitions without sub-agents are those they always had).
+   */
+  subagents?: { limits: string; agents: Record<string, string> };
 }
 
 /**
@@ -150,7 +157,8 @@ export const VERSION_REFUSAL_TYPE = 'WorkerVersionMismatch';
 /**
  * What differs between two manifests, one short phrase each, e.g.
  * `UserPromptSubmit[0] callback source`, `tool Bash (kind, description, schema or affectedPaths)`,
- * `option hookTimeoutMs (600000 vs 5000)`. Empty when they are the same. Pure.
+ * `option hookTimeoutMs (600000 vs 5000)`, `sub-agent researcher (tools, ...)`. Empty when
+ * they are the same. Pure.
  */
 export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest): string[] {
   const out: string[] = [];
@@ -178,6 +186,30 @@ export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest
   for (const option of DECIDING_OPTIONS) {
     if (a.options[option] !== b.options[option]) {
       out.push(`option ${option} (${String(a.options[option])} vs ${String(b.options[option])})`);
+    }
+  }
+  out.push(...subagentDifferences(a.subagents, b.subagents));
+  return out;
+}
+
+/** What differs between two manifests' `subagents`, as {@link manifestDifferences} says it. */
+function subagentDifferences(
+  a: DefinitionManifest['subagents'],
+  b: DefinitionManifest['subagents'],
+): string[] {
+  if (a === undefined && b === undefined) return [];
+  if (a === undefined) return ['sub-agents (only in the second)'];
+  if (b === undefined) return ['sub-agents (only in the first)'];
+  const out: string[] = [];
+  if (a.limits !== b.limits) out.push(`sub-agent limits (${a.limits} vs ${b.limits})`);
+  const names = [...new Set([...Object.keys(a.agents), ...Object.keys(b.agents)])].sort();
+  for (const name of names) {
+    const left = a.agents[name];
+    const right = b.agents[name];
+    if (left === undefined) out.push(`sub-agent ${name} (only in the second)`);
+    else if (right === undefined) out.push(`sub-agent ${name} (only in the first)`);
+    else if (left !== right) {
+      out.push(`sub-agent ${name} (tools, maxTurns, hooks, permission, subagents or timeoutMs)`);
     }
   }
   return out;

@@ -5,7 +5,8 @@
  *
  * What it covers: each callback's source by event and position, the permission policy
  * (preset name or the function's source), the tools (name, kind, description, input JSON
- * schema, `affectedPaths` source) and the deciding options ({@link DECIDING_OPTIONS}).
+ * schema, `affectedPaths` source), the deciding options ({@link DECIDING_OPTIONS}) and, only
+ * when set, `advanced.subagents` (its limits, and each sub-agent but for its prompt and model).
  *
  * What it leaves out, on purpose: the model and its key or URL (the model proposes, hooks and
  * permission decide; a key rotation is not a policy change), `workspaceRoots` and `toolEnv`
@@ -33,12 +34,15 @@ import {
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';
+import type { ResolvedSubagents } from './options.js';
 
 /** What the fingerprint is computed from: the parts of resolved options that decide. */
 interface DecidingDefinition extends DecidingOptions {
   hooks: HookMap;
   permission: PermissionPreset | PermissionHandler;
   tools: readonly ToolDefinition[];
+  /** `advanced.subagents`; absent, the manifest has no `subagents` (and earlier fingerprints hold). */
+  subagents?: ResolvedSubagents;
 }
 
 const hash = (text: string, digits: number): string =>
@@ -105,16 +109,59 @@ export function normalizedSource(fn: unknown): string {
   );
 }
 
-/** The manifest of a definition: each deciding part hashed on its own. Pure. */
-function manifestOf(definition: DecidingDefinition): DefinitionManifest {
+/** Each callback's source hash by event, in run order (events without callbacks left out). */
+function hookHashes(map: HookMap): Partial<Record<HookEvent, string[]>> {
   const hooks: Partial<Record<HookEvent, string[]>> = {};
-  for (const [event, callbacks] of Object.entries(definition.hooks) as Array<
+  for (const [event, callbacks] of Object.entries(map) as Array<
     [HookEvent, HookCallback[] | undefined]
   >) {
     if (callbacks && callbacks.length > 0) {
       hooks[event] = callbacks.map((callback) => hash(normalizedSource(callback), 12));
     }
   }
+  return hooks;
+}
+
+/** `preset:<name>`, or `function:<hash of its source>`. */
+function permissionText(permission: PermissionPreset | PermissionHandler): string {
+  return typeof permission === 'function'
+    ? `function:${hash(normalizedSource(permission), 12)}`
+    : `preset:${permission}`;
+}
+
+/**
+ * The manifest's `subagents`: the limits by value, and per sub-agent a hash of what decides
+ * in it (its tools by name, `maxTurns`, hooks, permission, `subagents`, `timeoutMs`). Its
+ * `prompt` and `model` stay out, as the agent's model does; its `description` is in the
+ * `Task` tool's hash.
+ */
+function subagentsManifest(
+  subagents: ResolvedSubagents,
+): NonNullable<DefinitionManifest['subagents']> {
+  const agents: Record<string, string> = {};
+  for (const [name, agent] of Object.entries(subagents.agents)) {
+    agents[name] = hash(
+      canonical({
+        tools: agent.tools.map((tool) => tool.name),
+        maxTurns: agent.maxTurns,
+        hooks: agent.hooks ? hookHashes(agent.hooks) : 'inherit',
+        permission: agent.permission ? permissionText(agent.permission) : 'inherit',
+        subagents: agent.subagents,
+        timeoutMs: agent.timeoutMs,
+      }),
+      12,
+    );
+  }
+  const { maxDepth, maxConcurrent, timeoutMs } = subagents;
+  return {
+    limits: `maxDepth ${maxDepth}, maxConcurrent ${maxConcurrent}, timeoutMs ${timeoutMs}`,
+    agents,
+  };
+}
+
+/** The manifest of a definition: each deciding part hashed on its own. Pure. */
+function manifestOf(definition: DecidingDefinition): DefinitionManifest {
+  const hooks = hookHashes(definition.hooks);
   const tools: Record<string, string> = {};
   for (const tool of definition.tools) {
     tools[tool.name] = hash(
@@ -132,17 +179,16 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   ) as unknown as DecidingOptions;
   return {
     hooks,
-    permission:
-      typeof definition.permission === 'function'
-        ? `function:${hash(normalizedSource(definition.permission), 12)}`
-        : `preset:${definition.permission}`,
+    permission: permissionText(definition.permission),
     tools,
     options,
+    // Only when set, so that every definition without sub-agents keeps its fingerprint.
+    ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
   };
 }
 
 /** The fingerprint of a manifest: 16 hex digits of the SHA-256 of its canonical JSON. Pure. */
-function fingerprintOf(manifest: DefinitionManifest): string {
+export function fingerprintOf(manifest: DefinitionManifest): string {
   return hash(canonical(manifest), 16);
 }
 

@@ -334,7 +334,7 @@ export interface AgentOptions {
    *   source by event and position, the permission policy, the tools (name, kind,
    *   description, input schema, `affectedPaths`) and the deciding options
    *   (`hookTimeoutMs`, `sessionEndHookTimeoutMs`, `toolHookErrors`, `permissionTimeoutMs`,
-   *   `maxTurns`); see `src/definition/fingerprint.ts`
+   *   `maxTurns`) and `advanced.subagents` when set; see `src/definition/fingerprint.ts`
    * @throws {ConfigError} at `createAgent` unless it is 1 to 255 letters, digits, `.`, `_` or
    *   `-`, starting with a letter or digit (`VERSION_RULE`); at worker start when another
    *   agent of this process claims the same name and version with another fingerprint.

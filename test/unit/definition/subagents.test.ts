@@ -1,14 +1,21 @@
 /** `advanced.subagents`: the field rules, the cross-checks, the defaults and the `Task` tool. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ConfigError } from '../../../src/common/errors.js';
 import { HookEvent } from '../../../src/common/hook-events.js';
+import { manifestDifferences } from '../../../src/common/identity.js';
+import type { SessionWorkflowInput } from '../../../src/common/workflow-io.js';
+import { fingerprintOf } from '../../../src/definition/fingerprint.js';
 import type { HookCallback } from '../../../src/common/types.js';
 import type { AgentModel } from '../../../src/models/model.js';
 import type { AgentOptions, SubagentsOptions } from '../../../src/definition/options.js';
 import { resolveAgentOptions } from '../../../src/definition/resolve.js';
 import { Glob, Grep, Read } from '../../../src/tools/builtin/index.js';
 import { defineTool, type ToolContext } from '../../../src/tools/tool.js';
+import { demoAgentOptions } from '../../../examples/demo/agent.js';
+import { definition as versionDefinition } from '../../fixtures/version-definition.js';
 
 const model: AgentModel = {
   name: 'test-model',
@@ -275,5 +282,125 @@ describe('advanced.subagents: resolved', () => {
         {} as ToolContext,
       ),
     ).rejects.toThrow(/A Task call is run by the session workflow/);
+  });
+});
+
+/**
+ * Fingerprints of definitions without sub-agents, computed by this test file at `e5fb12c`
+ * (before sub-agents existed). Under vitest: the built-in tools' `affectedPaths` print
+ * differently under tsx, so the last two differ there (`fd5d671af2ce06d7` is the same in both).
+ */
+const EARLIER_FINGERPRINTS: Array<
+  [name: string, options: () => AgentOptions, fingerprint: string]
+> = [
+  ['test/fixtures/version-definition.ts', () => versionDefinition, 'fd5d671af2ce06d7'],
+  ['the demo (examples/demo/agent.ts)', () => demoAgentOptions(demoEnv), 'c2ac222e307ab19f'],
+  ['the built-in tools and nothing else', () => ({ model }), '361815faec3f430c'],
+];
+
+const demoEnv = { address: 'a', taskQueue: 'q', workspace: '/tmp/w', eventsFile: '/tmp/e' };
+
+/** The first workflow input of each recorded history that carries a manifest. */
+function recordedIdentities(): Array<[file: string, input: SessionWorkflowInput]> {
+  const dir = fileURLToPath(new URL('../../fixtures/histories/', import.meta.url));
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .map((file): [string, SessionWorkflowInput] => {
+      const history = JSON.parse(readFileSync(`${dir}${file}`, 'utf8')) as {
+        events: Array<{
+          workflowExecutionStartedEventAttributes?: {
+            input?: { payloads: Array<{ data: string }> };
+          };
+        }>;
+      };
+      const data =
+        history.events[0]!.workflowExecutionStartedEventAttributes!.input!.payloads[0]!.data;
+      return [
+        file,
+        JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as SessionWorkflowInput,
+      ];
+    })
+    .filter(([, input]) => input.manifest !== undefined);
+}
+
+describe('the fingerprint with sub-agents', () => {
+  it.each(EARLIER_FINGERPRINTS)('of %s is unchanged', (_, options, fingerprint) => {
+    const resolved = resolveAgentOptions(options());
+    expect(resolved.fingerprint).toBe(fingerprint);
+    expect(resolved.manifest).not.toHaveProperty('subagents');
+  });
+
+  it('of every recorded history is still the hash of its recorded manifest', () => {
+    const recorded = recordedIdentities();
+    expect(recorded.length).toBeGreaterThan(10);
+    for (const [file, input] of recorded) {
+      expect({ file, fingerprint: fingerprintOf(input.manifest!) }).toEqual({
+        file,
+        fingerprint: input.fingerprint,
+      });
+    }
+  });
+
+  const base = withSubagents({ agents: { researcher } });
+  const fingerprint = (options: AgentOptions) => resolveAgentOptions(options).fingerprint;
+
+  it('puts the limits by value and a hash per sub-agent in the manifest', () => {
+    const { manifest } = resolveAgentOptions(base);
+    expect(manifest.subagents).toEqual({
+      limits: 'maxDepth 1, maxConcurrent 4, timeoutMs 3600000',
+      agents: { researcher: expect.stringMatching(/^[0-9a-f]{12}$/) as string },
+    });
+    expect(manifest.tools).toHaveProperty('Task');
+  });
+
+  it.each([
+    ['tools', { tools: ['Read'] }],
+    ['maxTurns', { maxTurns: 3 }],
+    [
+      'hooks',
+      { hooks: { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' as const })] } },
+    ],
+    ['permission', { permission: 'plan' as const }],
+    ['timeoutMs', { timeoutMs: 1_000 }],
+  ])("changes with a sub-agent's %s", (_, change) => {
+    const changed = withSubagents({ agents: { researcher: { ...researcher, ...change } } });
+    expect(fingerprint(changed)).not.toBe(fingerprint(base));
+  });
+
+  it("changes with a sub-agent's description (in the Task tool) and with a limit", () => {
+    const described = withSubagents({
+      agents: { researcher: { ...researcher, description: 'x' } },
+    });
+    expect(fingerprint(described)).not.toBe(fingerprint(base));
+    expect(fingerprint(withSubagents({ agents: { researcher }, maxConcurrent: 2 }))).not.toBe(
+      fingerprint(base),
+    );
+  });
+
+  it("leaves a sub-agent's prompt and model out, as the agent's model is", () => {
+    const other = withSubagents({
+      agents: { researcher: { ...researcher, prompt: 'Be brief.', model: 'gpt-4o-mini' } },
+    });
+    expect(fingerprint(other)).toBe(fingerprint(base));
+  });
+
+  it('manifestDifferences names a changed, added or removed sub-agent and changed limits', () => {
+    const a = resolveAgentOptions(base).manifest;
+    const b = resolveAgentOptions(
+      withSubagents({
+        maxDepth: 2,
+        agents: { researcher: { ...researcher, maxTurns: 2 }, writer: researcher },
+      }),
+    ).manifest;
+    expect(manifestDifferences(a, b)).toEqual(
+      expect.arrayContaining([
+        'sub-agent limits (maxDepth 1, maxConcurrent 4, timeoutMs 3600000 vs maxDepth 2, maxConcurrent 4, timeoutMs 3600000)',
+        'sub-agent researcher (tools, maxTurns, hooks, permission, subagents or timeoutMs)',
+        'sub-agent writer (only in the second)',
+      ]),
+    );
+    const none = resolveAgentOptions({ model, tools: [Read, Grep, Glob] }).manifest;
+    expect(manifestDifferences(a, none)).toContain('sub-agents (only in the first)');
+    expect(manifestDifferences(a, a)).toEqual([]);
   });
 });
