@@ -10,7 +10,7 @@ import {
   localDispatchEvents,
   type HookDispatchMode,
 } from '../common/hook-dispatch-mode.js';
-import type { SessionWorkflowInput } from '../common/workflow-io.js';
+import type { SessionWorkflowInput, SubagentsSpec } from '../common/workflow-io.js';
 import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
 import { hookCountsOf } from '../definition/resolve.js';
 
@@ -20,6 +20,12 @@ export function sessionWorkflowInput(
   sessionId: string,
   sessionOptions: SessionOptions,
 ): SessionWorkflowInput {
+  const permission: NonNullable<SessionWorkflowInput['permission']> =
+    sessionOptions.permissionHandler
+      ? { handler: 'session' }
+      : typeof options.permission === 'function'
+        ? { handler: 'function' }
+        : { preset: options.permission };
   return {
     sessionId,
     agentName: options.name,
@@ -41,11 +47,7 @@ export function sessionWorkflowInput(
       ? { toolHeartbeatTimeoutMs: options.temporal.toolHeartbeatTimeoutMs }
       : {}),
     tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
-    permission: sessionOptions.permissionHandler
-      ? { handler: 'session' }
-      : typeof options.permission === 'function'
-        ? { handler: 'function' }
-        : { preset: options.permission },
+    permission,
     permissionTimeoutMs: options.permissionTimeoutMs,
     toolTimeoutMs: options.toolTimeoutMs,
     modelTimeoutMs: options.modelTimeoutMs,
@@ -63,6 +65,43 @@ export function sessionWorkflowInput(
     ...(sessionOptions.resumeSessionId
       ? { isResume: true, resumeSessionId: sessionOptions.resumeSessionId }
       : {}),
+    // Only when set, so sessions without sub-agents keep the inputs they always had.
+    ...(options.subagents
+      ? { subagents: subagentsSpecOf(options, sessionOptions, permission) }
+      : {}),
+  };
+}
+
+/**
+ * The sub-agents of a session's input: each with its tools, limits, hook counts (its own
+ * agent-level hooks, or the agent's when it inherits them, and this session's hooks) and
+ * permission (its own, or this session's when it inherits it).
+ */
+function subagentsSpecOf(
+  options: ResolvedAgentOptions,
+  sessionOptions: SessionOptions,
+  sessionPermission: NonNullable<SessionWorkflowInput['permission']>,
+): SubagentsSpec | undefined {
+  const subagents = options.subagents;
+  if (!subagents) return undefined;
+  return {
+    maxDepth: subagents.maxDepth,
+    maxConcurrent: subagents.maxConcurrent,
+    timeoutMs: subagents.timeoutMs,
+    agents: Object.values(subagents.agents).map((agent) => ({
+      name: agent.name,
+      tools: agent.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
+      maxTurns: agent.maxTurns,
+      timeoutMs: agent.timeoutMs,
+      hookCounts: hookCountsOf(agent.hooks ?? options.hooks, sessionOptions.hooks),
+      permission:
+        agent.permission === undefined
+          ? sessionPermission
+          : typeof agent.permission === 'function'
+            ? { handler: 'function' }
+            : { preset: agent.permission },
+      mayUse: [...agent.subagents],
+    })),
   };
 }
 

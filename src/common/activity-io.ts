@@ -16,6 +16,7 @@ import type { ContextStamp } from './context-stamp.js';
 import type { WorkflowStreamEvent } from './permission-events.js';
 import type { PermissionResult } from './permission.js';
 import type { HookOutput, Prompt, ToolKind, ToolResult } from './types.js';
+import type { SessionLineage } from './workflow-io.js';
 
 /**
  * Names of the session's activities, as the workflow schedules them and histories record
@@ -75,6 +76,8 @@ export interface DispatchHookInput extends Partial<SessionIdentity> {
    * decisions): the activity publishes them first. Absent when there are none.
    */
   streamEvents?: WorkflowStreamEvent[];
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /** What `dispatchHook` reports. Failures of callbacks are values, so history shows them. */
@@ -150,6 +153,8 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * includes the prompt, not yet added to the workflow's state).
    */
   hook?: DispatchHookInput;
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /** What `modelStep` returns. */
@@ -185,6 +190,8 @@ export interface DescribeToolCallInput extends Partial<SessionIdentity> {
   sessionId?: string;
   toolName: string;
   input: JsonObject;
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /** What the worker knows of a tool call before it runs. */
@@ -212,6 +219,8 @@ export interface CheckPermissionInput extends Partial<SessionIdentity> {
    * decisions): the activity publishes them first. Absent when there are none.
    */
   streamEvents?: WorkflowStreamEvent[];
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /** What `checkPermission` returns: a normalised decision, or why it could not be had. */
@@ -240,6 +249,8 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
    * `toolOutput`) and returns their outcome with the result.
    */
   hook?: DispatchHookInput;
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /**
@@ -263,6 +274,8 @@ export interface PublishStreamEventsInput {
   /** The send whose stream gets them. */
   requestId: string;
   events: WorkflowStreamEvent[];
+  /** Where the session sits under the one that started it: set in sub-agents only. */
+  lineage?: SessionLineage;
 }
 
 /** What `executeTool` returns. */

@@ -13,11 +13,12 @@ import type { HookInput } from './types.js';
 /**
  * The callback's input without its signal: a fresh copy of the payload (a JSON copy: the
  * payload came through Temporal as JSON, and `structuredClone` is not in the workflow sandbox),
- * with `event` and `sessionId`, and for `PostToolUseFailure` the serialized `error` rebuilt
- * as an Error.
+ * with `event` and `sessionId`, in a sub-agent's session `parentSessionId`, `agentPath` and
+ * `depth` from its `lineage` (a top session's inputs have none of the three), and for
+ * `PostToolUseFailure` the serialized `error` rebuilt as an Error.
  */
 export function hookInputOf(
-  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
+  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId' | 'lineage'>,
 ): Omit<HookInput, 'abortSignal'> {
   const payload = JSON.parse(JSON.stringify(input.payload)) as typeof input.payload;
   const hookInput: Omit<HookInput, 'abortSignal'> = {
@@ -25,6 +26,11 @@ export function hookInputOf(
     event: input.event,
     sessionId: input.sessionId,
   };
+  if (input.lineage) {
+    hookInput.parentSessionId = input.lineage.parentSessionId;
+    hookInput.agentPath = input.lineage.agentPath;
+    hookInput.depth = input.lineage.depth;
+  }
   if (
     input.event === HookEvent.PostToolUseFailure &&
     payload.error &&

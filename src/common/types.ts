@@ -87,6 +87,12 @@ export interface HookInput {
   toolOutput?: ToolModelContent;
   /** The tool's error (PostToolUseFailure). */
   error?: Error;
+  /** In a sub-agent's session only: the session whose `Task` call started it. */
+  parentSessionId?: string;
+  /** In a sub-agent's session only: its path of sub-agent names, e.g. `main/researcher`. */
+  agentPath?: string;
+  /** In a sub-agent's session only: how deep it is, 1 under the top session (top: absent, read as 0). */
+  depth?: number;
   /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */
   [key: string]: unknown;
 }

@@ -13,7 +13,7 @@ import type { ConversationMessage } from './conversation.js';
 import type { PermissionPreset } from './permission.js';
 import type { SessionEndReason, ToolKind } from './types.js';
 import type { CleanupHandle } from './activity-io.js';
-import type { SendResult } from './messages.js';
+import type { SendResult, SendStatus } from './messages.js';
 
 /**
  * The session workflow's type: what clients start (`client.workflow.start<SessionWorkflow>(
@@ -151,6 +151,77 @@ export interface SessionWorkflowInput {
   turnStatus?: boolean;
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
+  /**
+   * The sub-agents the model may start through the `Task` tool, and the limits
+   * (`advanced.subagents`). Absent when the definition has none: every session started
+   * before sub-agents existed, and every one without them, runs as it always did.
+   */
+  subagents?: SubagentsSpec;
+  /** Where this session sits under the session that started it. Set in sub-agents only. */
+  lineage?: SessionLineage;
+  /** The one prompt a sub-agent runs, then it ends. Set in sub-agents only. */
+  task?: SubagentTask;
+}
+
+/** The one prompt of a sub-agent's session: the `Task` call's `prompt`. */
+export interface SubagentTask {
+  /** The request id of the sub-agent's one prompt. */
+  requestId: string;
+  prompt: string;
+}
+
+/**
+ * Where a sub-agent's session sits in its tree. Set in a sub-agent's workflow input and in
+ * its activity inputs only; a top session has none.
+ */
+export interface SessionLineage {
+  /** The session whose `Task` call started this one. */
+  parentSessionId: string;
+  /** The top session of the tree: its session hooks and permission handler apply here too. */
+  rootSessionId: string;
+  /** The sub-agent names from the top session, `main` first: `main/researcher`. */
+  agentPath: string;
+  /** How deep this session is: 1 under the top session. */
+  depth: number;
+  /** This sub-agent's name (the `Task` call's `subagent_type`). */
+  subagent: string;
+  /** The parent's `Task` call. */
+  toolUseId: string;
+  /** The top session's send whose stream this session's events go to (tagged `agentPath`). */
+  stream: { sessionId: string; requestId: string };
+}
+
+/** One sub-agent, as a session's workflow input carries it. */
+export interface SubagentSpec {
+  /** Its name (`subagent_type`). */
+  name: string;
+  /** The tools it may call, with their kinds (never `Task`: that comes with its depth). */
+  tools: Array<{ name: string; kind: ToolKind }>;
+  /** Most model steps of its one prompt. */
+  maxTurns: number;
+  /** Budget of one `Task` call running it, ms. */
+  timeoutMs: number;
+  /**
+   * How many callbacks each event has in it: its own agent-level hooks (or the agent's,
+   * when it inherits them) and the top session's hooks.
+   */
+  hookCounts: Partial<Record<HookEvent, number>>;
+  /** How its permission is decided: its own, or (when it inherits) the top session's. */
+  permission: NonNullable<SessionWorkflowInput['permission']>;
+  /** The sub-agents it may start (when its depth is under `maxDepth`). */
+  mayUse: string[];
+}
+
+/** `advanced.subagents` as a session's workflow input carries it. */
+export interface SubagentsSpec {
+  /** Deepest sub-agent: 1, sub-agents start none. */
+  maxDepth: number;
+  /** Sub-agents of one session running at once. */
+  maxConcurrent: number;
+  /** Budget of one `Task` call, ms (a sub-agent's own `timeoutMs` overrides it). */
+  timeoutMs: number;
+  /** The sub-agents, in the order the definition gives them. */
+  agents: SubagentSpec[];
 }
 
 /**
@@ -298,4 +369,22 @@ export interface SessionWorkflowResult {
   timeline: TimelineEntry[];
   /** Earlier runs of the session, archived when they continued as new. */
   archives?: RunArchive[];
+  /** A sub-agent's outcome: what its `Task` call returns. Set by sub-agents only. */
+  task?: SubagentOutcome;
+}
+
+/**
+ * How a sub-agent's one prompt ended, compact: its timeline stays in its own history (a
+ * sub-agent returns `timeline: []`), so the parent's history does not grow with it.
+ */
+interface SubagentOutcome {
+  status: SendStatus;
+  /** Its final assistant text ('' when none). */
+  text: string;
+  /** Why it failed (SessionStart refused, a hook aborted, ...). */
+  error?: SerializedError;
+  /** Tool calls it made. */
+  toolCalls: number;
+  /** Entries of its hook timeline. */
+  timelineEntries: number;
 }

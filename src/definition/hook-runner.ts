@@ -33,12 +33,12 @@ interface HookCallbackRun {
  * is checked against the contract (§3). Budgets and cancellation are the caller's: abort
  * `signal` to stop before the next callback.
  *
- * @param input the event, its payload and the session, as a dispatch records them.
+ * @param input the event, its payload, the session and its lineage, as a dispatch records them.
  * @param now a clock in ms, for `durationsMs`. @default `performance.now`
  */
 export function runHookCallbacks(
   callbacks: readonly HookCallback[],
-  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId'>,
+  input: Pick<DispatchHookInput, 'payload' | 'event' | 'sessionId' | 'lineage'>,
   signal: AbortSignal,
   now: () => number = () => performance.now(),
 ): HookCallbackRun {

@@ -8,7 +8,8 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { ConfigError } from '../common/errors.js';
-import { TASK_TOOL_NAME, taskTool } from '../tools/builtin/task.js';
+import { TASK_TOOL } from '../common/subagents.js';
+import { taskTool } from '../tools/builtin/task.js';
 import type { HookMap } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type {
@@ -39,10 +40,10 @@ export function resolveSubagents(
   const maxDepth = options.maxDepth ?? DEFAULTS.subagentsMaxDepth;
   const timeoutMs = options.timeoutMs ?? DEFAULTS.subagentsTimeoutMs;
   const problems: string[] = [];
-  if (tools.some((tool) => tool.name === TASK_TOOL_NAME)) {
+  if (tools.some((tool) => tool.name === TASK_TOOL)) {
     problems.push(
-      `tools has a tool named '${TASK_TOOL_NAME}' beside ${PATH}, which adds the built-in ` +
-        `'${TASK_TOOL_NAME}' tool: rename yours`,
+      `tools has a tool named '${TASK_TOOL}' beside ${PATH}, which adds the built-in ` +
+        `'${TASK_TOOL}' tool: rename yours`,
     );
   }
   const names = Object.keys(options.agents);
@@ -86,24 +87,24 @@ function subagentTools(
   maxDepth: number,
   problem: (message: string) => void,
 ): ToolDefinition[] {
-  const own = tools.filter((tool) => tool.name !== TASK_TOOL_NAME);
+  const own = tools.filter((tool) => tool.name !== TASK_TOOL);
   if (definition.tools === undefined) return own;
   const byName = new Map(own.map((tool) => [tool.name, tool]));
   const chosen: ToolDefinition[] = [];
   for (const name of definition.tools) {
     const tool = byName.get(name);
     if (tool) chosen.push(tool);
-    else if (name !== TASK_TOOL_NAME) {
+    else if (name !== TASK_TOOL) {
       problem(
         `.tools: '${name}' is not a tool of the agent (it has: ${own.map((t) => t.name).join(', ') || 'none'})`,
       );
     } else if (maxDepth === 1) {
       problem(
-        `.tools: '${TASK_TOOL_NAME}' while ${PATH}.maxDepth is 1 (sub-agents spawn none): raise maxDepth or drop it`,
+        `.tools: '${TASK_TOOL}' while ${PATH}.maxDepth is 1 (sub-agents spawn none): raise maxDepth or drop it`,
       );
     } else if ((definition.subagents ?? []).length === 0) {
       problem(
-        `.tools: '${TASK_TOOL_NAME}' without subagents: name the sub-agents it may spawn in its subagents`,
+        `.tools: '${TASK_TOOL}' without subagents: name the sub-agents it may spawn in its subagents`,
       );
     }
   }

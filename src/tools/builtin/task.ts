@@ -8,10 +8,8 @@
  */
 import { z } from 'zod';
 import { ToolError } from '../../common/errors.js';
+import { TASK_TOOL } from '../../common/subagents.js';
 import { defineTool, type ToolDefinition } from '../tool.js';
-
-/** The name of the `Task` tool. */
-export const TASK_TOOL_NAME = 'Task';
 
 /** Input of the `Task` tool. */
 const taskInputSchema = z.object({
@@ -41,7 +39,7 @@ interface TaskToolAgent {
 export function taskTool(agents: readonly TaskToolAgent[]): ToolDefinition<TaskInput> {
   const listed = agents.map((agent) => `- ${agent.name}: ${agent.description}`).join('\n');
   return defineTool({
-    name: TASK_TOOL_NAME,
+    name: TASK_TOOL,
     description:
       'Launch a sub-agent to carry out a task on its own and report back. Give it a short ' +
       '`description` (3 to 5 words), the whole task as `prompt` (it sees nothing else of ' +
