@@ -78,22 +78,28 @@ async function dispatchHook(
   refuseIfBegun(ctx, input);
   const started = clock.now();
   const elapsed = () => Math.round((clock.now() - started) * 10) / 10;
+  const { lineage } = input;
   const callbacks = registry.callbacksFor(
     input.agentName,
     input.sessionId,
     input.event,
     input.version,
+    lineage,
   );
   // A worker that has other callbacks than the session expects (none at all, or session
   // hooks of another process) refuses, rather than silently running a different set.
   if (callbacks.length === 0 || callbacks.length !== input.callbackCount) {
+    const whose = lineage
+      ? `sub-agent ${lineage.subagent} (${lineage.agentPath}) of session '${lineage.rootSessionId}'`
+      : `session '${input.sessionId}'`;
+    const creator = lineage ? `created session '${lineage.rootSessionId}'` : 'created the session';
     const error: SerializedError = {
       name: 'HookError',
       code: 'HOOK_CALLBACKS_MISSING',
       message:
-        `This worker has ${callbacks.length} ${input.event} callback(s) for session '${input.sessionId}'; ` +
+        `This worker has ${callbacks.length} ${input.event} callback(s) for ${whose}; ` +
         `the session expects ${input.callbackCount}. Session-level hooks live only in the process that ` +
-        `created the session, and every worker of a task queue must run the same agent definition.`,
+        `${creator}, and every worker of a task queue must run the same agent definition.`,
     };
     logFailure(ctx, input, error);
     return {

@@ -241,7 +241,13 @@ export interface SubagentDefinition {
    * @throws {ConfigError} at `createAgent` for a name the agent has no tool of.
    */
   tools?: string[];
-  /** Its model: a model id, a model object, or `'inherit'` (the agent's). @default 'inherit' */
+  /**
+   * Its model: a model id, a model object, or `'inherit'` (the agent's). A model id goes
+   * where the agent's ids go (`baseUrl`), with the agent's `apiKey` when that is for the same
+   * provider, else with its provider's variable (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`).
+   * @default 'inherit'
+   * @throws {ConfigError} at worker start when its id needs a key that nothing gives.
+   */
   model?: string | AgentModel | 'inherit';
   /** Most model steps of one `Task` call; past it the call ends with what it has. @default the agent's `maxTurns` */
   maxTurns?: number;

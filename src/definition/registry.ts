@@ -18,6 +18,21 @@ import type { PermissionHandler } from '../common/permission.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import { publishInProcess } from '../stream/memory.js';
 import type { StreamTransport } from '../stream/transport.js';
+import type { SessionLineage } from '../common/workflow-io.js';
+
+/** What a worker knows of one sub-agent of a definition; what is absent is the agent's. */
+export interface RegisteredSubagent {
+  /** Its own agent-level hooks; absent: the agent's. */
+  hooks?: HookMap;
+  /** Its own permission function; absent: the session's (a preset is in the session's input). */
+  permission?: PermissionHandler;
+  /** The tools it may call (never `Task`). */
+  tools: readonly ToolDefinition[];
+  /** Its own model; absent: the agent's. */
+  model?: AgentModel;
+  /** Its instructions: the system message of each of its model steps. */
+  prompt: string;
+}
 
 /** What a worker knows of one agent definition. */
 interface RegisteredAgent {
@@ -42,6 +57,8 @@ interface RegisteredAgent {
   toolEnv?: Readonly<Record<string, string>>;
   /** Where the activities publish sends' live streams (`advanced.stream`); absent: off. */
   stream?: StreamTransport;
+  /** The sub-agents by name (`advanced.subagents`); absent: none. */
+  subagents?: ReadonlyMap<string, RegisteredSubagent>;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */
@@ -184,17 +201,40 @@ export class AgentRegistry {
     this.#sessionPermissions.delete(sessionId);
   }
 
-  /** Every callback of `event` for this session: the agent's first, then the session's. */
+  /**
+   * Every callback of `event` for this session: the agent's first, then the session's. In a
+   * sub-agent (`lineage`): its own agent-level hooks (the agent's when it inherits them), then
+   * the session hooks of the top session of its tree.
+   * @throws {ConfigError} when the agent has no such sub-agent.
+   */
   callbacksFor(
     agentName: string,
     sessionId: string,
     event: HookEvent,
     version?: string,
+    lineage?: Pick<SessionLineage, 'subagent' | 'rootSessionId'>,
   ): HookCallback[] {
+    const agent = this.agent(agentName, version);
+    const own = lineage ? this.subagent(agent, lineage.subagent).hooks : undefined;
     return [
-      ...(this.agent(agentName, version).hooks[event] ?? []),
-      ...(this.#sessionHooks.get(sessionId)?.[event] ?? []),
+      ...((own ?? agent.hooks)[event] ?? []),
+      ...(this.#sessionHooks.get(lineage?.rootSessionId ?? sessionId)?.[event] ?? []),
     ];
+  }
+
+  /**
+   * Sub-agent `name` of `agent`.
+   * @throws {ConfigError} when the agent has none of that name.
+   */
+  subagent(agent: RegisteredAgent, name: string): RegisteredSubagent {
+    const subagent = agent.subagents?.get(name);
+    if (!subagent) {
+      throw new ConfigError(
+        `Agent '${agent.name}' version '${agent.version}' has no sub-agent named '${name}' ` +
+          `(it has: ${[...(agent.subagents?.keys() ?? [])].join(', ') || 'none'})`,
+      );
+    }
+    return subagent;
   }
 
   /** Track a dispatch's callbacks until they settle. */

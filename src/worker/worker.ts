@@ -18,6 +18,7 @@ import type { AgentModel } from '../models/model.js';
 import { resolveModel } from '../models/resolve.js';
 import type { ResolvedAgentOptions } from '../definition/options.js';
 import { AgentRegistry } from '../definition/registry.js';
+import { subagentRegistrations } from './subagent-registration.js';
 import { normalizeRoots, WorkspaceError } from '../tools/workspace.js';
 import { ConfigError } from '../common/errors.js';
 import {
@@ -258,6 +259,7 @@ async function registrationOf(
   options: ResolvedAgentOptions,
   model: AgentModel | undefined,
 ): Promise<Parameters<AgentRegistry['register']>[0]> {
+  const subagents = subagentRegistrations(options);
   return {
     name: options.name,
     version: options.version,
@@ -272,6 +274,7 @@ async function registrationOf(
     // Read once, here: tool processes never see the rest of this process's environment.
     toolEnv: toolEnvironment(options.toolEnv),
     ...(options.stream ? { stream: options.stream } : {}),
+    ...(subagents ? { subagents } : {}),
   };
 }
 
