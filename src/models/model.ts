@@ -34,6 +34,13 @@ export interface ModelStepRequest {
   /** The tools the model may call. */
   tools: readonly ToolDefinition[];
   /**
+   * Instructions for the model, sent as the system message before `messages`: a sub-agent's
+   * `prompt` (`advanced.subagents`). Absent in a top session's steps, which send none.
+   */
+  instructions?: string;
+  /** In a sub-agent's steps only: its path of sub-agent names, e.g. `main/researcher`. */
+  agentPath?: string;
+  /**
    * Called with each piece of assistant text as the model produces it, in order (pieces
    * are never empty, and concatenate to the step's `text`). Present when the agent
    * streams (`advanced.stream`); a model that cannot stream may ignore it. It returns at

@@ -77,14 +77,14 @@ const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000;
  * A model behind a hosted API: OpenAI (chat completions API), Anthropic (messages API),
  * or any OpenAI-compatible chat completions server (`baseUrl`).
  *
- * Each `step()` sends the whole conversation (`request.messages`) and the tools'
- * declarations (name, description, JSON Schema of the input, derived from the zod
- * `inputSchema`), and returns the model's answer: its text, the tool calls it asked for
- * (the raw arguments, not validated: the workflow validates them), and the finish reason
- * (`tool-calls` whenever it asked for tools). One request per step: no retries, no tool
- * execution, no second step. The request streams (`stream: true`, server-sent events):
- * each piece of text goes to `request.onTextDelta` as it arrives, and the step resolves
- * once the answer is complete.
+ * Each `step()` sends `request.instructions` as the system message when given, the whole
+ * conversation (`request.messages`) and the tools' declarations (name, description, JSON
+ * Schema of the input, derived from the zod `inputSchema`), and returns the model's answer:
+ * its text, the tool calls it asked for (the raw arguments, not validated: the workflow
+ * validates them), and the finish reason (`tool-calls` whenever it asked for tools). One
+ * request per step: no retries, no tool execution, no second step. The request streams
+ * (`stream: true`, server-sent events): each piece of text goes to `request.onTextDelta` as
+ * it arrives, and the step resolves once the answer is complete.
  *
  * `step()` rejects with:
  * - a {@link ProviderError} (a `ModelError`, code `MODEL_ERROR`) for a provider or
@@ -193,6 +193,8 @@ async function runStep(ctx: ProviderContext, request: ModelStepRequest): Promise
     // output is the same as the whole answer's (text, tool calls, finish reason).
     const result = streamText({
       model: languageModel(ctx),
+      // A sub-agent's instructions, as the provider's system message; top sessions send none.
+      ...(request.instructions !== undefined ? { system: request.instructions } : {}),
       messages: toModelMessages(request.messages),
       tools: toToolSet(request.tools),
       maxRetries: 0,
