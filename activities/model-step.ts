@@ -152,7 +152,13 @@ async function callModel(
   inline?: InlineCall,
 ): Promise<ModelStepOutput> {
   const ctx = Context.current();
-  const { model, tools, stream } = deps.registry.agent(input.agentName, input.version);
+  // A sub-agent's step runs its own model, tools and instructions where it has them.
+  const { agent, model, tools, instructions } = deps.registry.definitionFor(
+    input.agentName,
+    input.version,
+    input.lineage,
+  );
+  const { stream } = agent;
   const cached = inline?.cached;
   // The live stream: text deltas go to the send's stream transport, never to history.
   const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
@@ -165,11 +171,13 @@ async function callModel(
       : await conversationOf(ctx, input, deps.conversationCache);
     // Histories from before 0.2 carry the prompt in the input; now it comes with the context.
     const stepPrompt = input.step === 0 ? (input.prompt ?? prompt) : undefined;
-    const { prompt: _carried, streamEvents: _published, ...rest } = input;
+    const { prompt: _carried, streamEvents: _published, lineage, ...rest } = input;
     const output = await Promise.race([
       model.step({
         ...rest,
         ...(stepPrompt !== undefined ? { prompt: stepPrompt } : {}),
+        ...(instructions !== undefined ? { instructions } : {}),
+        ...(lineage ? { agentPath: lineage.agentPath } : {}),
         messages,
         tools,
         signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),

@@ -101,8 +101,9 @@ async function describeToolCall(
   registry: AgentRegistry,
   input: DescribeToolCallInput,
 ): Promise<ToolCallDescription> {
-  const agent = registry.agent(input.agentName, input.version);
-  const tool = agent.tools.find((t) => t.name === input.toolName);
+  // A sub-agent's call: only its own tools are known to it.
+  const { agent, tools } = registry.definitionFor(input.agentName, input.version, input.lineage);
+  const tool = tools.find((t) => t.name === input.toolName);
   if (!tool) return { known: false, kind: 'execute', affectedPaths: [] };
   let affectedPaths: string[] = [];
   try {
@@ -122,10 +123,13 @@ async function checkPermission(
   input: CheckPermissionInput,
 ): Promise<CheckPermissionOutput> {
   const { registry } = deps;
-  const agent = registry.agent(input.agentName, input.version);
   // A session's own function is never replaced by the agent's: a worker without it refuses.
+  // A sub-agent asks its own function, else the top session's or the agent's.
+  const owner = input.lineage?.rootSessionId ?? input.sessionId;
   const permission =
-    input.handler === 'session' ? registry.sessionPermission(input.sessionId) : agent.permission;
+    input.handler === 'session'
+      ? registry.sessionPermission(owner)
+      : registry.definitionFor(input.agentName, input.version, input.lineage).permission;
   if (!permission) {
     return {
       ok: false,
@@ -134,7 +138,7 @@ async function checkPermission(
         code: 'CONFIG_INVALID',
         message:
           input.handler === 'session'
-            ? `This worker has no permissionHandler for session '${input.sessionId}' (it runs on the worker of the process that created the session)`
+            ? `This worker has no permissionHandler for session '${owner}' (it runs on the worker of the process that created the session)`
             : 'This worker has no permission function',
       },
     };
@@ -183,8 +187,8 @@ async function executeTool(
   input: ExecuteToolInput,
 ): Promise<ExecuteToolOutput> {
   const ctx = Context.current();
-  const agent = deps.registry.agent(input.agentName, input.version);
-  const tool = agent.tools.find((t) => t.name === input.toolName);
+  const { tools } = deps.registry.definitionFor(input.agentName, input.version, input.lineage);
+  const tool = tools.find((t) => t.name === input.toolName);
   if (!tool) {
     const message = `Unknown tool '${input.toolName}'`;
     return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };

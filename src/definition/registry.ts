@@ -32,6 +32,23 @@ export interface RegisteredSubagent {
   model?: AgentModel;
   /** Its instructions: the system message of each of its model steps. */
   prompt: string;
+  /**
+   * The `Task` tool it gets, listing the sub-agents it may start, while its depth is under
+   * `maxDepth`; absent when it may start none.
+   */
+  spawn?: { tool: ToolDefinition; maxDepth: number };
+}
+
+/** What one session's model steps and tool calls use: the agent's, or a sub-agent's own. */
+interface SessionDefinition {
+  agent: RegisteredAgent;
+  model: AgentModel;
+  /** The tools its model may call. */
+  tools: readonly ToolDefinition[];
+  /** A sub-agent's instructions (its `prompt`); absent in a top session. */
+  instructions?: string;
+  /** The permission function of `{ handler: 'function' }`: the sub-agent's own, else the agent's. */
+  permission?: PermissionHandler;
 }
 
 /** What a worker knows of one agent definition. */
@@ -220,6 +237,32 @@ export class AgentRegistry {
       ...((own ?? agent.hooks)[event] ?? []),
       ...(this.#sessionHooks.get(lineage?.rootSessionId ?? sessionId)?.[event] ?? []),
     ];
+  }
+
+  /**
+   * What the steps and calls of a session use: the agent's model, tools and permission
+   * function; in a sub-agent (`lineage`) its own where it has them, its `prompt` as
+   * instructions, and the `Task` tool while its depth is under `maxDepth`.
+   * @throws {ConfigError} when this worker has no such agent or sub-agent.
+   */
+  definitionFor(
+    agentName: string,
+    version: string | undefined,
+    lineage: Pick<SessionLineage, 'subagent' | 'depth'> | undefined,
+  ): SessionDefinition {
+    const agent = this.agent(agentName, version);
+    const { model, tools, permission } = agent;
+    if (!lineage) return { agent, model, tools, ...(permission ? { permission } : {}) };
+    const sub = this.subagent(agent, lineage.subagent);
+    const task = sub.spawn && lineage.depth < sub.spawn.maxDepth ? sub.spawn.tool : undefined;
+    const own = sub.permission ?? permission;
+    return {
+      agent,
+      model: sub.model ?? model,
+      tools: task ? [...sub.tools, task] : sub.tools,
+      instructions: sub.prompt,
+      ...(own ? { permission: own } : {}),
+    };
   }
 
   /**

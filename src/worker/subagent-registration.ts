@@ -1,6 +1,6 @@
 /**
  * What a worker's registry holds of a definition's sub-agents: their own hooks, permission
- * function, tools, model and instructions.
+ * function, tools (and `Task` tool), model and instructions.
  *
  * @module
  */
@@ -9,6 +9,7 @@ import type { RegisteredSubagent } from '../definition/registry.js';
 import type { AgentModel } from '../models/model.js';
 import { providerOf } from '../models/provider.js';
 import { resolveModel } from '../models/resolve.js';
+import { taskTool } from '../tools/builtin/task.js';
 
 /**
  * The sub-agents of `options` as the registry holds them, by name; undefined when it has none.
@@ -18,12 +19,19 @@ export function subagentRegistrations(
   options: ResolvedAgentOptions,
 ): ReadonlyMap<string, RegisteredSubagent> | undefined {
   if (!options.subagents) return undefined;
+  const { agents, maxDepth } = options.subagents;
   const subagents = new Map<string, RegisteredSubagent>();
-  for (const [name, subagent] of Object.entries(options.subagents.agents)) {
+  for (const [name, subagent] of Object.entries(agents)) {
     const model = subagentModel(options, subagent);
+    // Its Task tool lists only the sub-agents it may start.
+    const mayUse = subagent.subagents.map((n) => ({
+      name: n,
+      description: agents[n]!.description,
+    }));
     subagents.set(name, {
       tools: subagent.tools,
       prompt: subagent.prompt,
+      ...(mayUse.length > 0 ? { spawn: { tool: taskTool(mayUse), maxDepth } } : {}),
       ...(subagent.hooks ? { hooks: subagent.hooks } : {}),
       ...(typeof subagent.permission === 'function' ? { permission: subagent.permission } : {}),
       ...(model ? { model } : {}),

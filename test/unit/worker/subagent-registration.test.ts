@@ -62,6 +62,30 @@ describe('subagentRegistrations', () => {
     expect(registered.get('preset')).not.toHaveProperty('permission');
   });
 
+  it('gives a sub-agent that may start others a Task tool listing only those, with maxDepth', () => {
+    const registered = subagentRegistrations(
+      resolved(
+        {},
+        {
+          subagents: {
+            maxDepth: 3,
+            agents: {
+              lead: { description: 'Leads', prompt: 'l', subagents: ['reader'] },
+              reader: { description: 'Reads files', prompt: 'r' },
+              writer: { description: 'Writes files', prompt: 'w' },
+            },
+          },
+        },
+      ),
+    )!;
+    const spawn = registered.get('lead')!.spawn!;
+    expect(spawn.maxDepth).toBe(3);
+    expect(spawn.tool.name).toBe('Task');
+    expect(spawn.tool.description).toContain('- reader: Reads files');
+    expect(spawn.tool.description).not.toContain('writer');
+    expect(registered.get('reader')).not.toHaveProperty('spawn');
+  });
+
   it("resolves a model id with the agent's key for the same provider", () => {
     const registered = subagentRegistrations(
       resolved(
