@@ -153,6 +153,7 @@ async function checkPermission(
       kind: input.kind,
       affectedPaths: input.affectedPaths,
       signal: ctx.cancellationSignal,
+      ...(input.lineage ? { agentPath: input.lineage.agentPath, depth: input.lineage.depth } : {}),
     });
     const result = normalizePermission(value, input.toolName);
     if (!result) {

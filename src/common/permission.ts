@@ -39,6 +39,10 @@ export interface PermissionRequest {
   affectedPaths: string[];
   /** Aborts when the prompt is aborted. */
   signal: AbortSignal;
+  /** In a sub-agent's call only: its path of sub-agent names, e.g. `main/researcher`. */
+  agentPath?: string;
+  /** In a sub-agent's call only: how deep it is, 1 under the top session. */
+  depth?: number;
 }
 
 /** `advanced.permission`: a preset or a function. */

@@ -182,4 +182,32 @@ describe('the tool activities in a sub-agent', () => {
     expect(await ask('reader')).toMatchObject({ ok: true, result: { behavior: 'allow' } });
     expect(await ask('reader', 'session')).toMatchObject({ ok: true, result: { behavior: 'ask' } });
   });
+
+  it("tell a permission function a sub-agent's path and depth; a top session's call neither", async () => {
+    const seen: unknown[] = [];
+    const registry = setup({
+      reader: { tools: [Read], permission: async (r) => (seen.push(r), 'allow' as const) },
+    });
+    registry.setSessionPermission('root', async (r) => (seen.push(r), 'allow' as const));
+    const { checkPermission } = activities(registry);
+    const base: CheckPermissionInput = {
+      agentName: 'default',
+      sessionId: 'root',
+      toolUseId: 'call_2',
+      toolName: 'Read',
+      input: {},
+      kind: 'readonly',
+      affectedPaths: [],
+    };
+    const run = (input: CheckPermissionInput) =>
+      env().run<[CheckPermissionInput], CheckPermissionOutput, typeof checkPermission>(
+        checkPermission,
+        input,
+      );
+    await run({ ...base, sessionId: 'root/0-call_1', lineage: lineage('reader') });
+    await run({ ...base, handler: 'session' });
+    expect(seen[0]).toMatchObject({ toolName: 'Read', agentPath: 'main/reader', depth: 1 });
+    expect(seen[1]).not.toHaveProperty('agentPath');
+    expect(seen[1]).not.toHaveProperty('depth');
+  });
 });
