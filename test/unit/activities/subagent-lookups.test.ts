@@ -2,9 +2,11 @@
  * What a sub-agent's model steps and tool calls use, found by its lineage: its own model,
  * tools, instructions and permission function where it has them, the agent's where not.
  */
+import type { Client } from '@temporalio/client';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createModelActivities } from '../../../activities/model-step.js';
 import { createToolActivities } from '../../../activities/tool-exec.js';
 import type {
   CheckPermissionInput,
@@ -12,12 +14,15 @@ import type {
   DescribeToolCallInput,
   ExecuteToolInput,
   ExecuteToolOutput,
+  ModelStepInput,
+  ModelStepOutput,
 } from '../../../src/common/activity-io.js';
 import { ConfigError } from '../../../src/common/errors.js';
 import type { PermissionHandler } from '../../../src/common/permission.js';
 import type { SessionLineage } from '../../../src/common/workflow-io.js';
 import { AgentRegistry, type RegisteredSubagent } from '../../../src/definition/registry.js';
 import type { AgentModel } from '../../../src/models/model.js';
+import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { taskTool } from '../../../src/tools/builtin/task.js';
 import { defineTool, type ToolDefinition } from '../../../src/tools/tool.js';
 import { testIdentity } from '../../helpers/registry-identity.js';
@@ -209,5 +214,88 @@ describe('the tool activities in a sub-agent', () => {
     expect(seen[0]).toMatchObject({ toolName: 'Read', agentPath: 'main/reader', depth: 1 });
     expect(seen[1]).not.toHaveProperty('agentPath');
     expect(seen[1]).not.toHaveProperty('depth');
+  });
+});
+
+/** An activity environment whose workflow answers the conversation query with none. */
+function stepEnv(): MockActivityEnvironment {
+  const handle = {
+    client: { connection: { withDeadline: (_d: number, fn: () => unknown) => fn() } },
+    query: async () => ({ messages: [], next: null }),
+  };
+  const client = {
+    workflow: { getHandle: () => handle },
+    withAbortSignal: (_s: AbortSignal, fn: () => unknown) => fn(),
+  } as unknown as Client;
+  return new MockActivityEnvironment(
+    { workflowExecution: { workflowId: 'session-root', runId: 'run-1' } },
+    { client },
+  );
+}
+
+describe('the model step in a sub-agent', () => {
+  it('calls its own model with its prompt as instructions, its path and its tools', async () => {
+    const agent = scriptedModel(['agent']);
+    const own = scriptedModel(['own']);
+    const registry = new AgentRegistry();
+    registry.register({
+      name: 'default',
+      hooks: {},
+      model: agent,
+      tools: [Read, Write],
+      workspaceRoots: [],
+      maxToolOutputBytes: 65_536,
+      subagents: new Map([
+        ['reader', { prompt: 'You read.', tools: [Read], model: own }],
+        ['plain', { prompt: 'You inherit.', tools: [Read] }],
+      ]),
+      ...testIdentity,
+    });
+    const { modelStep } = createModelActivities({ registry });
+    const step = (sub?: string) =>
+      stepEnv().run<[ModelStepInput], ModelStepOutput, typeof modelStep>(modelStep, {
+        sessionId: sub ? `root/0-${sub}` : 'root',
+        agentName: 'default',
+        requestId: 'r',
+        step: 0,
+        promptIndex: 0,
+        modelStepIndex: 0,
+        ...(sub ? { lineage: lineage(sub) } : {}),
+      });
+    expect((await step('reader')).text).toBe('own');
+    expect(own.requests[0]).toMatchObject({
+      instructions: 'You read.',
+      agentPath: 'main/reader',
+      toolNames: ['Read'],
+    });
+    expect(own.requests[0]).not.toHaveProperty('lineage');
+    expect((await step('plain')).text).toBe('agent');
+    expect(agent.requests[0]).toMatchObject({ instructions: 'You inherit.', toolNames: ['Read'] });
+  });
+
+  it('sends a top session no instructions and no path, with all the agent tools', async () => {
+    const agent = scriptedModel(['agent']);
+    const registry = new AgentRegistry();
+    registry.register({
+      name: 'default',
+      hooks: {},
+      model: agent,
+      tools: [Read, Write],
+      workspaceRoots: [],
+      maxToolOutputBytes: 65_536,
+      ...testIdentity,
+    });
+    const { modelStep } = createModelActivities({ registry });
+    await stepEnv().run<[ModelStepInput], ModelStepOutput, typeof modelStep>(modelStep, {
+      sessionId: 'root',
+      agentName: 'default',
+      requestId: 'r',
+      step: 0,
+      promptIndex: 0,
+      modelStepIndex: 0,
+    });
+    expect(agent.requests[0]).toMatchObject({ toolNames: ['Read', 'Write'] });
+    expect(agent.requests[0]).not.toHaveProperty('instructions');
+    expect(agent.requests[0]).not.toHaveProperty('agentPath');
   });
 });
