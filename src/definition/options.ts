@@ -236,9 +236,12 @@ export interface SubagentDefinition {
   /** Its instructions: sent to its model as the system message of every step. */
   prompt: string;
   /**
-   * Names of the agent's tools it may call (never `Task`, which it gets when it may spawn).
+   * Names of the agent's tools it may call. It gets the `Task` tool by its `subagents`
+   * instead: naming `Task` here changes nothing, and is refused while `maxDepth` is 1 or
+   * `subagents` is empty.
    * @default every tool of the agent but `Task`
-   * @throws {ConfigError} at `createAgent` for a name the agent has no tool of.
+   * @throws {ConfigError} at `createAgent` for a name the agent has no tool of (the message
+   *   lists the agent's tools).
    */
   tools?: string[];
   /**
