@@ -11,6 +11,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     fileParallelism: true,
-    maxWorkers: 2,
+    // Three files at a time on two cores: most integration files wait (on timeouts of the
+    // server, on worker processes they start), not compute.
+    maxWorkers: 3,
   },
 });

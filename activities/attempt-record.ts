@@ -19,7 +19,7 @@ import { messageOf } from '../src/common/errors.js';
  * before that code ran. `began` names the work (a dispatch's `dispatchId`, a call's
  * `toolUseId`); `progress` is what the running code last reported through its own heartbeat.
  */
-export interface AttemptBegan {
+interface AttemptBegan {
   began: string;
   progress?: unknown;
 }
@@ -53,7 +53,7 @@ export function heartbeatKeepingRecord(ctx: Context, progress?: unknown): void {
 }
 
 /** How a {@link recordBegan} ended, when it did not throw. */
-export type RecordOutcome =
+type RecordOutcome =
   /** The server holds the record: run the code. */
   | 'recorded'
   /** No server to record it on (`MockActivityEnvironment` without a client): run the code. */

@@ -1,10 +1,11 @@
 /**
- * What the hook dispatch's "began" record costs (issue 31, item 9): before its first callback
- * the dispatch activity has the server confirm, with a heartbeat RPC of its own, that it
- * begins them (so a retried attempt knows whether it may run them). Paired, interleaved, on
- * one dev server: the same `dispatchHook` activity through the same workflow plumbing (one
- * Update, one activity), once as it runs, once with the record skipped (the activity sees no
- * client, as in a MockActivityEnvironment). Prints p50/p99 of each and their ratio.
+ * What the "began" record costs (`activities/attempt-record.ts`): before its first callback a
+ * hook dispatch, and before its tool a tool execution, has the server confirm, with a
+ * heartbeat RPC of its own, that it begins (so a retried attempt knows whether it may run
+ * them). Paired, interleaved, on one dev server: the same `dispatchHook` and `executeTool`
+ * activities through the same workflow plumbing (one Update, one activity), once as they run,
+ * once with the record skipped (the activity sees no client, as in a MockActivityEnvironment).
+ * Prints p50/p99 of each and their ratios.
  *
  *   npx tsx bench/dispatch-began.ts     (BENCH_N=200 pairs by default)
  */
@@ -14,10 +15,12 @@ import { fileURLToPath } from 'node:url';
 import { asyncLocalStorage, Context } from '@temporalio/activity';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { z } from 'zod';
 import { createHookActivities } from '../activities/hook-dispatch.js';
+import { createToolActivities } from '../activities/tool-exec.js';
 import { DEFAULTS } from '../src/common/defaults.js';
-import type { DispatchHookInput } from '../src/common/activity-io.js';
-import { HookEvent } from '../src/index.js';
+import type { DispatchHookInput, ExecuteToolInput } from '../src/common/activity-io.js';
+import { defineTool, HookEvent } from '../src/index.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
@@ -37,7 +40,15 @@ try {
     name: 'bench',
     hooks: { [HookEvent.UserPromptSubmit]: [async () => ({ action: 'continue' })] },
     model: { name: 'none', step: async () => ({ text: '', finishReason: 'stop' }) },
-    tools: [],
+    tools: [
+      defineTool({
+        name: 'Nothing',
+        description: 'Does nothing',
+        kind: 'readonly',
+        inputSchema: z.object({}),
+        execute: async () => 'done',
+      }),
+    ],
     workspaceRoots: [],
     maxToolOutputBytes: 65_536,
     ...testIdentity,
@@ -47,17 +58,23 @@ try {
     cleanupQueue: 'unused',
     heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
   });
-  // The same activity in a context without a client: it records nothing (the baseline).
-  const unrecorded = (input: DispatchHookInput) => {
-    const ctx = Context.current();
-    const bare = new Proxy(ctx, {
-      get(target, key) {
-        if (key === 'client') throw new Error('no client');
-        return Reflect.get(target, key, target) as unknown;
-      },
-    });
-    return asyncLocalStorage.run(bare, () => hooks.dispatchHook(input));
-  };
+  const tools = createToolActivities({
+    registry,
+    heartbeatIntervalMs: DEFAULTS.heartbeatIntervalMs,
+  });
+  // The same activities in a context without a client: they record nothing (the baseline).
+  const withoutClient =
+    <I, O>(activity: (input: I) => Promise<O>) =>
+    (input: I) => {
+      const ctx = Context.current();
+      const bare = new Proxy(ctx, {
+        get(target, key) {
+          if (key === 'client') throw new Error('no client');
+          return Reflect.get(target, key, target) as unknown;
+        },
+      });
+      return asyncLocalStorage.run(bare, () => activity(input));
+    };
   const connection = await NativeConnection.connect({ address: server.address });
   const queues = { recorded: `bench-${randomUUID()}`, unrecorded: `bench-${randomUUID()}` };
   const workers = await Promise.all(
@@ -68,7 +85,9 @@ try {
         workflowsPath: join(here, 'workflows', 'index.ts'),
         activities: {
           noop: async () => undefined,
-          dispatchHook: kind === 'recorded' ? hooks.dispatchHook : unrecorded,
+          dispatchHook:
+            kind === 'recorded' ? hooks.dispatchHook : withoutClient(hooks.dispatchHook),
+          executeTool: kind === 'recorded' ? tools.executeTool : withoutClient(tools.executeTool),
         },
         maxHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
         defaultHeartbeatThrottleInterval: DEFAULTS.heartbeatIntervalMs,
@@ -94,11 +113,25 @@ try {
     budgetMs: 600_000,
     callbackCount: 1,
   });
-  const series = { recorded: [] as number[], unrecorded: [] as number[] };
-  const step = async (kind: 'recorded' | 'unrecorded', record: boolean) => {
+  const toolInput = (): ExecuteToolInput => ({
+    sessionId: 's',
+    agentName: 'bench',
+    toolUseId: randomUUID(),
+    toolName: 'Nothing',
+    input: {},
+    timeoutMs: 60_000,
+  });
+  type Activity = 'hook' | 'tool';
+  const series: Record<Activity, Record<'recorded' | 'unrecorded', number[]>> = {
+    hook: { recorded: [], unrecorded: [] },
+    tool: { recorded: [], unrecorded: [] },
+  };
+  const step = async (activity: Activity, kind: 'recorded' | 'unrecorded', record: boolean) => {
     const t0 = now();
-    await handles[kind].executeUpdate('step', { args: [{ kind: 'hook', input: input() }] });
-    if (record) series[kind].push(now() - t0);
+    const arg =
+      activity === 'hook' ? { kind: 'hook', input: input() } : { kind: 'tool', input: toolInput() };
+    await handles[kind].executeUpdate('step', { args: [arg] });
+    if (record) series[activity][kind].push(now() - t0);
     // A new workflow every 99 Updates: an Update's latency grows with the Updates in its run.
     if (++updates % 198 === 0) {
       for (const k of ['recorded', 'unrecorded'] as const) {
@@ -111,7 +144,9 @@ try {
     // Alternate which goes first, so neither always follows the other.
     const order =
       i % 2 ? (['recorded', 'unrecorded'] as const) : (['unrecorded', 'recorded'] as const);
-    for (const kind of order) await step(kind, i >= 20);
+    for (const activity of ['hook', 'tool'] as const) {
+      for (const kind of order) await step(activity, kind, i >= 20);
+    }
   }
   for (const k of ['recorded', 'unrecorded'] as const) await handles[k].executeUpdate('stop');
   for (const w of workers) w.shutdown();
@@ -123,14 +158,22 @@ try {
     fmt(percentile(values, 50)),
     fmt(percentile(values, 99)),
   ];
-  const ratio = (p: number) => percentile(series.recorded, p) / percentile(series.unrecorded, p);
+  const ratio = (activity: Activity, p: number) =>
+    percentile(series[activity].recorded, p) / percentile(series[activity].unrecorded, p);
   printTable(
-    `Hook dispatch with and without the began record (one Update + one dispatch, ms; ${N} pairs)`,
+    `With and without the began record (one Update + one activity, ms; ${N} pairs each)`,
     ['series', 'p50', 'p99'],
     [
-      row('dispatch, no record (before the change)', series.unrecorded),
-      row('dispatch, began record confirmed first', series.recorded),
-      ['ratio with / without', fmt(ratio(50), 2), fmt(ratio(99), 2)],
+      row('hook dispatch, no record', series.hook.unrecorded),
+      row('hook dispatch, began record confirmed first', series.hook.recorded),
+      ['hook dispatch: ratio with / without', fmt(ratio('hook', 50), 2), fmt(ratio('hook', 99), 2)],
+      row('tool execution, no record', series.tool.unrecorded),
+      row('tool execution, began record confirmed first', series.tool.recorded),
+      [
+        'tool execution: ratio with / without',
+        fmt(ratio('tool', 50), 2),
+        fmt(ratio('tool', 99), 2),
+      ],
     ],
   );
 } finally {

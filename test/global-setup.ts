@@ -18,6 +18,7 @@ import { registerSearchAttributes } from '../src/server/search-attributes.js';
 import { ensureTemporalCli } from '../src/server/temporal-cli.js';
 import { workflowsPath } from '../src/worker/workflow-code.js';
 import { BUILT_CLI_VARIABLE, buildCli } from './helpers/cli-build.js';
+import { MAX_UPDATES_VARIABLE, SUITE_MAX_UPDATES_PER_RUN } from './helpers/common.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -36,7 +37,13 @@ export default async function setup() {
 
   let server: DevServer | undefined;
   if (!process.env.TEMPORAL_ADDRESS) {
-    server = await startDevServer({ cacheDir });
+    // Temporal refuses the 2,001st Update of a run by default; the suite's server refuses the
+    // 501st, so update-rollover.test.ts goes past the limit in 550 sends instead of 2,050.
+    server = await startDevServer({
+      cacheDir,
+      dynamicConfig: { 'history.maxTotalUpdates': String(SUITE_MAX_UPDATES_PER_RUN) },
+    });
+    process.env[MAX_UPDATES_VARIABLE] = String(SUITE_MAX_UPDATES_PER_RUN);
     process.env.TEMPORAL_ADDRESS = server.address;
     process.env.DURABLE_AGENT_TEST_SERVER_PID = String(server.pid);
   } else if (!process.env.DURABLE_AGENT_CLUSTER_DIR) {

@@ -1,6 +1,6 @@
 /**
- * Benchmark-only workflow: runs one activity per Update, so a hook dispatch and a bare
- * no-op activity are timed through identical plumbing.
+ * Benchmark-only workflow: runs one activity per Update, so a hook dispatch, a tool execution
+ * and a bare no-op activity are timed through identical plumbing.
  */
 import {
   ActivityCancellationType,
@@ -10,12 +10,18 @@ import {
   setHandler,
   condition,
 } from '@temporalio/workflow';
-import type { DispatchHookInput, HookDispatchOutcome } from '../../src/common/activity-io.js';
+import type {
+  DispatchHookInput,
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  HookDispatchOutcome,
+} from '../../src/common/activity-io.js';
 import type { JsonObject } from '../../src/common/json.js';
 
 interface BenchActivities {
   noop(): Promise<void>;
   dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome>;
+  executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
 }
 
 const acts = proxyActivities<BenchActivities>({
@@ -27,16 +33,20 @@ const acts = proxyActivities<BenchActivities>({
 
 export const stepUpdate = defineUpdate<
   string,
-  [{ kind: 'noop' | 'hook' | 'none'; input?: DispatchHookInput }]
+  [
+    | { kind: 'noop' | 'hook' | 'none'; input?: DispatchHookInput }
+    | { kind: 'tool'; input: ExecuteToolInput },
+  ]
 >('step');
 export const stopUpdate = defineUpdate<void>('stop');
 
 export async function benchWorkflow(): Promise<void> {
   let done = false;
-  setHandler(stepUpdate, async ({ kind, input }) => {
-    if (kind === 'noop') await acts.noop();
-    else if (kind === 'hook' && input) await acts.dispatchHook(input);
-    return kind;
+  setHandler(stepUpdate, async (step) => {
+    if (step.kind === 'noop') await acts.noop();
+    else if (step.kind === 'hook' && step.input) await acts.dispatchHook(step.input);
+    else if (step.kind === 'tool') await acts.executeTool(step.input);
+    return step.kind;
   });
   setHandler(stopUpdate, () => {
     done = true;

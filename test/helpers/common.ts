@@ -2,6 +2,19 @@
 import { randomUUID } from 'node:crypto';
 import { Connection, Client } from '@temporalio/client';
 
+/** Most Updates one run accepts on the server the suite starts (Temporal's default: 2,000). */
+export const SUITE_MAX_UPDATES_PER_RUN = 500;
+/** How test/global-setup.ts tells the tests that its server has that limit. */
+export const MAX_UPDATES_VARIABLE = 'DURABLE_AGENT_TEST_MAX_UPDATES';
+
+/**
+ * Most Updates one run accepts on the test run's server: {@link SUITE_MAX_UPDATES_PER_RUN} on
+ * the one the suite started, Temporal's default on one given by TEMPORAL_ADDRESS.
+ */
+export function serverMaxUpdatesPerRun(): number {
+  return Number(process.env[MAX_UPDATES_VARIABLE] ?? 2_000);
+}
+
 /** The test run's Temporal server (started by test/global-setup.ts). */
 export function temporalAddress(): string {
   const address = process.env.TEMPORAL_ADDRESS;

@@ -17,11 +17,7 @@ import {
   clipText,
   describePrompt,
 } from '../../src/common/hook-rules.js';
-import type {
-  ConversationMessage,
-  ToolCall,
-  ToolResultMessagePart,
-} from '../../src/common/conversation.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
 import type {
   DispatchHookInput,
   HookDispatchOutcome,
@@ -33,28 +29,21 @@ import type {
   SendStatus,
   ToolCallRecord,
 } from '../../src/common/messages.js';
-import type { Prompt, ToolResult } from '../../src/common/types.js';
+import type { Prompt } from '../../src/common/types.js';
 import type { ContextStamp } from '../../src/common/context-stamp.js';
 import type { ContextStamper } from '../session/context-sync.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { MergedHookResult } from '../../src/common/hook-rules.js';
 import { modelStepActivity } from '../activity-options.js';
 import { dispatchEvent, dispatchInline, hasCallbacks, inlineOutcomeOf } from './dispatch.js';
-import {
-  cancelledResult,
-  runToolCall,
-  type ToolCallOutcome,
-  type ToolPipelineState,
-} from './tool-pipeline.js';
+import { runToolCalls, type ToolCallsState } from './tool-calls.js';
 import { hookFailure, toFailure } from '../session/failures.js';
 import { takeStreamEvents } from '../session/stream-outbox.js';
 import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
 import { DEFAULTS } from '../../src/common/defaults.js';
 
 /** The session state a prompt reads and writes. */
-export interface PromptState extends ToolPipelineState {
-  /** Append a message to the transcript and the model's context. */
-  addMessage(message: ConversationMessage): void;
+export interface PromptState extends ToolCallsState {
   /** Stamp the context a model step reads and hand it to this worker's cache (`context-sync.ts`). */
   contextStamp?: ContextStamper;
 }
@@ -287,78 +276,6 @@ function notRunInline(hook: DispatchHookInput): HookDispatchOutcome {
     callbackCount: 0,
     durationMs: 0,
   };
-}
-
-/**
- * Run the calls of one model step in order. Every call gets exactly one result, in call
- * order, also when the prompt is aborted or interrupted, so the next request is well formed.
- * @returns whether a denial interrupted the prompt.
- * @throws the hook's failure when a tool hook failed and `toolHookErrors` is `'reject'`
- *   (after every call got its result: the calls after it did not run).
- */
-async function runToolCalls(
-  state: PromptState,
-  calls: ToolCall[],
-  requestId: string,
-  records: ToolCallRecord[],
-): Promise<boolean> {
-  const results: ToolResultMessagePart[] = [];
-  let interrupted = false;
-  let rejectWith: ApplicationFailure | undefined;
-  let executed: ToolCallOutcome | undefined;
-  const push = (call: ToolCall, result: ToolResult) =>
-    results.push({
-      toolUseId: call.toolUseId,
-      toolName: call.toolName,
-      status: result.status,
-      model: result.model,
-    });
-  try {
-    for (const call of calls) {
-      if (interrupted || rejectWith) {
-        const why = interrupted
-          ? 'an earlier call was denied with interrupt'
-          : 'a hook of an earlier call failed';
-        push(call, cancelledResult(call.toolName, why));
-        records.push({
-          toolUseId: call.toolUseId,
-          toolName: call.toolName,
-          toolInput: call.input,
-          status: 'cancelled',
-        });
-        continue;
-      }
-      const outcome = await runToolCall(state, call, requestId, (ran) => (executed = ran));
-      executed = undefined;
-      push(call, outcome.result);
-      records.push(outcome.record);
-      interrupted = outcome.interrupt;
-      rejectWith = outcome.rejectWith;
-    }
-  } finally {
-    // Aborted after the current call's tool ran: the model learns what really happened.
-    const ran = executed as ToolCallOutcome | undefined;
-    if (ran && results.length < calls.length) {
-      const call = calls[results.length]!;
-      push(call, {
-        ...ran.result,
-        model: `${ran.result.model}\n[the prompt was aborted after this tool ran]`,
-      });
-      records.push(ran.record);
-    }
-    for (const call of calls.slice(results.length)) {
-      push(call, cancelledResult(call.toolName, 'the prompt was aborted'));
-      records.push({
-        toolUseId: call.toolUseId,
-        toolName: call.toolName,
-        toolInput: call.input,
-        status: 'cancelled',
-      });
-    }
-    state.addMessage({ role: 'tool', results });
-  }
-  if (rejectWith) throw rejectWith;
-  return interrupted;
 }
 
 function modelFailure(error: unknown): unknown {

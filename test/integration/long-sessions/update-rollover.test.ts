@@ -1,21 +1,27 @@
 /**
  * A run rolls over (continue-as-new) long before Temporal's Update limits: the server refuses
- * the 2,001st Update of a run, and one session here takes 2,050 sends (past that limit, so a
- * session that did not roll over would be refused there).
+ * the 2,001st Update of a run by default (the suite's own server the 501st,
+ * `history.maxTotalUpdates`), and one session here takes 50 sends more than that limit, so a
+ * session that did not roll over would be refused there.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent } from '../../../src/index.js';
 import { scriptedModel } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import {
+  rawClient,
+  serverMaxUpdatesPerRun,
+  temporalAddress,
+  uniqueTaskQueue,
+} from '../../helpers/common.js';
 
-/** Past the server's 2,000 Updates of one run. */
-const SENDS = 2_050;
+/** Past the server's Updates of one run. */
+const SENDS = serverMaxUpdatesPerRun() + 50;
 const agents: Agent[] = [];
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.shutdown()));
 });
 
-describe('a session of 2,050 sends with no hooks', () => {
+describe(`a session of ${SENDS} sends with no hooks`, () => {
   it('answers every send, in order, none refused, over runs of at most a few hundred Updates', async () => {
     const agent = await createAgent({
       model: scriptedModel((request) =>
