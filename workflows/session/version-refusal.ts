@@ -18,7 +18,7 @@ import {
   type SessionIdentity,
   type VersionRefusal,
 } from '../../src/common/identity.js';
-import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
+import type { SessionLineage, SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { toFailure } from './failures.js';
 
 /**
@@ -41,11 +41,18 @@ const VERSION_REFUSAL_CODES: readonly string[] = [
   'VERSION_FINGERPRINT_MISMATCH',
 ];
 
-/** The session's version and fingerprint, for an activity input (none for old sessions). */
-export function identityFields(input: SessionWorkflowInput): Partial<SessionIdentity> {
-  return input.version !== undefined && input.fingerprint !== undefined
-    ? { version: input.version, fingerprint: input.fingerprint }
-    : {};
+/**
+ * The session's version and fingerprint, for an activity input (none for old sessions), and
+ * in a sub-agent its lineage (the worker picks the sub-agent's hooks, tools and model by it).
+ */
+export function identityFields(
+  input: SessionWorkflowInput,
+): Partial<SessionIdentity> & { lineage?: SessionLineage } {
+  const identity =
+    input.version !== undefined && input.fingerprint !== undefined
+      ? { version: input.version, fingerprint: input.fingerprint }
+      : {};
+  return input.lineage ? { ...identity, lineage: input.lineage } : identity;
 }
 
 /** The refusal carried by an activity's failure, if it is one. */
