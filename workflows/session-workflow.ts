@@ -6,8 +6,8 @@
  *
  * The handlers live in `handlers/`, one file a group: `start.ts` (ready, SessionStart),
  * `send.ts`, `abort.ts`, `handoff.ts`, `close.ts` (close and the ends no caller waits on),
- * `approval.ts`, `upgrade.ts`, `queries.ts`; a prompt's run in `prompt/`; the run's state and
- * continue-as-new (`rollover.ts`) in `session/`.
+ * `approval.ts`, `upgrade.ts`, `queries.ts`, `subagent.ts` (a sub-agent's whole run); a
+ * prompt's run in `prompt/`; the run's state and continue-as-new (`rollover.ts`) in `session/`.
  *
  * @module
  */
@@ -28,6 +28,7 @@ import { watchCleanup } from './prompt/dispatch.js';
 import { setHandoffHandler } from './handlers/handoff.js';
 import { rollover, rolloverDue } from './session/rollover.js';
 import { setSendHandler } from './handlers/send.js';
+import { runSubagentSession } from './handlers/subagent.js';
 import { setUpgradeHandler } from './handlers/upgrade.js';
 import { setSessionQueries } from './handlers/queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
@@ -50,6 +51,8 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
   const carry = input.carry;
   const state = createSessionState(input);
   state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);
+  // A sub-agent, started by a `Task` call: its one task, then it ends.
+  if (input.lineage) return await runSubagentSession(state);
   for (const pending of carry?.pendingCleanups ?? []) {
     watchCleanup(state, pending.entry, pending.handle);
   }

@@ -43,13 +43,7 @@ import {
   describeToolCallOnQueueActivity,
   executeToolActivity,
 } from '../activity-options.js';
-import {
-  dispatchEvent,
-  inlineCancelled,
-  inlineDispatchInput,
-  settleInline,
-  type DispatchState,
-} from './dispatch.js';
+import { dispatchEvent, inlineCancelled, inlineDispatchInput, settleInline } from './dispatch.js';
 import { failureMessage, toFailure } from '../session/failures.js';
 import {
   askPerson,
@@ -63,9 +57,10 @@ import {
   versionRefusalOf,
   withRefusalRetries,
 } from '../session/version-refusal.js';
+import { describeTask, isTaskCall, runTaskCall, type TaskCallState } from './task-call.js';
 
 /** The session state the pipeline reads and writes. */
-export interface ToolPipelineState extends DispatchState {
+export interface ToolPipelineState extends TaskCallState {
   pendingPermissions: Map<string, PendingPermissionEntry>;
 }
 
@@ -106,6 +101,12 @@ export async function runToolCall(
     (await permissionRequest(run)) ??
     (await permission(run));
   if (ended) return ended;
+  if (isTaskCall(state, call)) {
+    // A sub-agent instead of executeTool; its PostToolUse is never inline (no activity).
+    const result = await runTaskCall(state, call, run.input, requestId);
+    onExecuted(end(run, result, result.status === 'success' ? 'success' : 'error'));
+    return result.status === 'success' ? postToolUse(run, result) : postToolUseFailure(run, result);
+  }
   const hook = inlinePostToolUse(run);
   let executed: ExecuteToolOutput;
   try {
@@ -244,6 +245,7 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
 }
 
 function describeCall(run: CallRun): Promise<ToolCallDescription> {
+  if (isTaskCall(run.state, run.call)) return describeTask();
   return describeCallOf(run.state, run.call.toolName, run.input);
 }
 

@@ -1,0 +1,433 @@
+/**
+ * Sub-agents in the session workflow: a `Task` call goes through the parent's tool pipeline
+ * and, when it runs, starts a child `sessionWorkflow`. The real workflow code on the
+ * time-skipping server, its activities replaced by stubs that answer by session (a child's
+ * activity inputs carry its `lineage`), as `session-workflow.test.ts` does.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HookEvent } from '../../src/common/hook-events.js';
+import { Queries, Updates, type SendResult } from '../../src/common/messages.js';
+import type {
+  CheckPermissionOutput,
+  DispatchHookInput,
+  HookDispatchOutcome,
+  ModelStepInput,
+  ModelStepOutput,
+  ToolCallDescription,
+} from '../../src/common/activity-io.js';
+import type { ConversationMessage } from '../../src/common/conversation.js';
+import { taskTimeoutMessage } from '../../src/common/subagents.js';
+import type { SessionWorkflowInput, SubagentSpec } from '../../src/common/workflow-io.js';
+import { startTimeSkippingServer } from '../../src/server/test-server.js';
+import { workflowBundle } from '../../src/worker/workflow-code.js';
+import { waitFor } from '../helpers/common.js';
+
+type Server = Awaited<ReturnType<typeof startTimeSkippingServer>>;
+let server: Server;
+let client: Client;
+let connection: NativeConnection;
+
+beforeAll(async () => {
+  server = await startTimeSkippingServer();
+  client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  connection = await NativeConnection.connect({ address: server.address });
+}, 120_000);
+
+afterAll(async () => {
+  await connection?.close();
+  await client?.connection.close();
+  await server?.stop();
+});
+
+/** What the stubs answer; each test scripts what it is about. */
+interface Script {
+  /** A dispatch's outcome (by default every callback continues). */
+  dispatch?: (input: DispatchHookInput) => HookDispatchOutcome;
+  /** A model step's output; `agentPath` is `main` for the parent. */
+  model: (agentPath: string, step: number, input: ModelStepInput) => Promise<ModelStepOutput>;
+  permission?: CheckPermissionOutput;
+}
+
+/** What the stubs saw. */
+interface Seen {
+  dispatched: DispatchHookInput[];
+}
+
+const completed = (outputs: object[] = [{}]) =>
+  ({
+    status: 'completed',
+    outputs: outputs.map((o) => ({ action: 'continue', ...o })),
+    callbackCount: outputs.length,
+    durationMs: 1,
+  }) as HookDispatchOutcome;
+
+const taskCall = (input: Record<string, string>, toolUseId = 't1'): ModelStepOutput => ({
+  text: '',
+  toolCalls: [{ toolUseId, toolName: 'Task', input }],
+  finishReason: 'tool-calls',
+});
+
+const answer = (text: string): ModelStepOutput => ({ text, finishReason: 'stop' });
+
+const researcherTask = {
+  description: 'find the bug',
+  prompt: 'Find the bug in parser.ts',
+  subagent_type: 'researcher',
+};
+
+/** Two sub-agents; the researcher runs Bash (an `execute` tool) and has lifecycle hooks. */
+function subagent(name: string, overrides: Partial<SubagentSpec> = {}): SubagentSpec {
+  return {
+    name,
+    tools: [{ name: 'Bash', kind: 'execute' }],
+    maxTurns: 5,
+    timeoutMs: 60_000,
+    hookCounts: {
+      [HookEvent.SessionStart]: 1,
+      [HookEvent.SessionEnd]: 1,
+      [HookEvent.UserPromptSubmit]: 1,
+    },
+    permission: { preset: 'default' },
+    mayUse: [],
+    ...overrides,
+  };
+}
+
+/**
+ * Run `body` against a parent session with sub-agents on a worker with stub activities, and
+ * return what the stubs saw.
+ */
+async function withParent(
+  script: Script,
+  input: Partial<SessionWorkflowInput>,
+  body: (parent: ReturnType<typeof sessionHandle>) => Promise<void>,
+): Promise<Seen> {
+  const taskQueue = `subagents-test-${randomUUID()}`;
+  const seen: Seen = { dispatched: [] };
+  const activities = {
+    async dispatchHook(dispatch: DispatchHookInput) {
+      seen.dispatched.push(dispatch);
+      return script.dispatch?.(dispatch) ?? completed();
+    },
+    async modelStep(step: ModelStepInput): Promise<ModelStepOutput> {
+      return script.model(step.lineage?.agentPath ?? 'main', step.step, step);
+    },
+    async describeToolCall(call: { toolName: string }): Promise<ToolCallDescription> {
+      return {
+        known: true,
+        kind: call.toolName === 'Bash' ? 'execute' : 'readonly',
+        affectedPaths: [],
+      };
+    },
+    async checkPermission(): Promise<CheckPermissionOutput> {
+      return script.permission ?? { ok: true, result: { behavior: 'allow' } };
+    },
+    async executeTool() {
+      return { status: 'success', model: 'ran' };
+    },
+    async publishStreamEvents() {
+      return undefined;
+    },
+  };
+  const bundle = await workflowBundle();
+  const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
+  const sessionId = `parent-${randomUUID()}`;
+  await client.workflow.start('sessionWorkflow', {
+    taskQueue,
+    workflowId: `session-${sessionId}`,
+    args: [
+      {
+        sessionId,
+        agentName: 'subagents-test',
+        hookCounts: {
+          [HookEvent.PreToolUse]: 1,
+          [HookEvent.PostToolUse]: 1,
+          [HookEvent.PostToolUseFailure]: 1,
+        },
+        hookTimeoutMs: 60_000,
+        sessionEndHookTimeoutMs: 60_000,
+        maxTurns: 10,
+        taskQueue,
+        dispatchHeartbeatTimeoutMs: 5_000,
+        tools: [{ name: 'Task', kind: 'readonly' }],
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher'), subagent('writer')],
+        },
+        ...input,
+      } satisfies SessionWorkflowInput,
+    ],
+  });
+  await worker.runUntil(async () => {
+    const parent = sessionHandle(sessionId);
+    await parent.handle.executeUpdate(Updates.ready);
+    await body(parent);
+  });
+  return seen;
+}
+
+function sessionHandle(sessionId: string) {
+  const handle = client.workflow.getHandle(`session-${sessionId}`);
+  return {
+    sessionId,
+    handle,
+    send: (prompt: string) =>
+      handle.executeUpdate(Updates.send, {
+        args: [{ requestId: randomUUID(), prompt }],
+      }) as Promise<SendResult>,
+    /** The child workflows the parent's history started. */
+    childrenStarted: async () => {
+      const history = await handle.fetchHistory();
+      return (history.events ?? []).filter(
+        (e) => e.startChildWorkflowExecutionInitiatedEventAttributes,
+      );
+    },
+    /** What the model read back for each tool call of the prompt. */
+    toolResults: async () => {
+      const conversation: ConversationMessage[] = await handle.query(Queries.conversation);
+      return conversation.flatMap((m) => (m.role === 'tool' ? m.results : []));
+    },
+  };
+}
+
+/** The dispatches of one session (`main`: the parent), by event. */
+function eventsOf(seen: Seen, agentPath: string): HookEvent[] {
+  return seen.dispatched
+    .filter((d) => (d.lineage?.agentPath ?? 'main') === agentPath)
+    .map((d) => d.event);
+}
+
+describe('the parent decides whether a sub-agent starts', () => {
+  it('a PreToolUse skip of the Task call starts no child; the model reads the skip', async () => {
+    const seen = await withParent(
+      {
+        dispatch: (d) =>
+          d.event === HookEvent.PreToolUse
+            ? completed([{ action: 'skip', reason: 'no sub-agents today' }])
+            : completed(),
+        model: async (_path, step) => (step === 0 ? taskCall(researcherTask) : answer('done')),
+      },
+      {},
+      async (parent) => {
+        expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+        expect(await parent.childrenStarted()).toEqual([]);
+        expect(await parent.toolResults()).toMatchObject([{ model: 'no sub-agents today' }]);
+      },
+    );
+    expect(seen.dispatched.filter((d) => d.lineage)).toEqual([]);
+  });
+
+  it('a permission function that denies the Task call starts no child', async () => {
+    await withParent(
+      {
+        permission: { ok: true, result: { behavior: 'deny', message: 'not here' } },
+        model: async (_path, step) => (step === 0 ? taskCall(researcherTask) : answer('done')),
+      },
+      { permission: { handler: 'function' } },
+      async (parent) => {
+        const result = await parent.send('go');
+        expect(result.toolCalls).toMatchObject([{ toolName: 'Task', status: 'denied' }]);
+        expect(await parent.childrenStarted()).toEqual([]);
+      },
+    );
+  });
+
+  it('an unknown sub-agent name is a tool error naming the known ones; no child starts', async () => {
+    const seen = await withParent(
+      {
+        model: async (_path, step) =>
+          step === 0 ? taskCall({ ...researcherTask, subagent_type: 'nobody' }) : answer('done'),
+      },
+      {},
+      async (parent) => {
+        const result = await parent.send('go');
+        expect(result.toolCalls).toMatchObject([{ toolName: 'Task', status: 'error' }]);
+        expect(await parent.toolResults()).toMatchObject([
+          { status: 'error', model: "Unknown sub-agent 'nobody'; known: researcher, writer" },
+        ]);
+        expect(await parent.childrenStarted()).toEqual([]);
+      },
+    );
+    // The refusal ends at the execution stage: PostToolUseFailure sees it.
+    expect(eventsOf(seen, 'main')).toEqual([HookEvent.PreToolUse, HookEvent.PostToolUseFailure]);
+  });
+});
+
+describe('one child per Task call', () => {
+  it('the child runs the prompt as PreToolUse left it, SessionStart and SessionEnd once, and its text is the Task result', async () => {
+    const seen = await withParent(
+      {
+        dispatch: (d) =>
+          d.event === HookEvent.PreToolUse && !d.lineage
+            ? completed([
+                {
+                  modifiedInput: {
+                    prompt: `[tenant] ${String((d.payload.toolInput as { prompt: string }).prompt)}`,
+                  },
+                },
+              ])
+            : completed(),
+        model: async (path, step) =>
+          path === 'main/researcher'
+            ? answer('the bug is on line 3')
+            : step === 0
+              ? taskCall(researcherTask)
+              : answer('done'),
+      },
+      {},
+      async (parent) => {
+        expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+        const started = await parent.childrenStarted();
+        expect(started).toHaveLength(1);
+        const childId = `session-${parent.sessionId}/0-t1`;
+        expect(started[0]!.startChildWorkflowExecutionInitiatedEventAttributes!.workflowId).toBe(
+          childId,
+        );
+        expect(await parent.toolResults()).toMatchObject([
+          { status: 'success', model: 'the bug is on line 3' },
+        ]);
+        const child = await client.workflow.getHandle(childId).result();
+        expect(child).toMatchObject({
+          endReason: 'other',
+          timeline: [],
+          task: { status: 'completed', text: 'the bug is on line 3', toolCalls: 0 },
+        });
+      },
+    );
+    expect(eventsOf(seen, 'main/researcher')).toEqual([
+      HookEvent.SessionStart,
+      HookEvent.UserPromptSubmit,
+      HookEvent.SessionEnd,
+    ]);
+    const submitted = seen.dispatched.find((d) => d.event === HookEvent.UserPromptSubmit);
+    expect(submitted?.payload.userPrompt).toBe('[tenant] Find the bug in parser.ts');
+    expect(submitted?.lineage).toMatchObject({ depth: 1, subagent: 'researcher' });
+    // The parent's PostToolUse sees the child's answer as the Task's output.
+    const post = seen.dispatched.find((d) => d.event === HookEvent.PostToolUse);
+    expect(post?.payload.toolOutput).toBe('the bug is on line 3');
+  });
+
+  it("the parent's PostToolUse modifiedOutput is what the parent's next step reads", async () => {
+    await withParent(
+      {
+        dispatch: (d) =>
+          d.event === HookEvent.PostToolUse && !d.lineage
+            ? completed([{ modifiedOutput: `checked: ${String(d.payload.toolOutput)}` }])
+            : completed(),
+        model: async (path, step) =>
+          path === 'main/researcher'
+            ? answer('line 3')
+            : step === 0
+              ? taskCall(researcherTask)
+              : answer('done'),
+      },
+      {},
+      async (parent) => {
+        expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+        expect(await parent.toolResults()).toMatchObject([
+          { status: 'success', model: 'checked: line 3' },
+        ]);
+      },
+    );
+  });
+
+  it("the parent's history grows by the same events for a child making 1 or 20 tool calls", async () => {
+    const parentEvents = async (calls: number) => {
+      let events = 0;
+      await withParent(
+        {
+          model: async (path, step) => {
+            if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+            return step < calls
+              ? {
+                  text: '',
+                  toolCalls: [
+                    { toolUseId: `b${step}`, toolName: 'Bash', input: { command: 'ls' } },
+                  ],
+                  finishReason: 'tool-calls',
+                }
+              : answer(`made ${calls} calls`);
+          },
+        },
+        {
+          subagents: {
+            maxDepth: 1,
+            maxConcurrent: 4,
+            timeoutMs: 60_000,
+            agents: [
+              subagent('researcher', {
+                maxTurns: 25,
+                permission: { preset: 'bypass-permissions' },
+              }),
+            ],
+          },
+        },
+        async (parent) => {
+          expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+          expect(await parent.toolResults()).toMatchObject([
+            { status: 'success', model: `made ${calls} calls` },
+          ]);
+          events = (await parent.handle.fetchHistory()).events?.length ?? 0;
+        },
+      );
+      return events;
+    };
+    const one = await parentEvents(1);
+    expect(one).toBeGreaterThan(0);
+    expect(await parentEvents(20)).toBe(one);
+  });
+
+  it('past its timeoutMs the child is cancelled: its SessionEnd runs, then the Task call fails with the timeout error', async () => {
+    let childStepStarted = false;
+    const seen = await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+          // The child's model step hangs until it is cancelled (heartbeats carry the cancel).
+          childStepStarted = true;
+          const ctx = Context.current();
+          const beat = setInterval(() => ctx.heartbeat(), 100);
+          try {
+            await Promise.race([ctx.cancelled, delay(30_000)]);
+          } finally {
+            clearInterval(beat);
+          }
+          return answer('too late');
+        },
+      },
+      {
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher', { timeoutMs: 2_000 }), subagent('writer')],
+        },
+      },
+      async (parent) => {
+        const sent = parent.send('go');
+        await waitFor(() => childStepStarted, 30_000, "the child's model step");
+        await server.sleep(2_000);
+        expect(await sent).toMatchObject({ status: 'completed', text: 'done' });
+        const message = taskTimeoutMessage('main/researcher', 2_000);
+        expect(await parent.toolResults()).toMatchObject([{ status: 'error', model: message }]);
+      },
+    );
+    const ends = seen.dispatched.filter((d) => d.event === HookEvent.SessionEnd);
+    expect(ends).toHaveLength(1);
+    expect(ends[0]).toMatchObject({ payload: { reason: 'cancelled' } });
+    // The child's SessionEnd came before the parent's PostToolUseFailure of the Task call.
+    const order = seen.dispatched.map((d) => `${d.lineage?.agentPath ?? 'main'} ${d.event}`);
+    expect(order.indexOf('main/researcher SessionEnd')).toBeLessThan(
+      order.indexOf('main PostToolUseFailure'),
+    );
+    const failure = seen.dispatched.find((d) => d.event === HookEvent.PostToolUseFailure);
+    expect(failure?.payload.error).toMatchObject({ code: 'SUBAGENT_TIMEOUT' });
+  });
+});

@@ -1,0 +1,251 @@
+/**
+ * A `Task` call's execution: instead of `executeTool`, the session starts a sub-agent, a
+ * child `sessionWorkflow` that runs the call's `prompt` once and returns its final text.
+ * The call goes through the whole tool pipeline around this (PreToolUse, permission,
+ * PostToolUse), so every hook and policy of the parent judges it. Only sessions whose input
+ * has `subagents` ever get here: every other session, and every history recorded before
+ * sub-agents existed, runs a tool named `Task` as any other tool. Workflow code.
+ *
+ * @module
+ */
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  ChildWorkflowCancellationType,
+  isCancellation,
+  setCurrentDetails,
+  sleep,
+  startChild,
+} from '@temporalio/workflow';
+import type { ToolCall } from '../../src/common/conversation.js';
+import type { SerializedError } from '../../src/common/errors.js';
+import type { JsonObject } from '../../src/common/json.js';
+import type { ToolCallDescription } from '../../src/common/activity-io.js';
+import {
+  TASK_TOOL,
+  childInputOf,
+  childLineageOf,
+  childSessionIdOf,
+  taskCallRefusal,
+  taskTimeoutMessage,
+} from '../../src/common/subagents.js';
+import type { ToolResult } from '../../src/common/types.js';
+import {
+  SESSION_WORKFLOW,
+  sessionWorkflowId,
+  type SessionWorkflow,
+  type SessionWorkflowResult,
+} from '../../src/common/workflow-io.js';
+import { failureToSerialized } from '../session/failures.js';
+import type { DispatchState } from './dispatch.js';
+
+/** A sub-agent a `Task` call of this run started. */
+interface ChildRun {
+  toolUseId: string;
+  sessionId: string;
+  workflowId: string;
+  /** `main/researcher`. */
+  agentPath: string;
+  subagent: string;
+  /** When it was started, ms since the epoch (workflow time). */
+  startedAt: number;
+  status: 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
+}
+
+/** The session state a `Task` call reads and writes. */
+export interface TaskCallState extends DispatchState {
+  /** This run's sub-agents, by the `Task` call's tool-use id; finished ones are kept a while. */
+  children?: Map<string, ChildRun>;
+}
+
+/** Finished sub-agents a run keeps in {@link TaskCallState.children}. */
+const FINISHED_KEPT = 100;
+
+/** What a `Task` call is, answered here rather than by the worker: it touches no path. */
+const TASK_DESCRIPTION: ToolCallDescription = { known: true, kind: 'readonly', affectedPaths: [] };
+
+/** Whether `call` starts a sub-agent: a `Task` call in a session that has sub-agents. */
+export function isTaskCall(state: Pick<TaskCallState, 'input'>, call: ToolCall): boolean {
+  return state.input.subagents !== undefined && call.toolName === TASK_TOOL;
+}
+
+/** A `Task` call's description (kind `readonly`, no paths), without a local activity. */
+export function describeTask(): Promise<ToolCallDescription> {
+  return Promise.resolve({ ...TASK_DESCRIPTION, affectedPaths: [] });
+}
+
+/**
+ * Run the `Task` call `call` with `input` (as PreToolUse and permission left it): refuse it
+ * (a tool error naming the limit or the known sub-agents), or start its sub-agent and wait
+ * for it, at most its `timeoutMs` from its start (then cancel it and wait for its
+ * SessionEnd). Rethrows only cancellation (an abort of the prompt cancels the sub-agent too).
+ */
+export async function runTaskCall(
+  state: TaskCallState,
+  call: ToolCall,
+  input: JsonObject,
+  requestId: string,
+): Promise<ToolResult> {
+  const children = (state.children ??= new Map());
+  const running = [...children.values()].filter((child) => child.status === 'running').length;
+  const refusal = taskCallRefusal(state.input, input, running);
+  if (refusal) return taskError(refusal.message, 'SubagentRefused', refusal.code);
+  const name = input.subagent_type as string;
+  const spec = state.input.subagents!.agents.find((agent) => agent.name === name)!;
+  const sessionId = childSessionIdOf(state.input.sessionId, state.modelSteps - 1, call.toolUseId);
+  const lineage = childLineageOf(state.input, name, call.toolUseId, {
+    sessionId: state.input.sessionId,
+    requestId,
+  });
+  const workflowId = sessionWorkflowId(sessionId);
+  const args = childInputOf({ ...state.input, taskQueue: state.taskQueue }, spec, {
+    sessionId,
+    lineage,
+    task: { requestId: `task-${call.toolUseId}`, prompt: input.prompt as string },
+  });
+  const child: ChildRun = {
+    toolUseId: call.toolUseId,
+    sessionId,
+    workflowId,
+    agentPath: lineage.agentPath,
+    subagent: name,
+    startedAt: Date.now(),
+    status: 'running',
+  };
+  setCurrentDetails(`running sub-agent ${lineage.agentPath}`);
+  // Started and awaited in a scope of its own: the Task timeout cancels this scope only (the
+  // prompt goes on); an abort of the prompt cancels it with the prompt.
+  const scope = new CancellationScope();
+  let timedOut = false;
+  try {
+    const result = await scope.run(async () => {
+      const handle = await startChild<SessionWorkflow>(SESSION_WORKFLOW, {
+        workflowId,
+        args: [args],
+        taskQueue: state.taskQueue,
+        // Cancelling the scope waits for the sub-agent's SessionEnd; a parent that closes,
+        // fails or is terminated has its sub-agents cancelled (so they run SessionEnd), not
+        // terminated (they would not).
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        memo: memoOf(state, child),
+        staticSummary: `${lineage.agentPath}: ${String(input.description)}`,
+      });
+      children.set(call.toolUseId, child);
+      const summary = `Task timeout: ${lineage.agentPath}`;
+      return withBudget(handle.result(), spec.timeoutMs, summary, () => {
+        timedOut = true;
+        scope.cancel();
+      });
+    });
+    child.status = 'completed';
+    return resultOf(child, result, spec.maxTurns);
+  } catch (error) {
+    if (timedOut && isCancellation(error)) {
+      child.status = 'timed_out';
+      const message = taskTimeoutMessage(child.agentPath, spec.timeoutMs);
+      return taskError(message, 'SubagentTimeout', 'SUBAGENT_TIMEOUT');
+    }
+    if (isCancellation(error)) {
+      child.status = 'cancelled';
+      throw error;
+    }
+    child.status = 'failed';
+    if ((error as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError') {
+      const message = `Task failed: sub-agent session ${workflowId} was started before; not started again`;
+      return taskError(message, 'SubagentAlreadyStarted', 'SUBAGENT_ALREADY_STARTED');
+    }
+    const failure = failureToSerialized((error as { cause?: unknown }).cause ?? error);
+    return failedResult(child.agentPath, failure);
+  } finally {
+    forgetFinished(children);
+  }
+}
+
+/** The sub-agent's memo: who it is, for `sessions` and Temporal's UI. */
+function memoOf(state: TaskCallState, child: ChildRun): Record<string, unknown> {
+  return {
+    sessionId: child.sessionId,
+    agentName: state.input.agentName,
+    ...(state.input.version !== undefined ? { version: state.input.version } : {}),
+    parentSessionId: state.input.sessionId,
+    agentPath: child.agentPath,
+  };
+}
+
+/** `result`, with `onTimeout` called once `timeoutMs` passed first (the timer is cancelled after). */
+async function withBudget<T>(
+  result: Promise<T>,
+  timeoutMs: number,
+  summary: string,
+  onTimeout: () => void,
+) {
+  const budget = new CancellationScope();
+  void budget.run(() => sleep(timeoutMs, { summary })).then(onTimeout, () => undefined);
+  try {
+    return await result;
+  } finally {
+    budget.cancel();
+  }
+}
+
+/** The `Task` call's result from its sub-agent's: its final text, or why it did not finish. */
+function resultOf(child: ChildRun, result: SessionWorkflowResult, maxTurns: number): ToolResult {
+  const task = result.task;
+  const failure: SerializedError | undefined =
+    result.startError ??
+    task?.error ??
+    (task ? undefined : { name: 'SubagentError', message: 'it returned no outcome' });
+  if (failure || !task) return failedResult(child.agentPath, failure!);
+  const summary = `${child.agentPath}: ${task.status}, ${task.toolCalls} tool call(s)`;
+  const metadata = { subagent: { sessionId: child.sessionId, agentPath: child.agentPath } };
+  switch (task.status) {
+    case 'completed':
+      return { status: 'success', model: task.text, display: { summary }, metadata };
+    case 'max_turns':
+      return {
+        status: 'success',
+        model: `${task.text}\n[sub-agent stopped at maxTurns ${maxTurns}]`,
+        display: { summary },
+        metadata,
+      };
+    case 'interrupted':
+      return taskError(
+        `Task interrupted: a permission denial stopped sub-agent ${child.agentPath}` +
+          (task.text ? `; its last text: ${task.text}` : ''),
+        'SubagentInterrupted',
+        'SUBAGENT_INTERRUPTED',
+      );
+    case 'aborted':
+      return taskError(
+        `Task failed: sub-agent ${child.agentPath} was aborted`,
+        'SubagentAborted',
+        'SUBAGENT_ABORTED',
+      );
+  }
+}
+
+/** The tool error of a sub-agent that failed: its error's code and message. */
+function failedResult(agentPath: string, failure: SerializedError): ToolResult {
+  return taskError(
+    `Task failed: sub-agent ${agentPath}: ${failure.message}`,
+    failure.name,
+    failure.code,
+  );
+}
+
+function taskError(message: string, type: string, code?: string): ToolResult {
+  return { status: 'error', model: message, error: { message, type, ...(code ? { code } : {}) } };
+}
+
+/** Drop the oldest finished sub-agents beyond {@link FINISHED_KEPT}. */
+function forgetFinished(children: Map<string, ChildRun>): void {
+  let finished = [...children.values()].filter((child) => child.status !== 'running').length;
+  for (const [toolUseId, child] of children) {
+    if (finished <= FINISHED_KEPT) break;
+    if (child.status === 'running') continue;
+    children.delete(toolUseId);
+    finished--;
+  }
+}
