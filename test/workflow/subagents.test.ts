@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -197,6 +197,18 @@ function sessionHandle(sessionId: string) {
   };
 }
 
+/**
+ * The kinds of a history's events, sorted, but workflow tasks: how many workflow tasks a run
+ * takes depends on timing (a child that ends while a task runs makes one more), not on it.
+ */
+function historyEvents(history: Awaited<ReturnType<WorkflowHandle['fetchHistory']>>): string[] {
+  return (history.events ?? [])
+    .map((event) => Object.keys(event).find((key) => key.endsWith('EventAttributes')) ?? '?')
+    .filter((kind) => !kind.startsWith('workflowTask'))
+    .map((kind) => kind.replace(/EventAttributes$/, ''))
+    .sort();
+}
+
 /** The dispatches of one session (`main`: the parent), by event. */
 function eventsOf(seen: Seen, agentPath: string): HookEvent[] {
   return seen.dispatched
@@ -338,9 +350,9 @@ describe('one child per Task call', () => {
     );
   });
 
-  it("the parent's history grows by the same events for a child making 1 or 20 tool calls", async () => {
+  it("the parent's history has the same events (workflow tasks aside) for a child making 1 or 20 tool calls", async () => {
     const parentEvents = async (calls: number) => {
-      let events = 0;
+      let events: string[] = [];
       await withParent(
         {
           model: async (path, step) => {
@@ -374,14 +386,14 @@ describe('one child per Task call', () => {
           expect(await parent.toolResults()).toMatchObject([
             { status: 'success', model: `made ${calls} calls` },
           ]);
-          events = (await parent.handle.fetchHistory()).events?.length ?? 0;
+          events = historyEvents(await parent.handle.fetchHistory());
         },
       );
       return events;
     };
     const one = await parentEvents(1);
-    expect(one).toBeGreaterThan(0);
-    expect(await parentEvents(20)).toBe(one);
+    expect(one).toContain('childWorkflowExecutionCompleted');
+    expect(await parentEvents(20)).toEqual(one);
   });
 
   it('past its timeoutMs the child is cancelled: its SessionEnd runs, then the Task call fails with the timeout error', async () => {
