@@ -326,6 +326,37 @@ describe('one child per Task call', () => {
     expect(post?.payload.toolOutput).toBe('the bug is on line 3');
   });
 
+  it('a Task call of a child at maxDepth is a tool error naming the limit; no grandchild starts', async () => {
+    await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+          if (step > 0) return answer('could not delegate');
+          return taskCall({ ...researcherTask, subagent_type: 'writer' }, 'c1');
+        },
+      },
+      {
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher', { mayUse: ['writer'] }), subagent('writer')],
+        },
+      },
+      async (parent) => {
+        expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+        expect(await parent.childrenStarted()).toHaveLength(1);
+        const child = client.workflow.getHandle(`session-${parent.sessionId}/0-t1`);
+        const conversation: ConversationMessage[] = await child.query(Queries.conversation);
+        expect(conversation.flatMap((m) => (m.role === 'tool' ? m.results : []))).toMatchObject([
+          { status: 'error', model: 'maxDepth 1 reached: main/researcher is at depth 1' },
+        ]);
+        const history = await child.fetchHistory();
+        expect(historyEvents(history)).not.toContain('startChildWorkflowExecutionInitiated');
+      },
+    );
+  });
+
   it("the parent's PostToolUse modifiedOutput is what the parent's next step reads", async () => {
     await withParent(
       {
