@@ -203,7 +203,7 @@ async function executeTool(
   );
   if (recorded === 'cancelled') throw new CancelledFailure('Tool execution was cancelled');
   try {
-    return await runWithinBudget(deps, clock, ctx, tool, input);
+    return await runWithinBudget(deps, clock, ctx, agent, tool, input);
   } catch (error) {
     // The tool began: whatever ends this attempt now, no later attempt runs it.
     throw finalFailure(error);
@@ -215,10 +215,10 @@ async function runWithinBudget(
   deps: ToolActivityDeps,
   clock: BudgetClock,
   ctx: Context,
+  agent: ReturnType<AgentRegistry['agent']>,
   tool: ToolDefinition,
   input: ExecuteToolInput,
 ): Promise<ToolResult> {
-  const agent = deps.registry.agent(input.agentName, input.version);
   const heartbeat = setInterval(() => heartbeatKeepingRecord(ctx), deps.heartbeatIntervalMs);
   // The tool's time budget, enforced here for every tool: its signal aborts at the budget
   // and the call ends with a timeout result even if the tool ignores the signal.

@@ -1,4 +1,4 @@
-import { ActivityCancelledError, type Client } from '@temporalio/client';
+import { ActivityCancelledError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it, vi } from 'vitest';
@@ -14,6 +14,7 @@ import {
 } from '../../../src/common/activity-io.js';
 import type { HookCallback, HookInput, HookMap, HookOutput } from '../../../src/common/types.js';
 import { AgentRegistry } from '../../../src/definition/registry.js';
+import { recordingClient } from '../../helpers/recording-client.js';
 import { testIdentity } from '../../helpers/registry-identity.js';
 
 /** Upper bound of every wait in this file: generous, so a slow CI box does not flake. */
@@ -617,24 +618,6 @@ describe('dispatchHook attempts (the began record)', () => {
       log.push('callback');
       return { action: 'continue' };
     };
-  }
-
-  /**
-   * A client whose `activity.heartbeat` is the worker's confirmed heartbeat RPC: it logs the
-   * details it was given, then settles as `answer` says (the server's reply).
-   */
-  function recordingClient(log: string[], answer: () => Promise<void> = async () => undefined) {
-    return {
-      // The worker ties its client's calls to the activity's signal.
-      withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
-      activity: {
-        heartbeat: async (_token: Uint8Array, details: unknown) => {
-          log.push(`record ${JSON.stringify(details)}`);
-          await answer();
-          log.push('recorded');
-        },
-      },
-    } as unknown as Client;
   }
 
   it('records that it began, confirmed, before the first callback, and heartbeats carry it', async () => {

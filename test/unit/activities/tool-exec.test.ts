@@ -2,7 +2,6 @@
  * The tool execution activity's attempts: the record that the tool began, confirmed before
  * the tool runs; a later attempt that finds it ends as lost; a failure after it is final.
  */
-import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import {
 } from '../../../src/common/activity-io.js';
 import { AgentRegistry } from '../../../src/definition/registry.js';
 import { defineTool } from '../../../src/tools/tool.js';
+import { recordingClient } from '../../helpers/recording-client.js';
 import { testIdentity } from '../../helpers/registry-identity.js';
 
 const own = { activityType: 'executeTool' };
@@ -58,20 +58,6 @@ function toolInput(value: string): ExecuteToolInput {
     input: { value },
     timeoutMs: 5_000,
   };
-}
-
-/** A client whose confirmed heartbeat RPC logs its details, then answers as `answer` says. */
-function recordingClient(log: string[], answer: () => Promise<void> = async () => undefined) {
-  return {
-    withAbortSignal: (_signal: AbortSignal, fn: () => unknown) => fn(),
-    activity: {
-      heartbeat: async (_token: Uint8Array, details: unknown) => {
-        log.push(`record ${JSON.stringify(details)}`);
-        await answer();
-        log.push('recorded');
-      },
-    },
-  } as unknown as Client;
 }
 
 function runIn<R>(
