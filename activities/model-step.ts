@@ -22,6 +22,7 @@ import type { AgentRegistry } from '../src/definition/registry.js';
 import { cutPrefix } from '../src/common/text.js';
 import type { CachedContext, ConversationCache } from './conversation-cache.js';
 import { modelStepStream } from '../src/stream/writer.js';
+import { streamTargetOf } from './stream-events.js';
 
 /** How often a model step heartbeats, ms: how long an abort takes to stop a provider call. */
 const MODEL_HEARTBEAT_MS = 250;
@@ -106,7 +107,7 @@ async function runStep(
   const ctx = Context.current();
   const { stream } = deps.registry.agent(input.agentName, input.version);
   // A retry's `restart` marker goes on the send's stream before its callbacks' `hook` event.
-  const live = modelStepStream(stream, input, ctx.info.attempt);
+  const live = modelStepStream(stream, streamTargetOf(input), input, ctx.info.attempt);
   await live.flush();
   const hook = await deps.dispatchInline(input.hook);
   const deferred = (why: 'hook' | 'context'): ModelStepOutput => ({
@@ -161,7 +162,8 @@ async function callModel(
   const { stream } = agent;
   const cached = inline?.cached;
   // The live stream: text deltas go to the send's stream transport, never to history.
-  const live = inline?.live ?? modelStepStream(stream, input, ctx.info.attempt);
+  const live =
+    inline?.live ?? modelStepStream(stream, streamTargetOf(input), input, ctx.info.attempt);
   // Heartbeats carry cancellation: an abort stops the provider call within ~this interval.
   const heartbeat = setInterval(() => ctx.heartbeat(inline?.detail), MODEL_HEARTBEAT_MS);
   const deadline = stepDeadline(ctx, startedAt);

@@ -20,9 +20,10 @@ import type {
   PublishStreamEventsInput,
 } from '../src/common/activity-io.js';
 import type { WorkflowStreamEvent } from '../src/common/permission-events.js';
+import type { SessionLineage } from '../src/common/workflow-io.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import type { HookDispatchEvent } from '../src/stream/events.js';
-import { streamWriter, type SendStreamWriter } from '../src/stream/writer.js';
+import { streamWriter, type SendStreamWriter, type StreamTarget } from '../src/stream/writer.js';
 
 type Activity<I, O> = (input: I) => Promise<O>;
 
@@ -44,10 +45,36 @@ export function withStreamEvents<T extends Wrapped>(registry: AgentRegistry, act
   };
 }
 
+/** What an activity's input says of its send: whose session and send, and its lineage. */
+interface StreamedInput {
+  sessionId: string;
+  requestId?: string;
+  lineage?: SessionLineage;
+}
+
+/**
+ * The stream an activity's events go to: in a sub-agent, the stream of the top session's
+ * send that started it (`lineage.stream`), whatever the sub-agent's own session and send;
+ * else the activity's own send. `requestId` is undefined outside a send (SessionStart and
+ * SessionEnd of a top session: no stream).
+ */
+export function streamKeyOf(input: StreamedInput): {
+  sessionId: string;
+  requestId: string | undefined;
+} {
+  return input.lineage?.stream ?? { sessionId: input.sessionId, requestId: input.requestId };
+}
+
+/** {@link streamKeyOf}, with the sub-agent's path every event of a sub-agent carries. */
+export function streamTargetOf(input: StreamedInput): StreamTarget {
+  const key = streamKeyOf(input);
+  return input.lineage ? { ...key, agentPath: input.lineage.agentPath } : key;
+}
+
 /** The send's stream writer for an activity's input; undefined when this worker lacks the agent. */
 function writerOf(
   registry: AgentRegistry,
-  input: { agentName: string; sessionId: string; requestId?: string },
+  input: StreamedInput & { agentName: string },
 ): SendStreamWriter | undefined {
   let transport;
   try {
@@ -55,7 +82,7 @@ function writerOf(
   } catch {
     return undefined; // the activity itself says that this worker lacks the agent
   }
-  return streamWriter(transport, input.sessionId, input.requestId);
+  return streamWriter(transport, streamTargetOf(input));
 }
 
 /** `dispatchHook`, then a `hook` event with the decision (or the failure) it came to. */
@@ -166,13 +193,8 @@ async function streamedPermission(
 export function createStreamActivities(registry: AgentRegistry) {
   return {
     async publishStreamEvents(input: PublishStreamEventsInput): Promise<void> {
-      let transport;
-      try {
-        transport = registry.agent(input.agentName).stream;
-      } catch {
-        return; // this worker lacks the agent: nothing to publish to
-      }
-      const writer = streamWriter(transport, input.sessionId, input.requestId);
+      // Undefined when this worker lacks the agent: nothing to publish to.
+      const writer = writerOf(registry, input);
       if (!writer) return;
       emitCarried(writer, input.events);
       await writer.flush();

@@ -7,6 +7,7 @@
  * @module
  */
 import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
+import type { ToolEndEvent, ToolStartEvent } from './tool-events.js';
 import type { ToolKind } from './types.js';
 
 /**
@@ -36,6 +37,12 @@ export interface PermissionAskedEvent {
   message?: string;
   /** For a person: when silence turns into a deny, ms since the epoch (workflow time). */
   deadline?: number;
+  /**
+   * The sub-agent whose call this is (`main/researcher`): set on a sub-agent's events only,
+   * which its top session's send stream carries besides its own. Absent on the session's
+   * own events.
+   */
+  agentPath?: string;
 }
 
 /** Who made a permission decision. */
@@ -80,10 +87,17 @@ export interface PermissionDecidedEvent {
   editedInput: boolean;
   /** A deny that also stops the running prompt (`interrupt: true`). */
   interrupt?: true;
+  /**
+   * The sub-agent whose call this is (`main/researcher`): set on a sub-agent's events only,
+   * which its top session's send stream carries besides its own. Absent on the session's
+   * own events.
+   */
+  agentPath?: string;
 }
 
-/** The stream events the workflow itself makes (the permission events). */
-export type WorkflowStreamEvent = PermissionAskedEvent | PermissionDecidedEvent;
+/** The stream events the workflow itself makes: the permission events, and a `Task` call's tool events. */
+export type WorkflowStreamEvent =
+  PermissionAskedEvent | PermissionDecidedEvent | ToolStartEvent | ToolEndEvent;
 
 /** The call a permission event is about. */
 interface PermissionEventCall {

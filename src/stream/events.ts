@@ -9,20 +9,25 @@
  * activity publishes them when none follows or a person is asked
  * (`workflows/session/stream-outbox.ts`).
  *
+ * A send whose `Task` call starts a sub-agent gets the sub-agent's events too (and those of
+ * its own sub-agents), each with the sub-agent's `agentPath`; only the send itself ends its
+ * stream (`finish` or `error`), never a sub-agent.
+ *
  * @module
  */
 import type { SerializedError } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
-import type { JsonObject } from '../common/json.js';
 import type { DispatchOutcomeKind } from '../common/workflow-io.js';
 import type { SendStatus, ToolCallRecord } from '../common/messages.js';
 import type { PermissionAskedEvent, PermissionDecidedEvent } from '../common/permission-events.js';
+import type { ToolEndEvent, ToolStartEvent } from '../common/tool-events.js';
 
 export type {
   PermissionAskedEvent,
   PermissionDecidedEvent,
   PermissionDecider,
 } from '../common/permission-events.js';
+export type { ToolEndEvent, ToolStartEvent } from '../common/tool-events.js';
 
 /**
  * A piece of the model's text, in order. The deltas of one model step concatenate to that
@@ -33,8 +38,14 @@ export interface TextDeltaEvent {
   type: 'text-delta';
   /** The new text (never empty). */
   text: string;
-  /** 0-based model step within the `send()`. */
+  /** 0-based model step within the `send()` (within the sub-agent's prompt, for a sub-agent's). */
   step: number;
+  /**
+   * The sub-agent whose work this is (`main/researcher`): set on a sub-agent's events only,
+   * which its top session's send stream carries besides its own. Absent on the session's
+   * own events.
+   */
+  agentPath?: string;
 }
 
 /**
@@ -49,6 +60,12 @@ export interface RestartEvent {
   step: number;
   /** The new attempt, from 2. */
   attempt: number;
+  /**
+   * The sub-agent whose work this is (`main/researcher`): set on a sub-agent's events only,
+   * which its top session's send stream carries besides its own. Absent on the session's
+   * own events.
+   */
+  agentPath?: string;
 }
 
 /** One hook dispatch (all callbacks of one event) ended. */
@@ -72,37 +89,12 @@ export interface HookDispatchEvent {
   callbackCount: number;
   /** Wall time of the dispatch, ms. */
   durationMs: number;
-}
-
-/** A tool starts to execute (after PreToolUse and permission allowed it). */
-export interface ToolStartEvent {
-  /** Discriminant: `'tool-start'`. */
-  type: 'tool-start';
-  /** The tool call's id, as the model gave it. */
-  toolUseId: string;
-  /** The tool's name. */
-  toolName: string;
-  /** The input it runs with (after hooks and permission edited it). */
-  input: JsonObject;
-}
-
-/** A tool finished executing (before PostToolUse / PostToolUseFailure). */
-export interface ToolEndEvent {
-  /** Discriminant: `'tool-end'`. */
-  type: 'tool-end';
-  /** The tool call's id, as the model gave it. */
-  toolUseId: string;
-  /** The tool's name. */
-  toolName: string;
   /**
-   * How the execution ended: `success` (a result), `error` (an error result, or the
-   * execution failed), or `cancelled` (its activity was cancelled, as an abort does).
+   * The sub-agent whose work this is (`main/researcher`): set on a sub-agent's events only,
+   * which its top session's send stream carries besides its own. Absent on the session's
+   * own events.
    */
-  status: 'success' | 'error' | 'cancelled';
-  /** The result's display summary, or its error message. */
-  summary?: string;
-  /** Wall time of the execution, ms. */
-  durationMs: number;
+  agentPath?: string;
 }
 
 /** The `send()` resolved: the last event of its stream. */

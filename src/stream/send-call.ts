@@ -37,14 +37,15 @@ export interface SendStream {
   readonly requestId: string;
   /**
    * The model's text as it is produced: every `text-delta` of every model step of this
-   * send, in order. Ends when the send resolves; throws the send's error when it rejects.
+   * send, in order; its sub-agents' text is not (it has their `agentPath`: see `stream()`). Ends when the send resolves; throws the send's error when it rejects.
    * A `restart` (a step run again after its worker was lost) is not visible here: its
    * earlier deltas have been yielded already; use `stream()` to drop them.
    */
   textStream(options?: StreamOptions): AsyncIterable<string>;
   /**
    * Every event of the send as it happens (see {@link StreamedEvent}), each with its entry
-   * `id`; the last is `finish` (the send resolved) or `error` (it rejected).
+   * `id`, its sub-agents' events included (tagged with their `agentPath`); the last is
+   * `finish` (the send resolved) or `error` (it rejected).
    */
   stream(options?: StreamOptions): AsyncIterable<StreamedEvent>;
 }
@@ -148,7 +149,8 @@ export function sendCall<Response extends SettledSend>(
 
   async function* textStream(options: StreamOptions = {}): AsyncGenerator<string> {
     for await (const event of events(options)) {
-      if (event.type === 'text-delta') yield event.text;
+      // A sub-agent's text (tagged with its path) is its own answer, not the send's.
+      if (event.type === 'text-delta' && event.agentPath === undefined) yield event.text;
       else if (event.type === 'error') {
         // The very error when this process holds it; else one rebuilt from the stream.
         await response;

@@ -23,20 +23,35 @@ export interface SendStreamWriter {
 }
 
 /**
- * A writer for the send `requestId` of `sessionId`, or `undefined` when there is nothing to
- * write to: no transport (streaming off), or no send (SessionStart, SessionEnd).
+ * Where an activity's events go: the stream of a send, and the sub-agent whose events they
+ * are. `requestId` is undefined outside a send (SessionStart, SessionEnd of a top session).
+ */
+export interface StreamTarget {
+  /** The session of the send whose stream gets the events (a sub-agent's: its top session's). */
+  sessionId: string;
+  /** That send's request id. */
+  requestId: string | undefined;
+  /** Set on every event written (`main/researcher`): the events are a sub-agent's. */
+  agentPath?: string;
+}
+
+/**
+ * A writer for the stream of `target`, or `undefined` when there is nothing to write to: no
+ * transport (streaming off), or no send (SessionStart, SessionEnd of a top session).
  */
 export function streamWriter(
   transport: StreamTransport | undefined,
-  sessionId: string,
-  requestId: string | undefined,
+  target: StreamTarget,
 ): SendStreamWriter | undefined {
+  const { sessionId, requestId, agentPath } = target;
   if (!transport || requestId === undefined) return undefined;
   const key = { sessionId, requestId };
   return {
     emit(event) {
       try {
-        transport.append(key, event);
+        // A sub-agent's events share its top session's stream: the path tells them apart.
+        const tagged = agentPath === undefined ? event : ({ ...event, agentPath } as StreamEvent);
+        transport.append(key, tagged);
       } catch {
         // A transport that throws despite its contract must not fail the work it reports on.
       }
@@ -54,10 +69,11 @@ export function streamWriter(
  */
 export function modelStepStream(
   transport: StreamTransport | undefined,
-  input: { sessionId: string; requestId: string; step: number; streamEvents?: StreamEvent[] },
+  target: StreamTarget,
+  input: { step: number; streamEvents?: StreamEvent[] },
   attempt: number,
 ): { request: { onTextDelta?: (text: string) => void }; flush: () => Promise<void> } {
-  const writer = streamWriter(transport, input.sessionId, input.requestId);
+  const writer = streamWriter(transport, target);
   if (!writer) return { request: {}, flush: () => Promise.resolve() };
   const { step } = input;
   if (attempt === 1) for (const event of input.streamEvents ?? []) writer.emit(event);

@@ -10,6 +10,7 @@
  */
 import {
   CancellationScope,
+  type ChildWorkflowOptions,
   ParentClosePolicy,
   ChildWorkflowCancellationType,
   isCancellation,
@@ -34,9 +35,12 @@ import {
   SESSION_WORKFLOW,
   sessionWorkflowId,
   type SessionWorkflow,
+  type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from '../../src/common/workflow-io.js';
 import { failureToSerialized } from '../session/failures.js';
+import { childSearchAttributes } from '../session/search-attributes.js';
+import { publishQueuedNow, queueStreamEvent } from '../session/stream-outbox.js';
 import type { DispatchState } from './dispatch.js';
 
 /** A sub-agent a `Task` call of this run started. */
@@ -56,6 +60,8 @@ interface ChildRun {
 export interface TaskCallState extends DispatchState {
   /** This run's sub-agents, by the `Task` call's tool-use id; finished ones are kept a while. */
   children?: Map<string, ChildRun>;
+  /** Whether the session keeps its search attributes (its sub-agents start with them). */
+  searchAttributes?: boolean;
 }
 
 /** Finished sub-agents a run keeps in {@link TaskCallState.children}. */
@@ -89,7 +95,10 @@ export async function runTaskCall(
   const children = (state.children ??= new Map());
   const running = [...children.values()].filter((child) => child.status === 'running').length;
   const refusal = taskCallRefusal(state.input, input, running);
-  if (refusal) return taskError(refusal.message, 'SubagentRefused', refusal.code);
+  if (refusal) {
+    queueRefusedEvents(state, requestId, call, input, refusal.message);
+    return taskError(refusal.message, 'SubagentRefused', refusal.code);
+  }
   const name = input.subagent_type as string;
   const spec = state.input.subagents!.agents.find((agent) => agent.name === name)!;
   const sessionId = childSessionIdOf(state.input.sessionId, state.modelSteps - 1, call.toolUseId);
@@ -113,25 +122,19 @@ export async function runTaskCall(
     status: 'running',
   };
   setCurrentDetails(`running sub-agent ${lineage.agentPath}`);
+  await publishToolStart(state, requestId, call, input, sessionId);
+  const ended = (result: ToolResult, status?: 'cancelled'): ToolResult => {
+    queueToolEnd(state, requestId, call, child, result, status);
+    return result;
+  };
   // Started and awaited in a scope of its own: the Task timeout cancels this scope only (the
   // prompt goes on); an abort of the prompt cancels it with the prompt.
   const scope = new CancellationScope();
   let timedOut = false;
   try {
     const result = await scope.run(async () => {
-      const handle = await startChild<SessionWorkflow>(SESSION_WORKFLOW, {
-        workflowId,
-        args: [args],
-        taskQueue: state.taskQueue,
-        // Cancelling the scope waits for the sub-agent's SessionEnd; a parent that closes,
-        // fails or is terminated has its sub-agents cancelled (so they run SessionEnd), not
-        // terminated (they would not).
-        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
-        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        memo: memoOf(state, child),
-        staticSummary: `${lineage.agentPath}: ${String(input.description)}`,
-      });
+      const options = startOptionsOf(state, child, args, String(input.description));
+      const handle = await startChild<SessionWorkflow>(SESSION_WORKFLOW, options);
       children.set(call.toolUseId, child);
       const summary = `Task timeout: ${lineage.agentPath}`;
       return withBudget(handle.result(), spec.timeoutMs, summary, () => {
@@ -140,27 +143,120 @@ export async function runTaskCall(
       });
     });
     child.status = 'completed';
-    return resultOf(child, result, spec.maxTurns);
+    return ended(resultOf(child, result, spec.maxTurns));
   } catch (error) {
     if (timedOut && isCancellation(error)) {
       child.status = 'timed_out';
       const message = taskTimeoutMessage(child.agentPath, spec.timeoutMs);
-      return taskError(message, 'SubagentTimeout', 'SUBAGENT_TIMEOUT');
+      return ended(taskError(message, 'SubagentTimeout', 'SUBAGENT_TIMEOUT'));
     }
     if (isCancellation(error)) {
       child.status = 'cancelled';
+      ended(taskError(`sub-agent ${child.agentPath} was cancelled`, 'Cancelled'), 'cancelled');
       throw error;
     }
     child.status = 'failed';
     if ((error as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError') {
       const message = `Task failed: sub-agent session ${workflowId} was started before; not started again`;
-      return taskError(message, 'SubagentAlreadyStarted', 'SUBAGENT_ALREADY_STARTED');
+      return ended(taskError(message, 'SubagentAlreadyStarted', 'SUBAGENT_ALREADY_STARTED'));
     }
     const failure = failureToSerialized((error as { cause?: unknown }).cause ?? error);
-    return failedResult(child.agentPath, failure);
+    return ended(failedResult(child.agentPath, failure));
   } finally {
     forgetFinished(children);
   }
+}
+
+/**
+ * Publish the `tool-start` of a `Task` call with the sub-agent it starts, at once: it is on
+ * the stream before the sub-agent's first event (a local activity, not the next activity).
+ */
+async function publishToolStart(
+  state: TaskCallState,
+  requestId: string,
+  call: ToolCall,
+  input: JsonObject,
+  childSessionId: string,
+): Promise<void> {
+  const { toolUseId, toolName } = call;
+  queueStreamEvent(state, requestId, {
+    type: 'tool-start',
+    toolUseId,
+    toolName,
+    input,
+    childSessionId,
+  });
+  await publishQueuedNow(state, requestId);
+}
+
+/**
+ * Queue the `tool-end` of a `Task` call (`cancelled` when `status` says so, else as the result
+ * says), with the sub-agent it started; the send's next activity publishes it.
+ */
+function queueToolEnd(
+  state: TaskCallState,
+  requestId: string,
+  call: ToolCall,
+  child: ChildRun,
+  result: ToolResult,
+  status?: 'cancelled',
+): void {
+  const summary =
+    result.display?.summary ?? (result.status === 'error' ? result.error.message : undefined);
+  queueStreamEvent(state, requestId, {
+    type: 'tool-end',
+    toolUseId: call.toolUseId,
+    toolName: call.toolName,
+    status: status ?? result.status,
+    ...(summary !== undefined ? { summary } : {}),
+    durationMs: Date.now() - child.startedAt,
+    childSessionId: child.sessionId,
+  });
+}
+
+/** Queue the `tool-start` and `tool-end` of a `Task` call refused before any sub-agent started. */
+function queueRefusedEvents(
+  state: TaskCallState,
+  requestId: string,
+  call: ToolCall,
+  input: JsonObject,
+  summary: string,
+): void {
+  const { toolUseId, toolName } = call;
+  queueStreamEvent(state, requestId, { type: 'tool-start', toolUseId, toolName, input });
+  queueStreamEvent(state, requestId, {
+    type: 'tool-end',
+    toolUseId,
+    toolName,
+    status: 'error',
+    summary,
+    durationMs: 0,
+  });
+}
+
+/** How the sub-agent's workflow is started: `args` its input, `description` the Task's. */
+function startOptionsOf(
+  state: TaskCallState,
+  child: ChildRun,
+  args: SessionWorkflowInput,
+  description: string,
+): ChildWorkflowOptions & { args: [SessionWorkflowInput] } {
+  const searchAttributes = childSearchAttributes(state);
+  return {
+    workflowId: child.workflowId,
+    args: [args],
+    taskQueue: state.taskQueue,
+    // Cancelling the scope waits for the sub-agent's SessionEnd; a parent that closes,
+    // fails or is terminated has its sub-agents cancelled (so they run SessionEnd), not
+    // terminated (they would not).
+    cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    memo: memoOf(state, child),
+    staticSummary: `${child.agentPath}: ${description}`,
+    // Found by the queries that find the parent's session (agent name, version, ...).
+    ...(searchAttributes ? { typedSearchAttributes: searchAttributes } : {}),
+  };
 }
 
 /** The sub-agent's memo: who it is, for `sessions` and Temporal's UI. */

@@ -20,6 +20,7 @@ import {
   LAST_DECISION_KEY,
   PENDING_APPROVALS_KEY,
   STATUS_KEY,
+  type SearchAttributePair,
   type SearchAttributeUpdatePair,
   type SessionSearchStatus,
 } from '../../src/common/search-attributes.js';
@@ -83,4 +84,25 @@ export function watchSearchAttributes(state: SessionState): void {
       syncSearchAttributes(state);
     }
   });
+}
+
+/**
+ * The search attributes a sub-agent starts with: its parent's as they are now (agent name,
+ * version, and any other the parent holds), so a query that finds the parent's session finds
+ * its sub-agents too; with status `running`, no pending approval and no last decision, as a
+ * session starts. Undefined when the parent keeps none (started without them).
+ */
+export function childSearchAttributes(state: {
+  searchAttributes?: boolean;
+}): SearchAttributePair[] | undefined {
+  if (!state.searchAttributes) return undefined;
+  const ownKeys = new Set([STATUS_KEY.name, PENDING_APPROVALS_KEY.name, LAST_DECISION_KEY.name]);
+  const inherited = workflowInfo()
+    .typedSearchAttributes.getAll()
+    .filter((pair) => !ownKeys.has(pair.key.name));
+  return [
+    ...inherited,
+    { key: STATUS_KEY, value: 'running' },
+    { key: PENDING_APPROVALS_KEY, value: 0 },
+  ];
 }

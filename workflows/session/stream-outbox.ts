@@ -70,15 +70,17 @@ export async function publishQueuedNow(
   const events = state.streamOutbox?.get(requestId);
   if (!events || events.length === 0) return false;
   state.streamOutbox!.delete(requestId);
-  const { agentName, sessionId } = state.input;
+  const { agentName, sessionId, lineage } = state.input;
   try {
     // Not cancellable: an abort arriving now must not drop what was already decided.
     await CancellationScope.nonCancellable(() =>
-      publishStreamEventsActivity(`stream: ${events.length} permission event(s)`)({
+      publishStreamEventsActivity(summaryOf(events))({
         agentName,
         sessionId,
         requestId,
         events,
+        // A sub-agent's events go to its top session's send stream.
+        ...(lineage ? { lineage } : {}),
       }),
     );
   } catch {
@@ -86,6 +88,12 @@ export async function publishQueuedNow(
     // misses these events, the session does not.
   }
   return true;
+}
+
+/** The local activity's summary in history: how many events, of which kind. */
+function summaryOf(events: WorkflowStreamEvent[]): string {
+  const tools = events.some((event) => event.type === 'tool-start' || event.type === 'tool-end');
+  return `stream: ${events.length} ${tools ? '' : 'permission '}event(s)`;
 }
 
 /** Whether the send `requestId` has events queued for its stream. */
