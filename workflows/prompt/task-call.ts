@@ -21,6 +21,7 @@ import type { ToolCall } from '../../src/common/conversation.js';
 import type { SerializedError } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
+import type { AbortRecord } from '../../src/common/messages.js';
 import {
   TASK_TOOL,
   childInputOf,
@@ -38,9 +39,10 @@ import {
 } from '../../src/common/workflow-io.js';
 import { failureToSerialized } from '../session/failures.js';
 import type { DispatchState } from './dispatch.js';
+import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
 /** A sub-agent a `Task` call of this run started. */
-interface ChildRun {
+export interface ChildRun {
   toolUseId: string;
   sessionId: string;
   workflowId: string;
@@ -50,12 +52,16 @@ interface ChildRun {
   /** When it was started, ms since the epoch (workflow time). */
   startedAt: number;
   status: 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
+  /** Why the session cancelled it on its own (the Task timeout); its hooks are told this. */
+  cancelRecord?: AbortRecord;
 }
 
 /** The session state a `Task` call reads and writes. */
 export interface TaskCallState extends DispatchState {
   /** This run's sub-agents, by the `Task` call's tool-use id; finished ones are kept a while. */
   children?: Map<string, ChildRun>;
+  /** The parallel group of `Task` calls running now, if any (`tool-calls.ts`). */
+  taskGroup?: TaskGroup;
 }
 
 /** Finished sub-agents a run keeps in {@link TaskCallState.children}. */
@@ -87,8 +93,11 @@ export async function runTaskCall(
   requestId: string,
 ): Promise<ToolResult> {
   const children = (state.children ??= new Map());
-  const running = [...children.values()].filter((child) => child.status === 'running').length;
+  // In a parallel group, the limits are checked in call order (`task-group.ts`).
+  const group = state.taskGroup;
+  const running = group ? await awaitTurn(group, call) : runningChildren(state);
   const refusal = taskCallRefusal(state.input, input, running);
+  if (group) passTurn(group, call, refusal === undefined);
   if (refusal) return taskError(refusal.message, 'SubagentRefused', refusal.code);
   const name = input.subagent_type as string;
   const spec = state.input.subagents!.agents.find((agent) => agent.name === name)!;
@@ -136,6 +145,8 @@ export async function runTaskCall(
       const summary = `Task timeout: ${lineage.agentPath}`;
       return withBudget(handle.result(), spec.timeoutMs, summary, () => {
         timedOut = true;
+        // Recorded before the cancel: the child's hooks ask for it (`subagentAbortReason`).
+        child.cancelRecord = timeoutRecordOf(child, spec.timeoutMs);
         scope.cancel();
       });
     });
@@ -161,6 +172,35 @@ export async function runTaskCall(
   } finally {
     forgetFinished(children);
   }
+}
+
+/** How many sub-agents of the session are running. */
+export function runningChildren(state: Pick<TaskCallState, 'children'>): number {
+  let running = 0;
+  for (const child of state.children?.values() ?? []) if (child.status === 'running') running++;
+  return running;
+}
+
+/**
+ * Why the session cancelled the sub-agent with workflow id `childWorkflowId`: its Task
+ * timeout, else the running prompt's abort (which cancels every sub-agent it started); null
+ * when neither is known. What the `subagentAbortReason` query answers.
+ */
+export function subagentAbortRecord(
+  state: Pick<TaskCallState, 'children'> & { current?: { abort?: AbortRecord } },
+  childWorkflowId: string,
+): AbortRecord | null {
+  for (const child of state.children?.values() ?? []) {
+    if (child.workflowId === childWorkflowId && child.cancelRecord) return child.cancelRecord;
+  }
+  return state.current?.abort ?? null;
+}
+
+/** Why a sub-agent past its Task timeout is cancelled: what its hooks' signals carry. */
+function timeoutRecordOf(child: ChildRun, timeoutMs: number): AbortRecord {
+  const message = taskTimeoutMessage(child.agentPath, timeoutMs);
+  const reason = { name: 'SubagentTimeout', code: 'SUBAGENT_TIMEOUT', message };
+  return { abortId: `timeout:${child.workflowId}`, reason };
 }
 
 /** The sub-agent's memo: who it is, for `sessions` and Temporal's UI. */
