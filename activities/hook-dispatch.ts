@@ -11,7 +11,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import {
   HookTimeoutError,
   describeHookFailure,
-  deserializeError,
   hookErrorRecord,
   serializeError,
   type SerializedError,
@@ -30,11 +29,11 @@ import {
   type DispatchHookInput,
   type HookDispatchOutcome,
 } from '../src/common/activity-io.js';
-import { Queries } from '../src/common/messages.js';
 import type { HookOutput } from '../src/common/types.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 import { beganRecordOf, earlierAttemptBegan, finalFailure, recordBegan } from './attempt-record.js';
-import { localAbortReason, type AgentRegistry } from '../src/definition/registry.js';
+import type { AgentRegistry } from '../src/definition/registry.js';
+import { abortReasonFor } from './abort-reason.js';
 
 /** Dependencies of the hook activities. */
 interface HookActivityDeps {
@@ -288,7 +287,7 @@ async function outcomeOf(r: CallbackRun, result: RaceResult): Promise<HookDispat
       };
     }
     case 'cancelled': {
-      r.controller.abort(await abortReasonFor(ctx));
+      r.controller.abort(await abortReasonFor(ctx, input.lineage?.depth ?? 0));
       const handle = await cleanupHandle(hooks, input.dispatchId, r.isSettled, run.outputs);
       throw new CancelledFailure(`Hook ${input.event} dispatch was cancelled`, [handle]);
     }
@@ -383,23 +382,6 @@ export function refuseIfBegun(ctx: Context, input: DispatchHookInput): void {
       `attempt ${ctx.info.attempt - 1} began the callbacks, then its worker was lost ` +
       `(no heartbeat in time); they are not run again`,
   });
-}
-
-/** The very reason object when `abort()` was called in this process, else a rebuilt Error. */
-async function abortReasonFor(ctx: Context): Promise<unknown> {
-  const reason = ctx.cancellationSignal.reason as unknown;
-  const cancelType = reason instanceof CancelledFailure ? reason.message : String(reason);
-  if (cancelType !== 'CANCELLED') return reason;
-  const workflowId = ctx.info.workflowExecution?.workflowId;
-  if (!workflowId) return reason;
-  try {
-    const record = await ctx.client.workflow.getHandle(workflowId).query(Queries.abortReason);
-    if (!record) return reason;
-    const local = localAbortReason(record.abortId);
-    return local.found ? local.reason : deserializeError(record.reason);
-  } catch {
-    return reason;
-  }
 }
 
 /**

@@ -25,6 +25,7 @@ import { setAbortHandler } from './handlers/abort.js';
 import { setApprovalHandler } from './handlers/approval.js';
 import { endWithoutCaller, setCloseHandler } from './handlers/close.js';
 import { watchCleanup } from './prompt/dispatch.js';
+import { runningChildren } from './prompt/task-call.js';
 import { setHandoffHandler } from './handlers/handoff.js';
 import { rollover, rolloverDue } from './session/rollover.js';
 import { setSendHandler } from './handlers/send.js';
@@ -115,6 +116,8 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
       };
     }
     await CancellationScope.nonCancellable(async () => {
+      // The same cancel reached the prompt: its sub-agents end (their SessionEnd) first.
+      if (state.children?.size) await condition(() => runningChildren(state) === 0);
       await endWithoutCaller(state, 'cancelled');
       await condition(allHandlersFinished);
     });

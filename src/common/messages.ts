@@ -54,6 +54,12 @@ export const Queries = {
   describe: defineQuery<SessionDescription>('describe'),
   /** The running prompt's abort, for the dispatch activity to hand callbacks its reason. */
   abortReason: defineQuery<AbortRecord | null>('abortReason'),
+  /**
+   * Why the session cancelled its sub-agent with this workflow id: its `Task` call's timeout,
+   * or the running prompt's abort. What a sub-agent's dispatch activity asks after its own
+   * `abortReason` answered a record with `askParent`.
+   */
+  subagentAbortReason: defineQuery<AbortRecord | null, [string]>('subagentAbortReason'),
   /** This run's whole transcript in one answer (small sessions, tests). */
   conversation: defineQuery<ConversationMessage[]>('conversation'),
   /** The model's context, one page from the given index. */
@@ -143,10 +149,15 @@ export interface AbortRecord {
   /** Id the aborting client chose; it maps back to the very reason object in that process. */
   abortId: string;
   reason: SerializedError;
+  /**
+   * Set by a sub-agent cancelled by its parent session: the parent's workflow id, whose
+   * `subagentAbortReason` query holds the real reason. Never taken from a client's request.
+   */
+  askParent?: string;
 }
 
 /** The `abort` update's argument. */
-export interface AbortRequest extends AbortRecord {
+export interface AbortRequest extends Omit<AbortRecord, 'askParent'> {
   /** Abort only this request (a send()'s own signal), running or queued. @default the running one */
   requestId?: string;
 }

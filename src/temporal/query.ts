@@ -10,7 +10,7 @@ import type { QueryDefinition } from '@temporalio/common';
 import { EngineError, causeChain } from '../common/errors.js';
 
 /** How long one attempt of a query may take, ms. */
-const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
+export const QUERY_ATTEMPT_DEADLINE_MS = 10_000;
 const ATTEMPTS = 3;
 
 /**

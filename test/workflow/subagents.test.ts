@@ -10,8 +10,9 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { abortReasonFor } from '../../activities/abort-reason.js';
 import { HookEvent } from '../../src/common/hook-events.js';
-import { Queries, Updates, type SendResult } from '../../src/common/messages.js';
+import { Queries, Updates, type AbortRecord, type SendResult } from '../../src/common/messages.js';
 import type {
   CheckPermissionOutput,
   DispatchHookInput,
@@ -47,7 +48,7 @@ afterAll(async () => {
 /** What the stubs answer; each test scripts what it is about. */
 interface Script {
   /** A dispatch's outcome (by default every callback continues). */
-  dispatch?: (input: DispatchHookInput) => HookDispatchOutcome;
+  dispatch?: (input: DispatchHookInput) => HookDispatchOutcome | Promise<HookDispatchOutcome>;
   /** A model step's output; `agentPath` is `main` for the parent. */
   model: (agentPath: string, step: number, input: ModelStepInput) => Promise<ModelStepOutput>;
   permission?: CheckPermissionOutput;
@@ -472,5 +473,306 @@ describe('one child per Task call', () => {
     );
     const failure = seen.dispatched.find((d) => d.event === HookEvent.PostToolUseFailure);
     expect(failure?.payload.error).toMatchObject({ code: 'SUBAGENT_TIMEOUT' });
+  });
+});
+
+/** Several `Task` calls in one model step. */
+const taskCalls = (...calls: [string, Record<string, string>][]): ModelStepOutput => ({
+  text: '',
+  toolCalls: calls.map(([toolUseId, input]) => ({ toolUseId, toolName: 'Task', input })),
+  finishReason: 'tool-calls',
+});
+
+const writerTask = { description: 'write it up', prompt: 'Write the fix', subagent_type: 'writer' };
+
+/**
+ * An activity that hangs until the workflow cancels it (heartbeats carry the cancel), then
+ * calls `onCancel` with its context and ends as cancelled. In a dispatch (whose cancel the
+ * workflow waits for) it sees the cancel before the session goes on.
+ */
+async function hangUntilCancelled<T>(fallback: T, onCancel?: (ctx: Context) => Promise<void>) {
+  const ctx = Context.current();
+  const beat = setInterval(() => ctx.heartbeat(), 100);
+  try {
+    await Promise.race([ctx.cancelled, delay(30_000)]);
+  } catch (error) {
+    await onCancel?.(ctx);
+    throw error;
+  } finally {
+    clearInterval(beat);
+  }
+  return fallback;
+}
+
+/** What a child's hook callback would get as its signal's reason, and the records behind it. */
+interface ReasonSeen {
+  path: string;
+  /** The child's own `abortReason` record. */
+  own: AbortRecord | null;
+  /** What the parent's `subagentAbortReason` answered for the child. */
+  parents: AbortRecord | null;
+  /** What `abortReasonFor` resolved: the callback's `abortSignal.reason`. */
+  reason: unknown;
+}
+
+/** In a child's dispatch cancelled by its parent: what its callbacks would be told. */
+async function reasonSeen(path: string, ctx: Context): Promise<ReasonSeen> {
+  const childId = ctx.info.workflowExecution!.workflowId;
+  const own = await client.workflow.getHandle(childId).query(Queries.abortReason);
+  const parents = own?.askParent
+    ? await client.workflow.getHandle(own.askParent).query(Queries.subagentAbortReason, childId)
+    : null;
+  return { path, own, parents, reason: await abortReasonFor(ctx, 1) };
+}
+
+/** The dispatches of `event` as `path event reason` lines, in dispatch order. */
+const endsOf = (seen: Seen) =>
+  seen.dispatched
+    .filter((d) => d.event === HookEvent.SessionEnd)
+    .map((d) => `${d.lineage?.agentPath ?? 'main'} ${String(d.payload.reason)}`);
+
+/** The parent's input for a test with SessionEnd hooks in the parent too. */
+const withSessionEnd: Partial<SessionWorkflowInput> = {
+  hookCounts: {
+    [HookEvent.PreToolUse]: 1,
+    [HookEvent.PostToolUse]: 1,
+    [HookEvent.PostToolUseFailure]: 1,
+    [HookEvent.SessionEnd]: 1,
+  },
+};
+
+describe('consecutive Task calls run side by side', () => {
+  it('two Task calls start two children before either completes; results in call order', async () => {
+    const started = new Set<string>();
+    await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main') {
+            return step === 0
+              ? taskCalls(['t1', researcherTask], ['t2', writerTask])
+              : answer('done');
+          }
+          // Each child waits for the other to be running (at most 15 s: run one after the
+          // other, each would answer alone). The writer answers first.
+          started.add(path);
+          const deadline = Date.now() + 15_000;
+          while (started.size < 2 && Date.now() < deadline) await delay(20);
+          if (path === 'main/researcher') await delay(300);
+          return answer(`${path} saw ${started.size}`);
+        },
+      },
+      {},
+      async (parent) => {
+        const result = await parent.send('go');
+        expect(result).toMatchObject({ status: 'completed', text: 'done' });
+        expect(result.toolCalls.map((c) => [c.toolUseId, c.status])).toEqual([
+          ['t1', 'success'],
+          ['t2', 'success'],
+        ]);
+        expect(await parent.toolResults()).toMatchObject([
+          { toolUseId: 't1', model: 'main/researcher saw 2' },
+          { toolUseId: 't2', model: 'main/writer saw 2' },
+        ]);
+        // Both starts are in the history before the first child's completion.
+        const kinds = ((await parent.handle.fetchHistory()).events ?? []).map((e) =>
+          e.startChildWorkflowExecutionInitiatedEventAttributes
+            ? 'start'
+            : e.childWorkflowExecutionCompletedEventAttributes
+              ? 'completed'
+              : undefined,
+        );
+        const starts = kinds.flatMap((k, i) => (k === 'start' ? [i] : []));
+        expect(starts).toHaveLength(2);
+        expect(starts[1]).toBeLessThan(kinds.indexOf('completed'));
+      },
+    );
+  });
+
+  it('maxConcurrent is checked in call order, whichever PreToolUse answers first', async () => {
+    await withParent(
+      {
+        // The first call's PreToolUse answers last.
+        dispatch: (d) =>
+          d.event === HookEvent.PreToolUse && d.payload.toolUseId === 't1'
+            ? delay(500).then(() => completed())
+            : completed(),
+        model: async (path, step) => {
+          if (path !== 'main') return answer(`${path} done`);
+          return step === 0
+            ? taskCalls(['t1', researcherTask], ['t2', writerTask], ['t3', researcherTask])
+            : answer('done');
+        },
+      },
+      {
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 1,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher'), subagent('writer')],
+        },
+      },
+      async (parent) => {
+        await parent.send('go');
+        const refused = {
+          status: 'error',
+          model: 'maxConcurrent 1: 1 sub-agents of this session are running',
+        };
+        expect(await parent.toolResults()).toMatchObject([
+          { toolUseId: 't1', status: 'success', model: 'main/researcher done' },
+          { toolUseId: 't2', ...refused },
+          { toolUseId: 't3', ...refused },
+        ]);
+        const started = await parent.childrenStarted();
+        expect(
+          started.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes!.workflowId),
+        ).toEqual([`session-${parent.sessionId}/0-t1`]);
+      },
+    );
+  });
+});
+
+describe('abort and close reach the sub-agents first', () => {
+  it("an abort of the parent's prompt cancels both children; the send is aborted after their SessionEnd; their hooks get the abort's reason", async () => {
+    const seenByChildren: ReasonSeen[] = [];
+    const order: string[] = [];
+    let running = 0;
+    const seen = await withParent(
+      {
+        // Each child's UserPromptSubmit waits until it is cancelled.
+        dispatch: (d) => {
+          const path = d.lineage?.agentPath ?? 'main';
+          order.push(`${path} ${d.event}`);
+          if (d.event !== HookEvent.UserPromptSubmit) return completed();
+          running++;
+          return hangUntilCancelled(completed(), async (ctx) => {
+            seenByChildren.push(await reasonSeen(path, ctx));
+          });
+        },
+        model: async (_path, step) =>
+          step === 0 ? taskCalls(['t1', researcherTask], ['t2', writerTask]) : answer('done'),
+      },
+      withSessionEnd,
+      async (parent) => {
+        const sent = parent.send('go').then((r) => {
+          order.push('send answered');
+          return r;
+        });
+        await waitFor(() => running === 2, 30_000, 'both children running');
+        const reason = { name: 'Error', message: 'stop both' };
+        const aborted = await parent.handle.executeUpdate(Updates.abort, {
+          args: [{ abortId: 'abort-both', reason }],
+        });
+        expect(aborted).toEqual({ aborted: true });
+        const result = await sent;
+        expect(result.status).toBe('aborted');
+        expect(result.toolCalls.map((c) => [c.toolUseId, c.status])).toEqual([
+          ['t1', 'cancelled'],
+          ['t2', 'cancelled'],
+        ]);
+        expect(seenByChildren.map((r) => r.path).sort()).toEqual([
+          'main/researcher',
+          'main/writer',
+        ]);
+        for (const child of seenByChildren) {
+          expect(child.own).toMatchObject({ askParent: `session-${parent.sessionId}` });
+          expect(child.parents).toEqual({ abortId: 'abort-both', reason });
+          // Not remembered in this process: a rebuilt Error with the abort's message.
+          expect(child.reason).toBeInstanceOf(Error);
+          expect(child.reason).toMatchObject({ message: 'stop both' });
+        }
+      },
+    );
+    expect(endsOf(seen).sort()).toEqual(['main/researcher cancelled', 'main/writer cancelled']);
+    // Both SessionEnds were dispatched before the send answered.
+    const answeredAt = order.indexOf('send answered');
+    expect(order.indexOf('main/researcher SessionEnd')).toBeLessThan(answeredAt);
+    expect(order.indexOf('main/writer SessionEnd')).toBeLessThan(answeredAt);
+  });
+
+  it("the Task timeout reaches the child's hooks as SUBAGENT_TIMEOUT", async () => {
+    const seenByChildren: ReasonSeen[] = [];
+    let running = false;
+    await withParent(
+      {
+        dispatch: (d) => {
+          if (d.event !== HookEvent.UserPromptSubmit) return completed();
+          running = true;
+          return hangUntilCancelled(completed(), async (ctx) => {
+            seenByChildren.push(await reasonSeen('main/researcher', ctx));
+          });
+        },
+        model: async (_path, step) => (step === 0 ? taskCall(researcherTask) : answer('done')),
+      },
+      {
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher', { timeoutMs: 2_000 })],
+        },
+      },
+      async (parent) => {
+        const sent = parent.send('go');
+        await waitFor(() => running, 30_000, "the child's UserPromptSubmit");
+        await server.sleep(2_000);
+        expect(await sent).toMatchObject({ status: 'completed', text: 'done' });
+        const message = taskTimeoutMessage('main/researcher', 2_000);
+        expect(seenByChildren).toHaveLength(1);
+        expect(seenByChildren[0]!.parents).toMatchObject({
+          reason: { code: 'SUBAGENT_TIMEOUT', message },
+        });
+        expect(seenByChildren[0]!.reason).toMatchObject({ code: 'SUBAGENT_TIMEOUT', message });
+      },
+    );
+  });
+
+  it("closing the parent while a child runs ends the child first (its SessionEnd 'cancelled'), then the parent", async () => {
+    let running = false;
+    const seen = await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+          running = true;
+          return hangUntilCancelled(answer('too late'));
+        },
+      },
+      withSessionEnd,
+      async (parent) => {
+        const sent = parent.send('go');
+        await waitFor(() => running, 30_000, 'the child running');
+        expect(await parent.handle.executeUpdate(Updates.close)).toMatchObject({
+          closedNow: true,
+          sessionEndRan: true,
+        });
+        expect(await sent).toMatchObject({ status: 'aborted' });
+      },
+    );
+    expect(endsOf(seen)).toEqual(['main/researcher cancelled', 'main other']);
+  });
+
+  it('a cancel of the parent from outside ends the child first, then the parent', async () => {
+    let running = false;
+    const seen = await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+          running = true;
+          return hangUntilCancelled(answer('too late'));
+        },
+      },
+      withSessionEnd,
+      async (parent) => {
+        void parent.send('go').catch(() => undefined);
+        await waitFor(() => running, 30_000, 'the child running');
+        await parent.handle.cancel();
+        // Polled, not awaited with result(): awaiting a result skips the test server's time.
+        await waitFor(
+          async () => (await parent.handle.describe()).status.name === 'CANCELLED',
+          30_000,
+          'the parent cancelled',
+        );
+      },
+    );
+    expect(endsOf(seen)).toEqual(['main/researcher cancelled', 'main cancelled']);
   });
 });

@@ -15,6 +15,7 @@ import {
   isCancellation,
   setCurrentDetails,
   uuid4,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { Updates, type SendRequest, type UpgradeRequest } from '../../src/common/messages.js';
 import type { SessionWorkflowResult, SubagentTask } from '../../src/common/workflow-io.js';
@@ -39,12 +40,15 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
   setSubagentHandlers(state);
   watchSearchAttributes(state);
   // Registered before the prompt's scope exists, so this runs before the prompt's work is
-  // cancelled: the prompt's hooks are told why (`abortReason`).
+  // cancelled: the prompt's hooks are told why (`abortReason`), and where the real reason
+  // is (`askParent`: the parent's abort or the Task timeout, `subagentAbortReason`).
+  const parentWorkflowId = workflowInfo().parent?.workflowId;
   void CancellationScope.current().cancelRequested.catch(() => {
     if (state.current && !state.current.abort) {
       state.current.abort = {
         abortId: `parent:${uuid4()}`,
         reason: { name: 'CancelledFailure', message: 'cancelled by its parent session' },
+        ...(parentWorkflowId !== undefined ? { askParent: parentWorkflowId } : {}),
       };
     }
   });

@@ -22,6 +22,7 @@ import type { ToolCall } from '../../src/common/conversation.js';
 import type { SerializedError } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
+import type { AbortRecord } from '../../src/common/messages.js';
 import {
   TASK_TOOL,
   childInputOf,
@@ -37,14 +38,16 @@ import {
   type SessionWorkflow,
   type SessionWorkflowInput,
   type SessionWorkflowResult,
+  type SubagentSpec,
 } from '../../src/common/workflow-io.js';
 import { failureToSerialized } from '../session/failures.js';
 import { childSearchAttributes } from '../session/search-attributes.js';
 import { publishQueuedNow, queueStreamEvent } from '../session/stream-outbox.js';
 import type { DispatchState } from './dispatch.js';
+import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
 /** A sub-agent a `Task` call of this run started. */
-interface ChildRun {
+export interface ChildRun {
   toolUseId: string;
   sessionId: string;
   workflowId: string;
@@ -54,6 +57,8 @@ interface ChildRun {
   /** When it was started, ms since the epoch (workflow time). */
   startedAt: number;
   status: 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
+  /** Why the session cancelled it on its own (the Task timeout); its hooks are told this. */
+  cancelRecord?: AbortRecord;
 }
 
 /** The session state a `Task` call reads and writes. */
@@ -62,6 +67,8 @@ export interface TaskCallState extends DispatchState {
   children?: Map<string, ChildRun>;
   /** Whether the session keeps its search attributes (its sub-agents start with them). */
   searchAttributes?: boolean;
+  /** The parallel group of `Task` calls running now, if any (`tool-calls.ts`). */
+  taskGroup?: TaskGroup;
 }
 
 /** Finished sub-agents a run keeps in {@link TaskCallState.children}. */
@@ -93,35 +100,18 @@ export async function runTaskCall(
   requestId: string,
 ): Promise<ToolResult> {
   const children = (state.children ??= new Map());
-  const running = [...children.values()].filter((child) => child.status === 'running').length;
+  // In a parallel group, the limits are checked in call order (`task-group.ts`).
+  const group = state.taskGroup;
+  const running = group ? await awaitTurn(group, call) : runningChildren(state);
   const refusal = taskCallRefusal(state.input, input, running);
+  if (group) passTurn(group, call, refusal === undefined);
   if (refusal) {
     queueRefusedEvents(state, requestId, call, input, refusal.message);
     return taskError(refusal.message, 'SubagentRefused', refusal.code);
   }
-  const name = input.subagent_type as string;
-  const spec = state.input.subagents!.agents.find((agent) => agent.name === name)!;
-  const sessionId = childSessionIdOf(state.input.sessionId, state.modelSteps - 1, call.toolUseId);
-  const lineage = childLineageOf(state.input, name, call.toolUseId, {
-    sessionId: state.input.sessionId,
-    requestId,
-  });
-  const workflowId = sessionWorkflowId(sessionId);
-  const args = childInputOf({ ...state.input, taskQueue: state.taskQueue }, spec, {
-    sessionId,
-    lineage,
-    task: { requestId: `task-${call.toolUseId}`, prompt: input.prompt as string },
-  });
-  const child: ChildRun = {
-    toolUseId: call.toolUseId,
-    sessionId,
-    workflowId,
-    agentPath: lineage.agentPath,
-    subagent: name,
-    startedAt: Date.now(),
-    status: 'running',
-  };
-  setCurrentDetails(`running sub-agent ${lineage.agentPath}`);
+  const { spec, child, args } = childOfCall(state, call, input, requestId);
+  const { workflowId, sessionId } = child;
+  setCurrentDetails(`running sub-agent ${child.agentPath}`);
   await publishToolStart(state, requestId, call, input, sessionId);
   const ended = (result: ToolResult, status?: 'cancelled'): ToolResult => {
     queueToolEnd(state, requestId, call, child, result, status);
@@ -136,9 +126,11 @@ export async function runTaskCall(
       const options = startOptionsOf(state, child, args, String(input.description));
       const handle = await startChild<SessionWorkflow>(SESSION_WORKFLOW, options);
       children.set(call.toolUseId, child);
-      const summary = `Task timeout: ${lineage.agentPath}`;
+      const summary = `Task timeout: ${child.agentPath}`;
       return withBudget(handle.result(), spec.timeoutMs, summary, () => {
         timedOut = true;
+        // Recorded before the cancel: the child's hooks ask for it (`subagentAbortReason`).
+        child.cancelRecord = timeoutRecordOf(child, spec.timeoutMs);
         scope.cancel();
       });
     });
@@ -257,6 +249,67 @@ function startOptionsOf(
     // Found by the queries that find the parent's session (agent name, version, ...).
     ...(searchAttributes ? { typedSearchAttributes: searchAttributes } : {}),
   };
+}
+
+/** The sub-agent a `Task` call starts: its spec, its run record, and its workflow's input. */
+function childOfCall(
+  state: TaskCallState,
+  call: ToolCall,
+  input: JsonObject,
+  requestId: string,
+): { spec: SubagentSpec; child: ChildRun; args: SessionWorkflowInput } {
+  const name = input.subagent_type as string;
+  const spec = state.input.subagents!.agents.find((agent) => agent.name === name)!;
+  const sessionId = childSessionIdOf(state.input.sessionId, state.modelSteps - 1, call.toolUseId);
+  const lineage = childLineageOf(state.input, name, call.toolUseId, {
+    sessionId: state.input.sessionId,
+    requestId,
+  });
+  const workflowId = sessionWorkflowId(sessionId);
+  const args = childInputOf({ ...state.input, taskQueue: state.taskQueue }, spec, {
+    sessionId,
+    lineage,
+    task: { requestId: `task-${call.toolUseId}`, prompt: input.prompt as string },
+  });
+  const child: ChildRun = {
+    toolUseId: call.toolUseId,
+    sessionId,
+    workflowId,
+    agentPath: lineage.agentPath,
+    subagent: name,
+    startedAt: Date.now(),
+    status: 'running',
+  };
+  return { spec, child, args };
+}
+
+/** How many sub-agents of the session are running. */
+export function runningChildren(state: Pick<TaskCallState, 'children'>): number {
+  let running = 0;
+  for (const child of state.children?.values() ?? []) if (child.status === 'running') running++;
+  return running;
+}
+
+/**
+ * Why the session cancelled the sub-agent with workflow id `childWorkflowId`: its Task
+ * timeout, else the running prompt's abort (which cancels every sub-agent it started); null
+ * when neither is known. What the `subagentAbortReason` query answers.
+ */
+export function subagentAbortRecord(
+  state: Pick<TaskCallState, 'children'> & { current?: { abort?: AbortRecord } },
+  childWorkflowId: string,
+): AbortRecord | null {
+  for (const child of state.children?.values() ?? []) {
+    if (child.workflowId === childWorkflowId && child.cancelRecord) return child.cancelRecord;
+  }
+  return state.current?.abort ?? null;
+}
+
+/** Why a sub-agent past its Task timeout is cancelled: what its hooks' signals carry. */
+function timeoutRecordOf(child: ChildRun, timeoutMs: number): AbortRecord {
+  const message = taskTimeoutMessage(child.agentPath, timeoutMs);
+  const reason = { name: 'SubagentTimeout', code: 'SUBAGENT_TIMEOUT', message };
+  return { abortId: `timeout:${child.workflowId}`, reason };
 }
 
 /** The sub-agent's memo: who it is, for `sessions` and Temporal's UI. */

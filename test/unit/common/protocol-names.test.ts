@@ -31,6 +31,7 @@ describe('session protocol names', () => {
       timeline: 'query timeline',
       describe: 'query describe',
       abortReason: 'query abortReason',
+      subagentAbortReason: 'query subagentAbortReason',
       conversation: 'query conversation',
       conversationPage: 'query conversationPage',
       pendingPermissions: 'query pendingPermissions',
