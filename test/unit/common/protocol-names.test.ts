@@ -34,6 +34,7 @@ describe('session protocol names', () => {
       conversation: 'query conversation',
       conversationPage: 'query conversationPage',
       pendingPermissions: 'query pendingPermissions',
+      children: 'query children',
       transcriptPage: 'query transcriptPage',
       archives: 'query archives',
     });
