@@ -100,7 +100,12 @@ export async function entriesOf(
     return pending.map((request) => ({
       sessionId: row.sessionId,
       request,
-      ...requestContext(timeline, request.toolUseId, request.input),
+      // A sub-agent's call is not in this session's history: only the agent is known here.
+      ...(request.sessionId === undefined || request.sessionId === row.sessionId
+        ? requestContext(timeline, request.toolUseId, request.input)
+        : timeline.agentName !== undefined
+          ? { agentName: timeline.agentName }
+          : {}),
     }));
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
