@@ -24,13 +24,13 @@ import { sessionIdOf, sessionWorkflowId } from '../common/workflow-io.js';
 export const PENDING_TREE_DEPTH = 4;
 
 /** Runs one query of one session workflow; the caller bounds it. */
-export type SessionQueryRunner = <T>(
+type SessionQueryRunner = <T>(
   handle: WorkflowHandle,
   query: QueryDefinition<T, []>,
 ) => Promise<T>;
 
 /** Options of {@link pendingTree}. */
-export interface PendingTreeOptions {
+interface PendingTreeOptions {
   /**
    * The session at the top of the tree, as its own requests are tagged.
    * @default the workflow id without `session-`, path `main`
@@ -108,7 +108,7 @@ async function childrenOf(read: TreeRead, handle: WorkflowHandle): Promise<Child
 }
 
 /** The sub-agent session an answer goes to (see {@link routeOfRequest}). */
-export interface RequestRoute {
+interface RequestRoute {
   sessionId: string;
   /** `session-<sessionId>`. */
   workflowId: string;
