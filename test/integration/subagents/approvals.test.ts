@@ -3,7 +3,8 @@
  * person (the default preset); `durable-agent pending <parent>` (the built CLI, a process of
  * its own) lists it as `main/writer`; `durable-agent approve <parent> <id>` sends the answer
  * to the sub-agent's session, where the tool runs once and the history records who approved.
- * Another session's handle never answers it.
+ * Another session's handle never answers it; `session.deny()` through the parent's handle
+ * denies it in the sub-agent.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,4 +136,28 @@ describe("a sub-agent's ask, answered through its parent", () => {
     );
     await Promise.all([session.close(), other.close()]);
   }, 120_000);
+
+  it("session.deny() through the parent's handle denies it in the sub-agent: its Write never runs", async () => {
+    const session = await agent.createSession();
+    const response = session.send('write the notes');
+    let pending: PendingPermission[] = [];
+    await waitFor(
+      async () => (pending = await session.pendingPermissions()).length === 1,
+      30_000,
+      "the sub-agent's ask",
+    );
+    const [ask] = pending;
+    await session.deny(ask!.requestId, { message: 'not now' });
+    const result = await response;
+    expect(result.text()).toBe('parent got: writer got: error');
+    const history = await client.workflow
+      .getHandle(sessionWorkflowId(ask!.sessionId!))
+      .fetchHistory();
+    expect(timelineFromHistory(history).toolCalls[0]).toMatchObject({
+      toolName: 'Write',
+      permission: { ask: { outcome: 'denied', message: 'not now', requestId: ask!.requestId } },
+    });
+    expect(timelineFromHistory(history).toolCalls[0]!.result).toBeUndefined();
+    await session.close();
+  }, 60_000);
 });
