@@ -1,6 +1,7 @@
 /**
  * The session's queries: its conversation, pages of it, archives, pending permission
- * requests, sub-agents, timeline, description and the running prompt's abort. Read-only. Workflow code.
+ * requests, sub-agents, timeline, description and the running prompt's abort. Read-only.
+ * Workflow code.
  *
  * @module
  */
