@@ -89,10 +89,11 @@ export const COMMANDS = {
     usage: 'durable-agent pending <sessionId> [--json]',
     summary: 'permission requests waiting for a person',
     description:
-      'Lists the permission requests of a session that wait for a person (ask). The list comes\n' +
-      "from the session's worker: with no worker polling the session's task queue, it says so\n" +
-      '(naming the queue) instead of waiting; with one that does not answer, it gives up after\n' +
-      '--timeout.',
+      'Lists the permission requests of a session that wait for a person (ask), its running\n' +
+      "sub-agents' included (a PATH column, e.g. main/writer, names the sub-agent that asks).\n" +
+      "The list comes from the session's worker: with no worker polling the session's task\n" +
+      'queue, it says so (naming the queue) instead of waiting; with one that does not answer,\n' +
+      'it gives up after --timeout.',
     load: () => import('./commands/pending.js').then((m) => m.pending),
   },
   approve: {
@@ -108,7 +109,9 @@ export const COMMANDS = {
       'naming the queue. --wait sends it anyway and waits up to --timeout for a worker to apply\n' +
       "it; exit 0 once applied. --identity NAME: who approves, recorded in the session's history\n" +
       '(inspect shows it; default <user>@<host>). A request answered already: the same answer\n' +
-      'again exits 0 saying by whom and when it was applied; another answer exits 1.',
+      'again exits 0 saying by whom and when it was applied; another answer exits 1. A\n' +
+      "sub-agent's request (as pending lists it) is answered in the sub-agent's session; the\n" +
+      'worker checks and --wait then apply to it.',
     load: () => import('./commands/decide.js').then((m) => m.decide),
   },
   deny: {

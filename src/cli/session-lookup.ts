@@ -7,6 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { SessionNotFoundError } from '../common/errors.js';
+import { ROOT_AGENT_PATH } from '../common/subagents.js';
 import { findSessionWorkflow, type FoundSession } from '../history/files.js';
 import type { CommandArgs } from './command-args.js';
 import { isDeadline } from './deadline.js';
@@ -50,4 +51,10 @@ export async function sessionOf(
     }
     throw serverError(error, args);
   }
+}
+
+/** The path of the session `found` (`main/writer` for a sub-agent's), from its memo. */
+export function agentPathOf(found: Pick<FoundSession, 'description'>): string {
+  const path = found.description.memo?.agentPath;
+  return typeof path === 'string' ? path : ROOT_AGENT_PATH;
 }

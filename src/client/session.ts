@@ -33,6 +33,8 @@ import { isPlainObject, type JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from '../temporal/query.js';
+import { ROOT_AGENT_PATH } from '../common/subagents.js';
+import { PENDING_TREE_DEPTH, pendingTree, routeOfRequest } from './pending-tree.js';
 import { readConversation } from '../temporal/conversation-reader.js';
 import type { PayloadStore } from '../payloads/store.js';
 import { rememberAbortReason } from '../definition/registry.js';
@@ -378,16 +380,31 @@ export class Session {
     }
   }
 
-  /** Permission requests waiting for a person (`ask`), oldest first. */
+  /**
+   * Permission requests waiting for a person (`ask`) in this session and in the sub-agents
+   * it runs (theirs too, 4 levels down at most), oldest first. Each names the session that
+   * asks (`sessionId`) and its path (`agentPath`: `main`, `main/writer`); answer any of them
+   * through this handle ({@link Session.approve}, {@link Session.deny}). `[]` once the
+   * session is closed.
+   * @throws {EngineError} `WORKER_UNAVAILABLE` when no worker answers (only a worker of the
+   *   agent can list them).
+   */
   async pendingPermissions(): Promise<PendingPermission[]> {
     const description = await this.#describeExecution();
     if (description.status.name !== 'RUNNING') return [];
-    return queryWithDeadline(this.#handle, Queries.pendingPermissions);
+    const path = description.memo?.agentPath;
+    return pendingTree(this.#handle.client, this.#handle.workflowId, PENDING_TREE_DEPTH, {
+      root: { sessionId: this.id, agentPath: typeof path === 'string' ? path : ROOT_AGENT_PATH },
+      query: (handle, query) => queryWithDeadline(handle, query),
+    });
   }
 
   /**
    * Allow a pending request; the tool runs once, with `updatedInput` when given. The send's
-   * stream gets a `permission-decided` event by `person`, with this client's `identity`.
+   * stream gets a `permission-decided` event by `person`, with this client's `identity`. A
+   * request of a sub-agent this session runs (its id is `<sub-agent session id>#<uuid>`, as
+   * {@link Session.pendingPermissions} lists it) is answered in the sub-agent's session, so
+   * its history records the answer and who gave it.
    * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits; the
    *   message says how it ended when the session's current run saw it (`was already approved
    *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
@@ -412,16 +429,14 @@ export class Session {
       },
       ...this.#answerIdentity(),
     };
-    // The same answer retried runs once; a different answer to the same request is refused.
-    await this.#update(Updates.decidePermission, [request], {
-      updateId: `decide-${requestId}-${answerKey(request.answer)}`,
-    });
+    await this.#decide(request);
   }
 
   /**
    * Deny a pending request; the model gets `message` as the tool's error result.
-   * `interrupt: true` also stops the running prompt (status `interrupted`). The send's stream
-   * gets a `permission-decided` event by `person`, with this client's `identity`.
+   * `interrupt: true` also stops the running prompt (status `interrupted`; in a sub-agent,
+   * its task). The send's stream gets a `permission-decided` event by `person`, with this
+   * client's `identity`. A sub-agent's request is answered in its session, as `approve` does.
    * @throws {AgentSdkError} `PERMISSION_REQUEST_NOT_FOUND` when no such request waits; the
    *   message says how it ended when the session's current run saw it (`was already approved
    *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
@@ -440,8 +455,25 @@ export class Session {
       },
       ...this.#answerIdentity(),
     };
-    await this.#update(Updates.decidePermission, [request], {
-      updateId: `decide-${requestId}-${answerKey(request.answer)}`,
+    await this.#decide(request);
+  }
+
+  /**
+   * Send a person's answer to the session that asked: this one, or the sub-agent whose
+   * request id it is ({@link routeOfRequest}). The same answer retried runs once; a
+   * different answer to the same request is refused.
+   */
+  async #decide(request: PermissionDecisionRequest): Promise<void> {
+    const route = routeOfRequest(this.id, request.requestId);
+    const target = route
+      ? {
+          sessionId: route.sessionId,
+          handle: this.#handle.client.getHandle(route.workflowId),
+          calls: this.#calls,
+        }
+      : { sessionId: this.id, handle: this.#handle, calls: this.#calls };
+    await sessionUpdate(target, Updates.decidePermission, [request], {
+      updateId: `decide-${request.requestId}-${answerKey(request.answer)}`,
     });
   }
 

@@ -65,6 +65,11 @@ export const Queries = {
   /** The model's context, one page from the given index. */
   conversationPage: defineQuery<ConversationPage, [number]>('conversationPage'),
   pendingPermissions: defineQuery<PendingPermission[]>('pendingPermissions'),
+  /**
+   * This run's sub-agents: those running, and the latest finished (at most 100), in the
+   * order their `Task` calls started them; `[]` in a session without sub-agents.
+   */
+  children: defineQuery<ChildRunInfo[]>('children'),
   /** This run's transcript, one page from the given index. */
   transcriptPage: defineQuery<ConversationPage, [number]>('transcriptPage'),
   archives: defineQuery<SessionArchives>('archives'),
@@ -77,6 +82,23 @@ interface SessionArchives {
   transcriptBase: number;
   /** Timeline entries of earlier runs. */
   timelineBase: number;
+}
+
+/** A sub-agent a session's `Task` call started, as the `children` query lists it. */
+export interface ChildRunInfo {
+  /** The `Task` call's tool-use id. */
+  toolUseId: string;
+  /** The sub-agent's session id, `<parent session id>/<model step>-<toolUseId>`. */
+  sessionId: string;
+  /** Its workflow id, `session-<sessionId>`. */
+  workflowId: string;
+  /** Its path of sub-agent names from the top session, e.g. `main/researcher`. */
+  agentPath: string;
+  /** The sub-agent's name (`subagent_type`). */
+  subagent: string;
+  /** When it was started, ms since the epoch (workflow time). */
+  startedAt: number;
+  status: 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
 }
 
 /** The `send` update's argument. */

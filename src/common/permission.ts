@@ -134,6 +134,16 @@ export interface PendingPermission {
   askedAt: number;
   /** When silence turns into a deny, ms since epoch. */
   deadline: number;
+  /**
+   * The session that asks, the listed one or a sub-agent it runs (whose request ids are
+   * `<its session id>#<uuid>`). Set by `session.pendingPermissions()`, not by the query.
+   */
+  sessionId?: string;
+  /**
+   * The asking session's path of sub-agent names: `main` for the top session,
+   * `main/writer` for its sub-agent `writer`. Set with `sessionId`.
+   */
+  agentPath?: string;
 }
 
 /** A person's answer to a pending request. */

@@ -17,7 +17,7 @@ import type {
 export const TASK_TOOL = 'Task';
 
 /** The path of the top session of a tree of sub-agents. */
-const ROOT_AGENT_PATH = 'main';
+export const ROOT_AGENT_PATH = 'main';
 
 /** Stable codes of a refused `Task` call (the tool error's `code`). */
 type SubagentRefusalCode =

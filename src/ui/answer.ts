@@ -1,6 +1,7 @@
 /**
  * A person's answer from the session page: the approve and deny forms, sent as the
- * `decidePermission` Update by a client whose identity names who answered.
+ * `decidePermission` Update by a client whose identity names who answered, to the session
+ * that asked (the page's, or a sub-agent it runs: `session.approve()` routes it).
  *
  * @module
  */
@@ -8,6 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Client } from '@temporalio/client';
 import { AgentSdkError, SessionClosedError, messageOf } from '../common/errors.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
+import { routeOfRequest } from '../client/pending-tree.js';
 import { Session } from '../client/session.js';
 import { describeDecidedRequest } from '../history/decided.js';
 import { diffValues } from '../history/diff.js';
@@ -41,8 +43,10 @@ export async function answer(
   const name = nameOf(form.get('name'), back);
   const pending = await pendingOf(ui, found, true);
   const waiting = pending.find((r) => r.requestId === target.requestId);
+  // A sub-agent's request was decided in the sub-agent's session: its history says how.
+  const asker = routeOfRequest(found.sessionId, target.requestId) ?? found;
   const alreadyDecided = async (): Promise<never> => {
-    const timeline = await readTimeline(ui, found.workflowId, found.sessionId);
+    const timeline = await readTimeline(ui, asker.workflowId, asker.sessionId);
     const toolUseId = form.get('toolUseId');
     throw new HttpError(
       409,

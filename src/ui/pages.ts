@@ -77,8 +77,12 @@ export interface SessionRow {
 
 /** One entry of the inbox: a request waiting for a person. */
 export interface InboxEntry {
+  /** The session listed, through which the forms answer (a sub-agent's request included). */
   sessionId: string;
-  /** The request as the session's worker lists it (absent when no worker answered). */
+  /**
+   * The request as the workers list it (absent when no worker answered); its `sessionId`
+   * and `agentPath` name the sub-agent that asks, when one does.
+   */
   request?: PendingPermission;
   /** The waiting call from the history (tool, input), when the worker did not answer. */
   call?: HistoryToolCall;
@@ -246,7 +250,7 @@ function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
     r?.affectedPaths.length ? `<code>${esc(r.affectedPaths.join(', '))}</code>` : ''
   } <small>session ${sessionLink(entry.sessionId)}${
     entry.agentName ? `, agent <b data-testid="request-agent">${esc(entry.agentName)}</b>` : ''
-  }</small></h3>${
+  }${subagentOf(entry)}</small></h3>${
     entry.prompt !== undefined
       ? `<p class="asked-for">for the prompt <q data-testid="request-prompt">${esc(entry.prompt)}</q></p>`
       : ''
@@ -289,6 +293,16 @@ function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
 <label>message to the model <input name="message" data-testid="deny-message" placeholder="why not"></label>
 <label><input type="checkbox" name="interrupt" value="1"> also stop the prompt</label>
 <button type="submit" data-testid="deny">Deny</button></form></article>`;
+}
+
+/** Which sub-agent asks, when one of the session's does: its path, linking to its session. */
+function subagentOf(entry: InboxEntry): string {
+  const r = entry.request;
+  if (r?.sessionId === undefined || r.sessionId === entry.sessionId) return '';
+  return `, sub-agent <b data-testid="request-path">${esc(r.agentPath ?? r.sessionId)}</b> (${sessionLink(
+    r.sessionId,
+    'its session',
+  )})`;
 }
 
 /** What the session page shows besides the timeline. */

@@ -1,14 +1,17 @@
 /**
  * What the session page reads: the sessions listed (with their timelines while they run),
- * one session's timeline, and the permission requests waiting for a person.
+ * one session's timeline, and the permission requests waiting for a person (its sub-agents'
+ * included).
  *
  * @module
  */
 import type { ServerResponse } from 'node:http';
 import { AgentSdkError, SessionNotFoundError, messageOf } from '../common/errors.js';
-import { Queries } from '../common/messages.js';
+import type { PendingPermission } from '../common/permission.js';
+import { ROOT_AGENT_PATH, TASK_TOOL } from '../common/subagents.js';
 import { toolLabel } from '../common/summaries.js';
 import { listSessionSummaries } from '../client/list-sessions.js';
+import { PENDING_TREE_DEPTH, pendingTree } from '../client/pending-tree.js';
 import { sessionListStatus } from '../client/session-status.js';
 import { isCallTimeout, isNoPollerError } from '../temporal/query.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
@@ -52,17 +55,23 @@ export async function readTimeline(
 }
 
 /**
- * The requests of a session waiting for a person, as its worker lists them.
+ * The requests waiting for a person in a session and in the sub-agents it runs, as their
+ * workers list them (each with the `sessionId` and `agentPath` of the session that asks).
  * @throws {HttpError} 503 when no worker answers.
  */
 export async function pendingOf(
   ui: UiContext,
-  found: { sessionId: string; workflowId: string },
+  found: { sessionId: string; workflowId: string; description?: FoundSession['description'] },
   answering = false,
-) {
+): Promise<PendingPermission[]> {
+  const path = found.description?.memo?.agentPath;
+  const root = {
+    sessionId: found.sessionId,
+    agentPath: typeof path === 'string' ? path : ROOT_AGENT_PATH,
+  };
   try {
     return await bounded(ui, () =>
-      ui.client.workflow.getHandle(found.workflowId).query(Queries.pendingPermissions),
+      pendingTree(ui.client, found.workflowId, PENDING_TREE_DEPTH, { root }),
     );
   } catch (error) {
     const why = isNoPollerError(error)
@@ -91,7 +100,12 @@ export async function entriesOf(
     return pending.map((request) => ({
       sessionId: row.sessionId,
       request,
-      ...requestContext(timeline, request.toolUseId, request.input),
+      // A sub-agent's call is not in this session's history: only the agent is known here.
+      ...(request.sessionId === undefined || request.sessionId === row.sessionId
+        ? requestContext(timeline, request.toolUseId, request.input)
+        : timeline.agentName !== undefined
+          ? { agentName: timeline.agentName }
+          : {}),
     }));
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
@@ -144,11 +158,31 @@ export async function listPage(ui: UiContext, response: ServerResponse): Promise
   send(response, 200, sessionListPage(await rows(ui), ui.namespace));
 }
 
-/** The inbox: every request waiting for a person, across the listed sessions. */
+/**
+ * The inbox: every request waiting for a person, across the listed sessions. A sub-agent's
+ * request shows once, under the topmost listed session that runs it (answered through it).
+ */
 export async function inbox(ui: UiContext, response: ServerResponse): Promise<void> {
-  const waiting = (await rows(ui)).filter((r) => r.status === 'awaiting_approval' && r.timeline);
+  const waiting = (await rows(ui)).filter((r) => r.timeline && mayAsk(r.status, r.timeline));
   const entries = await mapLimited(waiting, READ_CONCURRENCY, (r) => entriesOf(ui, r, r.timeline!));
-  send(response, 200, inboxPage(entries.flat(), { fallback: ui.identity }));
+  const byRequest = new Map<string, InboxEntry>();
+  for (const entry of entries.flat()) {
+    const id = entry.request?.requestId ?? `${entry.sessionId} ${entry.call?.toolUseId}`;
+    const seen = byRequest.get(id);
+    if (!seen || entry.sessionId.length < seen.sessionId.length) byRequest.set(id, entry);
+  }
+  send(response, 200, inboxPage([...byRequest.values()], { fallback: ui.identity }));
+}
+
+/**
+ * Whether a session of this status may have requests waiting: its own (`awaiting_approval`),
+ * or a sub-agent's while one of its `Task` calls runs.
+ */
+export function mayAsk(status: SessionUiStatus, timeline: HistoryTimeline): boolean {
+  if (status === 'awaiting_approval') return true;
+  return (
+    status === 'running' && timeline.toolCalls.some((c) => c.toolName === TASK_TOOL && !c.result)
+  );
 }
 
 export async function find(ui: UiContext, target: string): Promise<FoundSession> {

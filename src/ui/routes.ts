@@ -10,7 +10,7 @@ import { answer } from './answer.js';
 import type { UiContext } from './context.js';
 import { HttpError, decodePart, redirect, send, unauthorized } from './http.js';
 import { sessionPage, type InboxEntry } from './pages.js';
-import { entriesOf, find, inbox, listPage, readTimeline, statusOf } from './reads.js';
+import { entriesOf, find, inbox, listPage, mayAsk, readTimeline, statusOf } from './reads.js';
 
 /** Answer one request of the page. @throws {HttpError} what the page shows instead. */
 export async function handle(
@@ -104,8 +104,9 @@ async function session(
   const found = await find(ui, target);
   const timeline = await readTimeline(ui, found.workflowId, found.sessionId);
   const status = statusOf(timeline);
-  const pending =
-    status === 'awaiting_approval' ? await entriesOf(ui, found, timeline) : ([] as InboxEntry[]);
+  const pending = mayAsk(status, timeline)
+    ? await entriesOf(ui, found, timeline)
+    : ([] as InboxEntry[]);
   const notice = noticeOf(query);
   send(
     response,

@@ -1,7 +1,7 @@
 /**
  * The session's queries: its conversation, pages of it, archives, pending permission
- * requests, timeline, description, the running prompt's abort and why a sub-agent was
- * cancelled. Read-only. Workflow code.
+ * requests, sub-agents, timeline, description, the running prompt's abort and why a
+ * sub-agent was cancelled. Read-only. Workflow code.
  *
  * @module
  */
@@ -11,7 +11,7 @@ import { DEFAULTS } from '../../src/common/defaults.js';
 import { Queries } from '../../src/common/messages.js';
 import { lastPrompt, pageOf } from '../session/conversation-pages.js';
 import { describeSession, type SessionState } from '../session/state.js';
-import { subagentAbortRecord } from '../prompt/task-call.js';
+import { subagentAbortRecord, type TaskCallState } from '../prompt/task-call.js';
 
 /** Register every query of the session. */
 export function setSessionQueries(state: SessionState): void {
@@ -32,6 +32,9 @@ export function setSessionQueries(state: SessionState): void {
   setHandler(Queries.pendingPermissions, () =>
     [...state.pendingPermissions.values()].map((e) => e.request),
   );
+  setHandler(Queries.children, () => [
+    ...((state as SessionState & Pick<TaskCallState, 'children'>).children?.values() ?? []),
+  ]);
   setHandler(Queries.timeline, () => state.timeline);
   setHandler(Queries.describe, () => describeSession(state));
   setHandler(Queries.abortReason, () => state.current?.abort ?? null);

@@ -167,7 +167,7 @@ export async function askPerson(
   requestId?: string,
 ): Promise<PermissionAnswer> {
   const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
-  const entry = pendingEntry(ask, Date.now(), timeoutMs);
+  const entry = pendingEntry(ask, Date.now(), timeoutMs, askIdOf(state.input));
   const askedAt = entry.request.askedAt;
   state.pendingPermissions.set(entry.request.requestId, entry);
   const label = toolLabel(ask.toolName, ask.input);
@@ -241,11 +241,25 @@ interface PersonAsk {
   message?: string | undefined;
 }
 
-/** The pending request of `ask`, asked at `askedAt`, expiring `timeoutMs` later. */
-function pendingEntry(ask: PersonAsk, askedAt: number, timeoutMs: number): PendingPermissionEntry {
+/**
+ * A new ask's request id: a uuid; in a sub-agent's session `<its session id>#<uuid>`, so that
+ * a client of the top session can tell which session to send the answer to.
+ */
+function askIdOf(input: Pick<SessionWorkflowInput, 'lineage' | 'sessionId'>): string {
+  const id = uuid4();
+  return input.lineage ? `${input.sessionId}#${id}` : id;
+}
+
+/** The pending request `requestId` of `ask`, asked at `askedAt`, expiring `timeoutMs` later. */
+function pendingEntry(
+  ask: PersonAsk,
+  askedAt: number,
+  timeoutMs: number,
+  requestId: string,
+): PendingPermissionEntry {
   return {
     request: {
-      requestId: uuid4(),
+      requestId,
       toolUseId: ask.toolUseId,
       toolName: ask.toolName,
       toolKind: ask.kind,

@@ -1,6 +1,7 @@
 /**
  * `durable-agent approve` and `deny`: a person's answer to a pending permission request, sent
- * as the session's `decidePermission` Update, which only a worker of the session applies.
+ * as the `decidePermission` Update of the session that asked (the named one, or the sub-agent
+ * whose request id it is), which only a worker of the session applies.
  *
  * @module
  */
@@ -9,7 +10,9 @@ import { AgentSdkError } from '../../common/errors.js';
 import { isPlainObject, type JsonObject } from '../../common/json.js';
 import type { PendingPermission, PermissionAnswer } from '../../common/permission.js';
 import { Queries } from '../../common/messages.js';
+import { routeOfRequest } from '../../client/pending-tree.js';
 import { Session } from '../../client/session.js';
+import { toolLabel } from '../../common/summaries.js';
 import { isTransientTaskFailure } from '../../client/update-calls.js';
 import { storedPayloadEventIds } from '../../history/decode.js';
 import { answeredAlike, describeDecidedRequest } from '../../history/decided.js';
@@ -22,7 +25,7 @@ import { withClient } from '../client.js';
 import { isDeadline, remainingMs } from '../deadline.js';
 import { sessionError } from '../failures.js';
 import { decodedHistory } from '../history-codecs.js';
-import { sessionOf } from '../session-lookup.js';
+import { agentPathOf, sessionOf } from '../session-lookup.js';
 import { lastLookAtPollers, noAnswer, workflowPollers } from '../session-worker.js';
 import { describePollers, formatDuration, pollersOf } from '../workers.js';
 
@@ -56,12 +59,12 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
   const [, requestId] = args.args as [string, string];
   let updatedInput: JsonObject | undefined;
   if (args.input !== undefined) updatedInput = parseInputOption(args.input);
-  const found = await sessionOf(client, args);
-  if (found.description.status.name !== 'RUNNING') {
-    throw new CliError(
-      `session '${found.sessionId}' is closed (${found.description.status.name}): nothing was sent`,
-    );
-  }
+  const named = await sessionOf(client, args);
+  checkRunning(named);
+  // A sub-agent's request (`<its session id>#<uuid>`) is answered in its own session.
+  const route = routeOfRequest(named.sessionId, requestId);
+  const found = route ? await sessionOf(client, args, route.sessionId) : named;
+  if (route) checkRunning(found);
   const answer: PermissionAnswer =
     args.command === 'approve'
       ? { behavior: 'allow', ...(updatedInput ? { updatedInput } : {}) }
@@ -83,16 +86,21 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
   // The queue the session's activities (the tool, the model) go to: the workflow's own
   // until a handoff moves them, which the workflow's description says.
   let activityQueue = found.description.taskQueue;
+  let asked: PendingPermission | undefined;
   if (!args.wait) {
     const checked = await checkBeforeSending(decision);
     if (checked === undefined) return 0;
     activityQueue = checked.activityQueue;
+    asked = checked.request;
   }
   if (!(await sendAnswer(decision))) return 0;
+  const done = args.command === 'approve' ? 'approved' : 'denied';
+  const interrupt = args.command === 'deny' && args.interrupt ? ' (interrupt)' : '';
+  // A sub-agent's: the call and the sub-agent's path (`approved Write notes.md in main/writer`).
   io.out(
-    args.command === 'approve'
-      ? `approved ${requestId} in session ${found.sessionId}`
-      : `denied ${requestId} in session ${found.sessionId}${args.interrupt ? ' (interrupt)' : ''}`,
+    route
+      ? `${done} ${asked ? toolLabel(asked.toolName, asked.input) : requestId} in ${agentPathOf(found)}${interrupt}`
+      : `${done} ${requestId} in session ${found.sessionId}${interrupt}`,
   );
   // What runs next (the tool, the model) are activities: say when nobody would run them.
   const activities = await pollersOf(client, activityQueue, 'activity').catch(() => undefined);
@@ -111,7 +119,9 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
  * @returns the queue of the session's activities, or `undefined` when the request was
  *   decided already with this same answer (said on `io`; nothing to send).
  */
-async function checkBeforeSending(d: Decision): Promise<{ activityQueue: string } | undefined> {
+async function checkBeforeSending(
+  d: Decision,
+): Promise<{ activityQueue: string; request: PendingPermission } | undefined> {
   const { client, args, found } = d;
   let activityQueue = found.description.taskQueue;
   const pollers = await workflowPollers(client, found, args);
@@ -135,13 +145,14 @@ async function checkBeforeSending(d: Decision): Promise<{ activityQueue: string 
   }
   // Decided already: the same answer again is done (as the API's deduplicated Update
   // is), any other answer refused; either way the history says how it was decided.
-  if (!waiting.some((r) => r.requestId === d.requestId)) {
+  const request = waiting.find((r) => r.requestId === d.requestId);
+  if (!request) {
     const decided = await notPending(client, found, d.requestId, args, d.answer);
     if (!decided.alike) throw new CliError(`${decided.why}; nothing was sent`);
     d.io.out(`${decided.why}: the same answer, applied once; nothing was sent`);
     return undefined;
   }
-  return { activityQueue };
+  return { activityQueue, request };
 }
 
 /**
@@ -236,6 +247,15 @@ async function notPending(
       why: `no permission request '${requestId}' waits in session '${found.sessionId}'`,
       alike: false,
     };
+  }
+}
+
+/** @throws {CliError} when the session `found` is closed: nothing is sent to it. */
+function checkRunning(found: FoundSession): void {
+  if (found.description.status.name !== 'RUNNING') {
+    throw new CliError(
+      `session '${found.sessionId}' is closed (${found.description.status.name}): nothing was sent`,
+    );
   }
 }
 

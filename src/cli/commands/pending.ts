@@ -1,12 +1,13 @@
 /**
- * `durable-agent pending`: the permission requests of a session that wait for a person, read
- * through the session's worker.
+ * `durable-agent pending`: the permission requests of a session and of the sub-agents it runs
+ * that wait for a person, read through the session's worker.
  *
  * @module
  */
 import type { Client } from '@temporalio/client';
 import type { PendingPermission } from '../../common/permission.js';
-import { Queries } from '../../common/messages.js';
+import { ROOT_AGENT_PATH } from '../../common/subagents.js';
+import { PENDING_TREE_DEPTH, pendingTree } from '../../client/pending-tree.js';
 import { isNoPollerError } from '../../temporal/query.js';
 import { CliError } from '../cli-error.js';
 import type { CliOutput, CommandArgs } from '../command-args.js';
@@ -14,11 +15,14 @@ import { withClient } from '../client.js';
 import { isDeadline } from '../deadline.js';
 import { sessionError } from '../failures.js';
 import { formatTable, formatTime, truncate } from '../render.js';
-import { sessionOf } from '../session-lookup.js';
+import { agentPathOf, sessionOf } from '../session-lookup.js';
 import { noAnswer, workflowPollers } from '../session-worker.js';
 import { describePollers } from '../workers.js';
 
-/** `pending`: the session's requests waiting for a person. @returns the exit code. */
+/**
+ * `pending`: the requests waiting for a person in the session and its running sub-agents.
+ * @returns the exit code.
+ */
 export async function pending(args: CommandArgs, io: CliOutput): Promise<number> {
   return withClient(args, (client) => listPending(client, args, io));
 }
@@ -36,9 +40,9 @@ async function listPending(client: Client, args: CommandArgs, io: CliOutput): Pr
       );
     }
     try {
-      requests = await client.workflow
-        .getHandle(found.workflowId)
-        .query(Queries.pendingPermissions);
+      requests = await pendingTree(client, found.workflowId, PENDING_TREE_DEPTH, {
+        root: { sessionId: found.sessionId, agentPath: agentPathOf(found) },
+      });
     } catch (error) {
       if (isDeadline(error, args) || isNoPollerError(error)) {
         throw await noAnswer(client, found, args, error);
@@ -54,18 +58,26 @@ async function listPending(client: Client, args: CommandArgs, io: CliOutput): Pr
     io.out(`no pending permission requests in session '${found.sessionId}'`);
     return 0;
   }
-  io.out(
-    formatTable(
-      ['REQUEST', 'TOOL', 'KIND', 'INPUT', 'ASKED', 'DEADLINE'],
-      requests.map((r) => [
-        r.requestId,
-        r.toolName,
-        r.toolKind,
-        truncate(JSON.stringify(r.input), 60),
-        formatTime(r.askedAt),
-        formatTime(r.deadline),
-      ]),
-    ),
-  );
+  io.out(pendingTable(requests, found.sessionId));
   return 0;
+}
+
+/**
+ * The table of `requests` listed through session `sessionId`: with a `PATH` column (the
+ * asking session's path, `main/writer`) when any of them is a sub-agent's. Pure.
+ */
+export function pendingTable(requests: readonly PendingPermission[], sessionId: string): string {
+  const nested = requests.some((r) => r.sessionId !== undefined && r.sessionId !== sessionId);
+  return formatTable(
+    ['REQUEST', ...(nested ? ['PATH'] : []), 'TOOL', 'KIND', 'INPUT', 'ASKED', 'DEADLINE'],
+    requests.map((r) => [
+      r.requestId,
+      ...(nested ? [r.agentPath ?? ROOT_AGENT_PATH] : []),
+      r.toolName,
+      r.toolKind,
+      truncate(JSON.stringify(r.input), 60),
+      formatTime(r.askedAt),
+      formatTime(r.deadline),
+    ]),
+  );
 }

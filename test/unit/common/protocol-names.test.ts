@@ -35,6 +35,7 @@ describe('session protocol names', () => {
       conversation: 'query conversation',
       conversationPage: 'query conversationPage',
       pendingPermissions: 'query pendingPermissions',
+      children: 'query children',
       transcriptPage: 'query transcriptPage',
       archives: 'query archives',
     });

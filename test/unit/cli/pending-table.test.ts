@@ -1,0 +1,49 @@
+/** `durable-agent pending`'s table: a PATH column only when a sub-agent asks. Pure. */
+import { describe, expect, it } from 'vitest';
+import { pendingTable } from '../../../src/cli/commands/pending.js';
+import type { PendingPermission } from '../../../src/common/permission.js';
+
+const asked = Date.parse('2026-12-04T19:02:11Z');
+
+function request(fields: Partial<PendingPermission>): PendingPermission {
+  return {
+    requestId: 'r',
+    toolUseId: 'call_1',
+    toolName: 'Write',
+    toolKind: 'write',
+    input: { file_path: 'notes.md' },
+    affectedPaths: ['notes.md'],
+    askedAt: asked,
+    deadline: asked + 86_400_000,
+    ...fields,
+  };
+}
+
+describe('pendingTable', () => {
+  it("has no PATH column when every request is the session's own", () => {
+    const table = pendingTable([request({ sessionId: 'demo', agentPath: 'main' })], 'demo');
+    expect(table.split('\n')[0]).toMatch(/^REQUEST +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
+    // A request listed without the tags (as the query gives it) is the session's own.
+    expect(pendingTable([request({})], 'demo')).not.toMatch(/PATH/);
+  });
+
+  it("names the sub-agent that asks in a PATH column, `main` for the session's own", () => {
+    const table = pendingTable(
+      [
+        request({
+          requestId: 'demo/1-call_1#u1',
+          sessionId: 'demo/1-call_1',
+          agentPath: 'main/writer',
+        }),
+        request({ requestId: 'u2', sessionId: 'demo', agentPath: 'main' }),
+      ],
+      'demo',
+    );
+    const [header, first, second] = table.split('\n');
+    expect(header).toMatch(/^REQUEST +PATH +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
+    expect(first).toMatch(
+      /^demo\/1-call_1#u1 +main\/writer +Write +write +\{"file_path":"notes\.md"\} +2026-12-04T19:02:11Z +2026-12-05T19:02:11Z$/,
+    );
+    expect(second).toMatch(/^u2 +main +Write /);
+  });
+});
