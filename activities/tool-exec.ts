@@ -188,7 +188,11 @@ async function executeTool(
   input: ExecuteToolInput,
 ): Promise<ExecuteToolOutput> {
   const ctx = Context.current();
-  const { tools } = deps.registry.definitionFor(input.agentName, input.version, input.lineage);
+  const { agent, tools } = deps.registry.definitionFor(
+    input.agentName,
+    input.version,
+    input.lineage,
+  );
   const tool = tools.find((t) => t.name === input.toolName);
   if (!tool) {
     const message = `Unknown tool '${input.toolName}'`;
