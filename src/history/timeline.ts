@@ -26,6 +26,15 @@ import {
   activityScheduled,
   activityTimedOut,
 } from './timeline-activities.js';
+import {
+  childCanceled,
+  childCompleted,
+  childFailed,
+  childInitiated,
+  childStartFailed,
+  childTerminated,
+  childTimedOut,
+} from './timeline-children.js';
 import { createTimelineBuild, timeOf, type TimelineBuild } from './timeline-build.js';
 import { markerRecorded } from './timeline-local-dispatch.js';
 import {
@@ -110,6 +119,11 @@ function startTimeline(
   const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started.input, converter);
   const identity = input as { version?: unknown; fingerprint?: unknown } | undefined;
   if (typeof input?.agentName === 'string') timeline.agentName = input.agentName;
+  const lineage = input?.lineage;
+  if (lineage) {
+    const { agentPath, parentSessionId, depth } = lineage;
+    timeline.subagent = { agentPath, parentSessionId, depth };
+  }
   if (typeof identity?.version === 'string') timeline.version = identity.version;
   if (typeof identity?.fingerprint === 'string') timeline.fingerprint = identity.fingerprint;
   return { timeline, input };
@@ -150,6 +164,13 @@ const EVENT_HANDLERS: { [K in EventKind]?: EventHandler<K> } = {
   activityTaskTimedOutEventAttributes: activityTimedOut,
   activityTaskCanceledEventAttributes: activityCanceled,
   workflowPropertiesModifiedEventAttributes: memoUpserted,
+  startChildWorkflowExecutionInitiatedEventAttributes: childInitiated,
+  startChildWorkflowExecutionFailedEventAttributes: childStartFailed,
+  childWorkflowExecutionCompletedEventAttributes: childCompleted,
+  childWorkflowExecutionFailedEventAttributes: childFailed,
+  childWorkflowExecutionCanceledEventAttributes: childCanceled,
+  childWorkflowExecutionTerminatedEventAttributes: childTerminated,
+  childWorkflowExecutionTimedOutEventAttributes: childTimedOut,
   workflowExecutionCompletedEventAttributes: closedAs('COMPLETED'),
   workflowExecutionFailedEventAttributes: closedAs('FAILED'),
   workflowExecutionCanceledEventAttributes: closedAs('CANCELLED'),
