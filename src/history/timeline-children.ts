@@ -12,6 +12,7 @@ import type { ToolResult } from '../common/types.js';
 import type { SessionWorkflowInput, SessionWorkflowResult } from '../common/workflow-io.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { decode, timeOf, timeOfEventId, type TimelineBuild } from './timeline-build.js';
+import type { HistoryPrompt, HistoryWorkflowStatus } from './timeline-types.js';
 import type { HistoryChildSession, ToolExecuteOutcome } from './tool-calls.js';
 
 type Attributes<K extends keyof HistoryEvent> = NonNullable<HistoryEvent[K]>;
@@ -162,4 +163,52 @@ function closeChild(
     child.status = status;
     if (typeof toolCalls === 'number') child.toolCalls = toolCalls;
   }
+}
+
+/**
+ * A sub-agent's history (its input has `lineage` and `task`) has no `send` Update: its one
+ * prompt is the `Task` call's, run from the start. It opens here, so the prompt's dispatches
+ * and tool calls belong to it as a send's do.
+ */
+export function subagentPromptStarted(build: TimelineBuild): void {
+  const task = build.input?.lineage ? build.input.task : undefined;
+  if (!task) return;
+  const prompt: HistoryPrompt = {
+    requestId: task.requestId,
+    prompt: task.prompt,
+    acceptedAt: build.timeline.startedAt ?? 0,
+    dispatches: [],
+    toolCalls: [],
+  };
+  build.timeline.prompts.push(prompt);
+  build.promptInputs.set(prompt, { userPrompt: task.prompt, hasImages: false, imageCount: 0 });
+  build.openPrompts.push(prompt);
+}
+
+/**
+ * A sub-agent's workflow closed: its prompt ended as its result says (`aborted` when it was
+ * cancelled or failed without one), with every tool call of the history.
+ */
+export function subagentPromptClosed(
+  build: TimelineBuild,
+  status: HistoryWorkflowStatus,
+  result: Partial<SessionWorkflowResult> | undefined,
+  at: number | undefined,
+): void {
+  const task = build.input?.lineage ? build.input.task : undefined;
+  const prompt = task && build.openPrompts.find((p) => p.requestId === task.requestId);
+  if (!prompt) return;
+  if (at !== undefined) prompt.completedAt = at;
+  const outcome = result?.task;
+  if (status === 'COMPLETED' && outcome) {
+    prompt.status = outcome.error ? 'failed' : outcome.status;
+    prompt.text = outcome.error?.message ?? outcome.text;
+  } else {
+    prompt.status = status === 'CONTINUED_AS_NEW' ? 'completed' : 'aborted';
+  }
+  build.promptCalls.set(
+    prompt.requestId,
+    build.tools.calls.map((call) => call.toolUseId),
+  );
+  build.openPrompts.splice(build.openPrompts.indexOf(prompt), 1);
 }

@@ -34,6 +34,7 @@ import {
   childStartFailed,
   childTerminated,
   childTimedOut,
+  subagentPromptStarted,
 } from './timeline-children.js';
 import { createTimelineBuild, timeOf, type TimelineBuild } from './timeline-build.js';
 import { markerRecorded } from './timeline-local-dispatch.js';
@@ -87,6 +88,7 @@ export function timelineFromHistory(
     input,
     options.storedPayloadEventIds,
   );
+  subagentPromptStarted(build);
   for (const event of events) handleEvent(build, event);
   timeline.toolCalls = build.tools.finish();
   promptToolCalls(build);

@@ -1,13 +1,15 @@
 /**
- * `durable-agent inspect` of a session whose `Task` calls started sub-agents: the parent's
+ * What people see of a session whose `Task` calls started sub-agents. `durable-agent inspect`: the parent's
  * timeline shows the call's run from the child workflow's events (its permission, result and
  * duration, the sub-agent's session and status), and each sub-agent's own timeline nested
- * under the call, two levels deep (a sub-agent that delegates in turn). The CLI runs as a child
- * process against the test run's server.
+ * under the call, two levels deep (a sub-agent that delegates in turn); the CLI runs as a child
+ * process against the test run's server. The session page: the `Task` call links to its
+ * sub-agent's page, which names its path and links back to its parent's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../../src/index.js';
 import { scriptedModel, toolCall } from '../../../src/testing/index.js';
+import { createSessionUi } from '../../../src/ui/index.js';
 import { runCli } from '../../helpers/cli-process.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
 
@@ -116,5 +118,35 @@ describe('inspect of a session with sub-agents', () => {
     expect(lines[helper + 2]).toBe(
       `        sub-agent main/lead/helper of session ${lines[lead + 1]!.split(' ')[5]}`,
     );
+  }, 60_000);
+});
+
+describe('the session page of a session with sub-agents', () => {
+  it("links the Task call to its sub-agent's page, and the sub-agent's page back to its parent", async () => {
+    const ui = await createSessionUi({ client: agent.client.temporal, timeoutMs: 10_000 });
+    try {
+      const page = async (path: string) => {
+        const response = await fetch(`${ui.url}${path}`, {
+          headers: { authorization: `Bearer ${ui.token}` },
+        });
+        expect(response.status).toBe(200);
+        return await response.text();
+      };
+      const top = await page(`/sessions/${encodeURIComponent(session.id)}`);
+      const link =
+        /data-testid="subagent" data-status="completed">sub-agent <a href="([^"]+)">main\/lead<\/a>/.exec(
+          top,
+        );
+      expect(link, 'the Task call links its sub-agent').not.toBeNull();
+      const lead = await page(link![1]!);
+      expect(lead).toContain('sub-agent <b>main/lead</b> of session');
+      expect(lead).toContain(`href="/sessions/${encodeURIComponent(session.id)}"`);
+      // The lead's own Task call links the helper, one level down.
+      expect(lead).toMatch(
+        /data-testid="subagent" data-status="completed">sub-agent <a href="[^"]+">main\/lead\/helper<\/a>/,
+      );
+    } finally {
+      await ui.close();
+    }
   }, 60_000);
 });
