@@ -5,10 +5,12 @@
 import {
   ActivityCancellationType,
   defineUpdate,
+  executeChild,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   condition,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type {
   DispatchHookInput,
@@ -211,6 +213,92 @@ export async function handWrittenSession(input: {
       messages.push({ role: 'assistant', text });
       await dispatch('TaskCompleted', { taskId: 'x', taskDescription: prompt, success: true });
       return text;
+    } finally {
+      release();
+    }
+  });
+  setHandler(stopUpdate, () => {
+    done = true;
+  });
+  await condition(() => done);
+}
+
+/**
+ * The baseline of `bench/subagents.ts`: a `Task` call written by hand on Temporal. The parent
+ * runs the hook and the model as `handWrittenSession` does; when the model asks for the
+ * sub-agent, it runs `benchTaskChild` as a child workflow (the same hook and model
+ * activities), then the model again with the child's text. No tool pipeline, timeline,
+ * abort or lineage.
+ */
+interface TaskActivities {
+  dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome>;
+  taskModelStep(input: {
+    agentName: string;
+    role: 'parent' | 'child';
+    last: string;
+  }): Promise<string>;
+}
+
+const taskActs = proxyActivities<TaskActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+export const taskSendUpdate = defineUpdate<string, [string]>('taskSend');
+
+async function taskDispatch(agentName: string, sessionId: string, id: string, prompt: string) {
+  const outcome = await taskActs.dispatchHook({
+    dispatchId: id,
+    sessionId,
+    agentName,
+    event: 'UserPromptSubmit' as DispatchHookInput['event'],
+    payload: { userPrompt: prompt, hasImages: false, imageCount: 0 },
+    budgetMs: 600_000,
+    callbackCount: 1,
+  });
+  if (outcome.status !== 'completed') throw new Error(`hook: ${outcome.status}`);
+}
+
+export async function benchTaskChild(input: {
+  agentName: string;
+  prompt: string;
+}): Promise<string> {
+  await taskDispatch(input.agentName, 'hand-child', 'c0', input.prompt);
+  return await taskActs.taskModelStep({
+    agentName: input.agentName,
+    role: 'child',
+    last: input.prompt,
+  });
+}
+
+export async function benchTaskParent(input: { agentName: string }): Promise<void> {
+  let done = false;
+  let busy = Promise.resolve();
+  let seq = 0;
+  setHandler(taskSendUpdate, async (prompt) => {
+    const previous = busy;
+    let release!: () => void;
+    busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      const n = seq++;
+      await taskDispatch(input.agentName, 'hand', `p${n}`, prompt);
+      const ask = await taskActs.taskModelStep({
+        agentName: input.agentName,
+        role: 'parent',
+        last: prompt,
+      });
+      const text = await executeChild(benchTaskChild, {
+        workflowId: `${workflowInfo().workflowId}/${n}`,
+        args: [{ agentName: input.agentName, prompt: ask }],
+      });
+      return await taskActs.taskModelStep({
+        agentName: input.agentName,
+        role: 'parent',
+        last: text,
+      });
     } finally {
       release();
     }

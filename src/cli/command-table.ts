@@ -68,7 +68,9 @@ export const COMMANDS = {
       'per hook dispatch with its decision, reason and duration, the SessionEnd marker and the\n' +
       "final status; then each callback's decision, reason, time and edits (as diffs), and each\n" +
       "tool call's permission (the policy's answer, who approved or denied with what edited\n" +
-      'input, the wait, the deadline) and result. Accepts a history file too. --json prints the\n' +
+      'input, the wait, the deadline) and result. A Task call shows its sub-agent, whose own\n' +
+      'timeline follows, indented under it (read from the server, up to 4 levels; --json puts\n' +
+      'it under `subagents`, by tool use id). Accepts a history file too. --json prints the\n' +
       'timeline as JSON (shape in src/cli/README.md).',
     load: () => import('./commands/inspect.js').then((m) => m.inspect),
   },

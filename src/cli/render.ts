@@ -106,6 +106,8 @@ function timelineHeader(timeline: HistoryTimeline): string[] {
   const who = timeline.sessionId ? `session ${timeline.sessionId}` : 'workflow';
   const workflow = timeline.workflowId ? ` (workflow ${timeline.workflowId})` : '';
   out.push(`${who}${workflow}: ${timeline.eventCount} history events`);
+  const sub = timeline.subagent;
+  if (sub) out.push(`sub-agent ${sub.agentPath} of session ${sub.parentSessionId}`);
   const agent = agentLine(timeline);
   if (agent) out.push(agent);
   out.push(`started ${formatTime(timeline.startedAt)}`);
@@ -392,6 +394,13 @@ function toolCallDetail(call: HistoryToolCall): string[] {
     }
   }
   if (call.inputDiff) lines.push(...editLines('ran with input', call.inputDiff, '    '));
+  const child = call.child;
+  if (child) {
+    const calls = child.toolCalls !== undefined ? `, ${child.toolCalls} tool call(s)` : '';
+    lines.push(
+      `    sub-agent ${child.agentPath}: session ${child.sessionId}, ${child.status}${calls}`,
+    );
+  }
   const result = call.result;
   if (result?.error)
     lines.push(`    error: ${result.error.type}: ${truncate(result.error.message, 120)}`);

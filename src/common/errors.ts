@@ -38,6 +38,11 @@ export type ErrorCode =
   | 'PAYLOAD_UNDECRYPTABLE'
   | 'SESSION_ROLLING_OVER'
   /**
+   * `send`, `close`, `handoff` or `upgrade` of a sub-agent's session (`advanced.subagents`):
+   * an `AgentSdkError` whose message names the parent session to act on instead.
+   */
+  | 'SUBAGENT_SESSION'
+  /**
    * No worker of the session's version took one of its tasks within the task's budget:
    * workers of other versions refused it (and ran nothing). A `HookError` for a hook dispatch,
    * else an `EngineError`; the message names both versions.
@@ -422,6 +427,7 @@ export function deserializeError(s: SerializedError): Error {
       error = new ConfigError(s.message);
       break;
     case 'PERMISSION_REQUEST_NOT_FOUND':
+    case 'SUBAGENT_SESSION':
       error = new AgentSdkError(s.code, s.message);
       break;
     case 'SESSION_NOT_FOUND':

@@ -8,7 +8,7 @@ import type { PayloadConverter } from '@temporalio/common';
 import type { JsonObject } from '../common/json.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import { decodeFirstPayload, numberOf, type HistoryEvent, type PayloadList } from './decode.js';
-import { ToolCallTracker } from './tool-calls.js';
+import { ToolCallTracker, type ToolCallState } from './tool-calls.js';
 import type { HistoryDispatch, HistoryPrompt, HistoryTimeline } from './timeline-types.js';
 
 /** How a non-dispatch activity closed, for the tool call it belongs to. */
@@ -36,6 +36,8 @@ export interface TimelineBuild {
     (close: ActivityClose, durationMs: number | undefined, closed: HistoryEvent) => void
   >;
   tools: ToolCallTracker;
+  /** `Task` calls whose sub-agent was started, by the start's initiated event id. */
+  children: Map<number, ToolCallState>;
   /** Events whose payload was a payload-store reference. */
   stored: ReadonlySet<number>;
   /** Prompts by the event id of their `send` Update's acceptance. */
@@ -76,6 +78,7 @@ export function createTimelineBuild(
     payloads: new Map(),
     others: new Map(),
     tools: new ToolCallTracker(input),
+    children: new Map(),
     stored: stored ?? new Set(),
     updateNames: new Map(),
     events,

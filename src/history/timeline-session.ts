@@ -11,6 +11,7 @@ import type { AbandonedUpgrade, SessionWorkflowResult } from '../common/workflow
 import type { Prompt } from '../common/types.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { failureMessage, type Failure } from './failures.js';
+import { subagentPromptClosed } from './timeline-children.js';
 import { decode, numberOr, timeOf, type TimelineBuild } from './timeline-build.js';
 import type { HistoryPrompt, HistoryWorkflowStatus } from './timeline-types.js';
 
@@ -209,8 +210,9 @@ export function workflowClosed(
   const closedAt = timeOf(event);
   if (closedAt !== undefined) timeline.closedAt = closedAt;
   const result = event.workflowExecutionCompletedEventAttributes?.result;
+  const value = result ? decode<Partial<SessionWorkflowResult>>(build, result) : undefined;
+  subagentPromptClosed(build, closedStatus, value, closedAt);
   if (result) {
-    const value = decode<Partial<SessionWorkflowResult>>(build, result);
     if (typeof value?.endReason === 'string') timeline.endReason = value.endReason;
     if (typeof value?.promptsHandled === 'number') timeline.promptsHandled = value.promptsHandled;
     if (value?.startError && typeof value.startError.message === 'string') {

@@ -181,6 +181,11 @@ export interface HistoryTimeline {
   /** The agent's name, from the workflow's input. */
   agentName?: string;
   /**
+   * A sub-agent's place in the tree (`main/researcher`) and the session whose `Task` call
+   * started it, from the workflow's input; absent for a top session.
+   */
+  subagent?: { agentPath: string; parentSessionId: string; depth: number };
+  /**
    * The agent version the session started with, from the workflow's input (absent in
    * sessions started before versions existed).
    */

@@ -26,6 +26,16 @@ import {
   activityScheduled,
   activityTimedOut,
 } from './timeline-activities.js';
+import {
+  childCanceled,
+  childCompleted,
+  childFailed,
+  childInitiated,
+  childStartFailed,
+  childTerminated,
+  childTimedOut,
+  subagentPromptStarted,
+} from './timeline-children.js';
 import { createTimelineBuild, timeOf, type TimelineBuild } from './timeline-build.js';
 import { markerRecorded } from './timeline-local-dispatch.js';
 import {
@@ -78,6 +88,7 @@ export function timelineFromHistory(
     input,
     options.storedPayloadEventIds,
   );
+  subagentPromptStarted(build);
   for (const event of events) handleEvent(build, event);
   timeline.toolCalls = build.tools.finish();
   promptToolCalls(build);
@@ -110,6 +121,11 @@ function startTimeline(
   const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started.input, converter);
   const identity = input as { version?: unknown; fingerprint?: unknown } | undefined;
   if (typeof input?.agentName === 'string') timeline.agentName = input.agentName;
+  const lineage = input?.lineage;
+  if (lineage) {
+    const { agentPath, parentSessionId, depth } = lineage;
+    timeline.subagent = { agentPath, parentSessionId, depth };
+  }
   if (typeof identity?.version === 'string') timeline.version = identity.version;
   if (typeof identity?.fingerprint === 'string') timeline.fingerprint = identity.fingerprint;
   return { timeline, input };
@@ -150,6 +166,13 @@ const EVENT_HANDLERS: { [K in EventKind]?: EventHandler<K> } = {
   activityTaskTimedOutEventAttributes: activityTimedOut,
   activityTaskCanceledEventAttributes: activityCanceled,
   workflowPropertiesModifiedEventAttributes: memoUpserted,
+  startChildWorkflowExecutionInitiatedEventAttributes: childInitiated,
+  startChildWorkflowExecutionFailedEventAttributes: childStartFailed,
+  childWorkflowExecutionCompletedEventAttributes: childCompleted,
+  childWorkflowExecutionFailedEventAttributes: childFailed,
+  childWorkflowExecutionCanceledEventAttributes: childCanceled,
+  childWorkflowExecutionTerminatedEventAttributes: childTerminated,
+  childWorkflowExecutionTimedOutEventAttributes: childTimedOut,
   workflowExecutionCompletedEventAttributes: closedAs('COMPLETED'),
   workflowExecutionFailedEventAttributes: closedAs('FAILED'),
   workflowExecutionCanceledEventAttributes: closedAs('CANCELLED'),

@@ -98,6 +98,29 @@ interface HistoryToolResult {
   error?: { type: string; message: string; code?: string };
 }
 
+/**
+ * The sub-agent a `Task` call ran (`advanced.subagents`): a child workflow of the session,
+ * whose own timeline is in its own history (`inspect` shows it under the call).
+ */
+export interface HistoryChildSession {
+  /** The sub-agent's session id (`<parent>/<model step>-<toolUseId>`). */
+  sessionId: string;
+  /** Its workflow id (`session-` and its session id). */
+  workflowId: string;
+  /** Its place in the tree, e.g. `main/researcher`. */
+  agentPath: string;
+  /** The sub-agent's name (the call's `subagent_type`). */
+  subagent: string;
+  /**
+   * How its workflow stands at the end of this history: `running`, or how it closed
+   * (`not_started`: Temporal refused the start, an id already used).
+   */
+  status:
+    'running' | 'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'not_started';
+  /** Tool calls it made, from its result (closed sub-agents). */
+  toolCalls?: number;
+}
+
 /** One tool call. */
 export interface HistoryToolCall {
   toolUseId: string;
@@ -114,6 +137,8 @@ export interface HistoryToolCall {
   result?: HistoryToolResult;
   /** `seq` of the call's hook dispatches, in order. */
   dispatches: number[];
+  /** The sub-agent a `Task` call started, in place of a tool's run. */
+  child?: HistoryChildSession;
 }
 
 /** What a dispatch tells the tracker: enough of {@link HistoryDispatch} to follow a call. */
@@ -344,6 +369,20 @@ export class ToolCallTracker {
     }
     state.call.result = { status: 'running', truncated: false, offloaded: false };
     return state;
+  }
+
+  /**
+   * A `Task` call started its sub-agent (`StartChildWorkflowExecutionInitiated`): the call's
+   * run, with the input the sub-agent was given. A `Task` call is described in workflow code
+   * (kind `readonly`), so no marker says so.
+   */
+  childScheduled(toolUseId: string, input: JsonObject, child: HistoryChildSession): CallState {
+    const state = this.#call(toolUseId, 'Task');
+    state.described = true;
+    state.kind = 'readonly';
+    const entered = this.executeScheduled(toolUseId, 'Task', input);
+    entered.call.child = child;
+    return entered;
   }
 
   /** The tool's activity closed. */

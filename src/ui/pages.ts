@@ -317,6 +317,25 @@ interface SessionPageData {
   who?: AnswerIdentity;
 }
 
+/** A sub-agent's place: its path, and a link to the session whose `Task` call started it. */
+function subagentFacts(t: SessionPageData['timeline']): string {
+  const sub = t.subagent;
+  if (!sub) return '';
+  const parent = `<a data-testid="parent-session" href="${esc(sessionPath(sub.parentSessionId))}">${esc(sub.parentSessionId)}</a>`;
+  return `<p class="facts" data-testid="subagent-of">sub-agent <b>${esc(sub.agentPath)}</b> of session ${parent}</p>\n`;
+}
+
+/** A `Task` call's sub-agent: its path, linked to its own page, and how it stands. */
+function subagentLine(call: HistoryToolCall): string {
+  const child = call.child;
+  if (!child) return '';
+  const calls =
+    child.toolCalls !== undefined ? ` <small>${child.toolCalls} tool call(s)</small>` : '';
+  return `<div class="line" data-testid="subagent" data-status="${esc(child.status)}">sub-agent <a href="${esc(
+    sessionPath(child.sessionId),
+  )}">${esc(child.agentPath)}</a> <small>${esc(child.status)}</small>${calls}</div>`;
+}
+
 /** One session: its turns → hook dispatches → callbacks → tools. */
 /** `, version v2, fingerprint …`: the version the session runs now (its last move's target). */
 function versionFacts(t: SessionPageData['timeline']): string {
@@ -346,7 +365,7 @@ export function sessionPage(data: SessionPageData): string {
   }${t.endReason ? ` · end reason ${esc(t.endReason)}` : ''}${
     t.closeReason ? ` · ${esc(t.closeReason)}` : ''
   } · workflow <code>${esc(t.workflowId ?? '')}</code></p>
-${data.notice ? `<p class="notice" data-testid="notice">${esc(data.notice)}</p>` : ''}`;
+${subagentFacts(t)}${data.notice ? `<p class="notice" data-testid="notice">${esc(data.notice)}</p>` : ''}`;
   const pending = data.pending.length
     ? `<section class="pending"><h2>Waiting for you (${data.pending.length})</h2>${data.pending
         .map((e) => requestCard(e, data.who ?? UNNAMED))
@@ -467,7 +486,7 @@ function toolCall(call: HistoryToolCall, byDispatch: ReadonlyMap<number, History
 <div class="line"><b>tool ${esc(call.toolName)}</b> <small>${esc(call.toolUseId)}</small></div>
 <details><summary>input</summary>${json(call.input ?? {})}</details>
 ${call.inputDiff ? `<div class="edit">ran with: ${diff(call.inputDiff)}</div>` : ''}
-${dispatches}${permission}${result}</div>`;
+${dispatches}${permission}${result}${subagentLine(call)}</div>`;
 }
 
 /** A {@link ValueDiff} as removed and added lines. */

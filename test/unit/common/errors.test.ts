@@ -248,6 +248,17 @@ describe('serializeError then deserializeError', () => {
     expect((error as Error & { code?: string }).code).toBe('ENOENT');
   });
 
+  it("rebuilds a sub-agent session's refusal as an AgentSdkError with its code", () => {
+    const error = roundTrip(
+      new AgentSdkError('SUBAGENT_SESSION', "Session 'p/1-t' is a sub-agent: send acts on 'p'"),
+    );
+    expect(error).toBeInstanceOf(AgentSdkError);
+    expect(error).toMatchObject({
+      code: 'SUBAGENT_SESSION',
+      message: expect.stringMatching(/'p'$/),
+    });
+  });
+
   it('rebuilds a thrown string as an Error with that message', () => {
     const error = roundTrip('boom');
     expect(error).toBeInstanceOf(Error);

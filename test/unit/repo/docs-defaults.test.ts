@@ -31,6 +31,24 @@ const repo = fileURLToPath(new URL('../../../', import.meta.url));
 const DEFAULT_CLAIMS: Claim[] = [
   ...defaultClaims(DEFAULTS, 'DEFAULTS'),
   optionDefaultClaim('holdMs', DEFAULTS.upgradeHoldMs, 'ms', 'DEFAULTS.upgradeHoldMs'),
+  optionDefaultClaim(
+    'subagents.maxDepth',
+    DEFAULTS.subagentsMaxDepth,
+    'count',
+    'DEFAULTS.subagentsMaxDepth',
+  ),
+  optionDefaultClaim(
+    'subagents.maxConcurrent',
+    DEFAULTS.subagentsMaxConcurrent,
+    'count',
+    'DEFAULTS.subagentsMaxConcurrent',
+  ),
+  optionDefaultClaim(
+    'subagents.timeoutMs',
+    DEFAULTS.subagentsTimeoutMs,
+    'ms',
+    'DEFAULTS.subagentsTimeoutMs',
+  ),
   optionDefaultClaim('--limit N', GATE_DEFAULT_LIMIT, 'count', 'GATE_DEFAULT_LIMIT'),
   optionDefaultClaim('--port', DEFAULT_UI_PORT, 'count', 'DEFAULT_UI_PORT (durable-agent ui)'),
   {
