@@ -24,10 +24,7 @@ import { sessionIdOf, sessionWorkflowId } from '../common/workflow-io.js';
 export const PENDING_TREE_DEPTH = 4;
 
 /** Runs one query of one session workflow; the caller bounds it. */
-type SessionQueryRunner = <T>(
-  handle: WorkflowHandle,
-  query: QueryDefinition<T, []>,
-) => Promise<T>;
+type SessionQueryRunner = <T>(handle: WorkflowHandle, query: QueryDefinition<T, []>) => Promise<T>;
 
 /** Options of {@link pendingTree}. */
 interface PendingTreeOptions {
