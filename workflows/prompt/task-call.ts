@@ -47,7 +47,7 @@ import type { DispatchState } from './dispatch.js';
 import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
 /** A sub-agent a `Task` call of this run started. */
-export interface ChildRun {
+interface ChildRun {
   toolUseId: string;
   sessionId: string;
   workflowId: string;
