@@ -181,7 +181,10 @@ export async function inbox(ui: UiContext, response: ServerResponse): Promise<vo
 export function mayAsk(status: SessionUiStatus, timeline: HistoryTimeline): boolean {
   if (status === 'awaiting_approval') return true;
   return (
-    status === 'running' && timeline.toolCalls.some((c) => c.toolName === TASK_TOOL && !c.result)
+    status === 'running' &&
+    timeline.toolCalls.some(
+      (c) => c.toolName === TASK_TOOL && (c.result === undefined || c.result.status === 'running'),
+    )
   );
 }
 
