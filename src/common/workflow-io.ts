@@ -14,6 +14,7 @@ import type { PermissionPreset } from './permission.js';
 import type { SessionEndReason, ToolKind } from './types.js';
 import type { CleanupHandle } from './activity-io.js';
 import type { SendResult, SendStatus } from './messages.js';
+import type { WorkflowStreamEvent } from './permission-events.js';
 
 /**
  * The session workflow's type: what clients start (`client.workflow.start<SessionWorkflow>(
@@ -168,6 +169,12 @@ export interface SubagentTask {
   /** The request id of the sub-agent's one prompt. */
   requestId: string;
   prompt: string;
+  /**
+   * The parent's stream events up to the `Task` call's `tool-start`, each naming the parent's
+   * path (`main` for a top session): the sub-agent's first activity publishes them before any
+   * event of its own, so the stream keeps their order without a local activity in the parent.
+   */
+  streamStart?: WorkflowStreamEvent[];
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { StreamEvent } from './events.js';
 import type { StreamTransport } from './transport.js';
+import { ROOT_AGENT_PATH } from '../common/subagents.js';
 
 /**
  * How long an activity waits, at most, for its entries to be written before it completes,
@@ -49,15 +50,28 @@ export function streamWriter(
   return {
     emit(event) {
       try {
-        // A sub-agent's events share its top session's stream: the path tells them apart.
-        const tagged = agentPath === undefined ? event : ({ ...event, agentPath } as StreamEvent);
-        transport.append(key, tagged);
+        transport.append(key, taggedEvent(event, agentPath));
       } catch {
         // A transport that throws despite its contract must not fail the work it reports on.
       }
     },
     flush: () => transport.flush(STREAM_FLUSH_MS).catch(() => undefined),
   };
+}
+
+/**
+ * `event` with the path of the sub-agent it is of: a sub-agent's events share its top
+ * session's stream, and the path tells them apart. An event that names its path keeps it (a
+ * parent's events a sub-agent publishes first, `SubagentTask.streamStart`); the top session's
+ * path (`main`) is written as none, as the top session's own events have.
+ */
+function taggedEvent(event: StreamEvent, agentPath: string | undefined): StreamEvent {
+  const named = (event as { agentPath?: string }).agentPath;
+  const path = named ?? agentPath;
+  if (path === undefined) return event;
+  if (path !== ROOT_AGENT_PATH) return { ...event, agentPath: path } as StreamEvent;
+  const { agentPath: _root, ...untagged } = event as StreamEvent & { agentPath?: string };
+  return untagged as StreamEvent;
 }
 
 /**

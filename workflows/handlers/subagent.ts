@@ -23,7 +23,11 @@ import { runPrompt } from '../prompt/run.js';
 import { failureToSerialized, toFailure } from '../session/failures.js';
 import { syncSearchAttributes, watchSearchAttributes } from '../session/search-attributes.js';
 import type { PromptRun, SessionState } from '../session/state.js';
-import { closeStreamOutbox, hasQueuedStreamEvents } from '../session/stream-outbox.js';
+import {
+  closeStreamOutbox,
+  hasQueuedStreamEvents,
+  queueStreamEvent,
+} from '../session/stream-outbox.js';
 import { sessionSetHandler } from '../session/update-count.js';
 import { setAbortHandler } from './abort.js';
 import { setApprovalHandler } from './approval.js';
@@ -52,6 +56,10 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
       };
     }
   });
+  // The parent's events up to the Task call's tool-start go out first, with this session's
+  // first activity (SessionStart's dispatch takes the task's queue: `dispatch.ts`).
+  const task = input.task;
+  for (const event of task?.streamStart ?? []) queueStreamEvent(state, task!.requestId, event);
   let outcome: TaskOutcome;
   try {
     await runSessionStart(state);
@@ -62,7 +70,7 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
       outcome = { ...emptyOutcome(state), error: state.startError };
     } else {
       state.status = 'open';
-      outcome = await runTask(state, input.task ?? missingTask(input.sessionId));
+      outcome = await runTask(state, task ?? missingTask(input.sessionId));
       await endWithoutCaller(state, 'other');
     }
   } catch (error) {
@@ -70,6 +78,10 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
     // Cancelled by its parent (an abort, a close, the Task timeout) or from outside.
     await CancellationScope.nonCancellable(async () => {
       await endWithoutCaller(state, 'cancelled');
+      // Cancelled before an activity took them: the parent's events still reach the stream.
+      if (task && hasQueuedStreamEvents(state, task.requestId)) {
+        await closeStreamOutbox(state, task.requestId);
+      }
       await condition(allHandlersFinished);
     });
     syncSearchAttributes(state);

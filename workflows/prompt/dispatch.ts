@@ -353,7 +353,9 @@ function dispatchCall(
   const budgetMs = budgetOf(state.input, event);
   const dispatchInput = {
     ...dispatchInputOf(state, event, payload, entry, budgetMs),
-    ...takeStreamEvents(state, entry.requestId),
+    // Outside a send (SessionStart, SessionEnd), a sub-agent's dispatch takes its task's
+    // queue: its parent's events go out with its first activity (`SubagentTask.streamStart`).
+    ...takeStreamEvents(state, entry.requestId ?? state.input.task?.requestId),
   };
   const summary = dispatchSummary(event, entry.toolName, entry.callbackCount);
   setCurrentDetails(`running ${event}${entry.toolName ? ` ${entry.toolName}` : ''}`);

@@ -23,7 +23,9 @@ import type { SerializedError } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
 import type { AbortRecord } from '../../src/common/messages.js';
+import type { WorkflowStreamEvent } from '../../src/common/permission-events.js';
 import {
+  ROOT_AGENT_PATH,
   TASK_TOOL,
   childInputOf,
   childLineageOf,
@@ -42,7 +44,7 @@ import {
 } from '../../src/common/workflow-io.js';
 import { failureToSerialized } from '../session/failures.js';
 import { childSearchAttributes } from '../session/search-attributes.js';
-import { publishQueuedNow, queueStreamEvent } from '../session/stream-outbox.js';
+import { queueStreamEvent, takeStreamEvents } from '../session/stream-outbox.js';
 import type { DispatchState } from './dispatch.js';
 import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
@@ -112,7 +114,11 @@ export async function runTaskCall(
   const { spec, child, args } = childOfCall(state, call, input, requestId);
   const { workflowId, sessionId } = child;
   setCurrentDetails(`running sub-agent ${child.agentPath}`);
-  await publishToolStart(state, requestId, call, input, sessionId);
+  // The sub-agent's first activity publishes what the send has queued and this call's
+  // tool-start, before any event of its own: no local activity here.
+  const streamStart = handOverStream(state, requestId, call, input, sessionId);
+  args.task = { ...args.task!, streamStart };
+  let started = false;
   const ended = (result: ToolResult, status?: 'cancelled'): ToolResult => {
     queueToolEnd(state, requestId, call, child, result, status);
     return result;
@@ -125,6 +131,7 @@ export async function runTaskCall(
     const result = await scope.run(async () => {
       const options = startOptionsOf(state, child, args, String(input.description));
       const handle = await startChild<SessionWorkflow>(SESSION_WORKFLOW, options);
+      started = true;
       children.set(call.toolUseId, child);
       const summary = `Task timeout: ${child.agentPath}`;
       return withBudget(handle.result(), spec.timeoutMs, summary, () => {
@@ -137,6 +144,8 @@ export async function runTaskCall(
     child.status = 'completed';
     return ended(resultOf(child, result, spec.maxTurns));
   } catch (error) {
+    // No sub-agent took the events: the send's next activity publishes them.
+    if (!started) takeBackStream(state, requestId, streamStart);
     if (timedOut && isCancellation(error)) {
       child.status = 'timed_out';
       const message = taskTimeoutMessage(child.agentPath, spec.timeoutMs);
@@ -160,16 +169,18 @@ export async function runTaskCall(
 }
 
 /**
- * Publish the `tool-start` of a `Task` call with the sub-agent it starts, at once: it is on
- * the stream before the sub-agent's first event (a local activity, not the next activity).
+ * The send's queued stream events and the `tool-start` of this `Task` call, taken out of the
+ * send's queue and marked with this session's path (`main` at the top): the sub-agent it
+ * starts publishes them first (`SubagentTask.streamStart`), so they are on the stream before
+ * any event of the sub-agent's, and the send's order holds.
  */
-async function publishToolStart(
+function handOverStream(
   state: TaskCallState,
   requestId: string,
   call: ToolCall,
   input: JsonObject,
   childSessionId: string,
-): Promise<void> {
+): WorkflowStreamEvent[] {
   const { toolUseId, toolName } = call;
   queueStreamEvent(state, requestId, {
     type: 'tool-start',
@@ -178,7 +189,19 @@ async function publishToolStart(
     input,
     childSessionId,
   });
-  await publishQueuedNow(state, requestId);
+  const events = takeStreamEvents(state, requestId).streamEvents ?? [];
+  const agentPath = state.input.lineage?.agentPath ?? ROOT_AGENT_PATH;
+  return events.map((event) => ({ ...event, agentPath }));
+}
+
+/** Put `events` back at the head of the send's queue: no sub-agent started to publish them. */
+function takeBackStream(
+  state: TaskCallState,
+  requestId: string,
+  events: readonly WorkflowStreamEvent[],
+): void {
+  const later = takeStreamEvents(state, requestId).streamEvents ?? [];
+  for (const event of [...events, ...later]) queueStreamEvent(state, requestId, event);
 }
 
 /**

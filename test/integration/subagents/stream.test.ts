@@ -3,7 +3,8 @@
  * of the send that made the call, each tagged with the child's path (`main/cleaner`),
  * between the parent's `tool-start` and `tool-end` of the Task call (which name the child's
  * session), and before the send's `finish`, which only the send writes. The send's
- * `textStream()` is the parent's text alone. Worker and client in this process, on the
+ * `textStream()` is the parent's text alone, and the parent records no local activity to keep
+ * that order. Worker and client in this process, on the
  * in-memory transport; the agent of `test/fixtures/subagent-agent.ts`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -69,6 +70,13 @@ describe("a send's stream with a sub-agent", () => {
     const texts: string[] = [];
     for await (const text of call.textStream()) texts.push(text);
     expect(texts.join('')).toBe('parent got: cleaner got: rm -rf is not allowed');
+    // The order costs the parent nothing: the child's first activity published the Task's
+    // tool-start (the parent's history has no stream local activity).
+    const history = await agent.client.temporal.workflow
+      .getHandle(session.workflowId)
+      .fetchHistory();
+    const markers = (history.events ?? []).filter((e) => e.markerRecordedEventAttributes);
+    expect(markers).toEqual([]);
     await session.close();
   }, 60_000);
 });

@@ -119,6 +119,21 @@ describe('streamWriter', () => {
     ]);
   });
 
+  it("keeps the path an event names (a parent's events a sub-agent carries), writing the top session's as none", async () => {
+    const transport = memoryStreams();
+    const key = { sessionId: 'root', requestId: 'send-1' };
+    const writer = streamWriter(transport, { ...key, agentPath: 'main/lead/helper' })!;
+    const start = { type: 'tool-start', toolUseId: 't', toolName: 'Task', input: {} } as const;
+    writer.emit({ ...start, agentPath: 'main' });
+    writer.emit({ ...start, agentPath: 'main/lead' });
+    writer.emit({ type: 'text-delta', text: 'x', step: 0 });
+    expect(await eventsOf(transport, key)).toEqual([
+      start,
+      { ...start, agentPath: 'main/lead' },
+      { type: 'text-delta', text: 'x', step: 0, agentPath: 'main/lead/helper' },
+    ]);
+  });
+
   it("a sub-agent's model step writes its deltas and carried events to the top send, tagged", async () => {
     const transport = memoryStreams();
     const live = modelStepStream(
