@@ -83,6 +83,11 @@ describe("a worker killed with SIGKILL during a sub-agent's hook", () => {
     expect(child.dispatches.filter((d) => d.event === 'PreToolUse')).toMatchObject([
       { toolName: 'Bash', decision: 'worker_lost' },
     ]);
+    // The sub-agent's own timeline, read through a handle on its session, says the same.
+    const childTimeline = await (await client.session(childId)).timeline();
+    expect(childTimeline.filter((entry) => entry.event === 'PreToolUse')).toMatchObject([
+      { toolName: 'Bash', outcome: 'worker_lost' },
+    ]);
 
     await session.close();
     // Never re-run: the cut PreToolUse began once, on A; B ran the rest.
