@@ -503,7 +503,9 @@ export class Session {
   async timeline(): Promise<TimelineEntry[]> {
     const run = await this.#currentRun();
     const archived = await this.#readArchives(run.archives);
-    const current = run.result?.timeline ?? (await queryWithDeadline(run.handle, Queries.timeline));
+    // A sub-agent's result carries no timeline (it stays in its history): ask the closed run.
+    const kept = run.result?.task ? undefined : run.result?.timeline;
+    const current = kept ?? (await queryWithDeadline(run.handle, Queries.timeline));
     return [...archived.flatMap((r) => r.timeline), ...current];
   }
 
