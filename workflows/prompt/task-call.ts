@@ -22,7 +22,7 @@ import type { ToolCall } from '../../src/common/conversation.js';
 import type { SerializedError } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
-import type { AbortRecord } from '../../src/common/messages.js';
+import type { AbortRecord, ChildRunInfo } from '../../src/common/messages.js';
 import type { WorkflowStreamEvent } from '../../src/common/permission-events.js';
 import {
   ROOT_AGENT_PATH,
@@ -48,17 +48,8 @@ import { queueStreamEvent, takeStreamEvents } from '../session/stream-outbox.js'
 import type { DispatchState } from './dispatch.js';
 import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
-/** A sub-agent a `Task` call of this run started. */
-interface ChildRun {
-  toolUseId: string;
-  sessionId: string;
-  workflowId: string;
-  /** `main/researcher`. */
-  agentPath: string;
-  subagent: string;
-  /** When it was started, ms since the epoch (workflow time). */
-  startedAt: number;
-  status: 'running' | 'completed' | 'failed' | 'timed_out' | 'cancelled';
+/** A sub-agent a `Task` call of this run started (what the `children` query lists, and more). */
+interface ChildRun extends ChildRunInfo {
   /** Why the session cancelled it on its own (the Task timeout); its hooks are told this. */
   cancelRecord?: AbortRecord;
 }
