@@ -4,7 +4,8 @@
  * Error with its message elsewhere). A session's `abortReason` query holds its running
  * prompt's abort record; a sub-agent cancelled by its parent holds only `askParent`, so the
  * lookup asks the parent's `subagentAbortReason` (the Task timeout or the parent's own
- * abort), and up the tree, one hop per level.
+ * abort), and up the tree, one hop per level. Hook callbacks (`hook-dispatch.ts`) and
+ * permission functions (`tool-exec.ts`) get it.
  *
  * @module
  */
@@ -36,6 +37,32 @@ export async function abortReasonFor(ctx: Context, depth: number): Promise<unkno
   } catch {
     return reason;
   }
+}
+
+/**
+ * A signal that aborts once the activity `ctx` is cancelled, with {@link abortReasonFor}'s
+ * reason: what a permission function is given, so it learns why as hook callbacks do. Call
+ * `dispose` when the activity ends (it stops listening; the signal stays as it is).
+ * @param depth how many parents the session has (its lineage's `depth`; 0 for a top session).
+ */
+export function abortSignalFor(
+  ctx: Context,
+  depth: number,
+): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const cancelled = ctx.cancellationSignal;
+  const onCancel = () => {
+    void abortReasonFor(ctx, depth).then(
+      (reason) => controller.abort(reason),
+      () => controller.abort(cancelled.reason),
+    );
+  };
+  if (cancelled.aborted) onCancel();
+  else cancelled.addEventListener('abort', onCancel, { once: true });
+  return {
+    signal: controller.signal,
+    dispose: () => cancelled.removeEventListener('abort', onCancel),
+  };
 }
 
 /**

@@ -28,6 +28,7 @@ import type { PayloadStore } from '../src/payloads/store.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
 import type { ToolDefinition } from '../src/tools/tool.js';
+import { abortSignalFor } from './abort-reason.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 import {
   earlierAttemptBegan,
@@ -146,13 +147,16 @@ async function checkPermission(
   const ctx = Context.current();
   // Heartbeats carry cancellation: without them the function's signal never fires on abort.
   const heartbeat = setInterval(() => ctx.heartbeat(), deps.heartbeatIntervalMs);
+  // Aborted with the reason `abort()` was called with, up a sub-agent's parents, as a hook
+  // callback's signal is.
+  const aborting = abortSignalFor(ctx, input.lineage?.depth ?? 0);
   try {
     const value = await permission({
       toolName: input.toolName,
       input: input.input,
       kind: input.kind,
       affectedPaths: input.affectedPaths,
-      signal: ctx.cancellationSignal,
+      signal: aborting.signal,
       ...(input.lineage ? { agentPath: input.lineage.agentPath, depth: input.lineage.depth } : {}),
     });
     const result = normalizePermission(value, input.toolName);
@@ -172,6 +176,7 @@ async function checkPermission(
     return { ok: false, error: serializeError(error) };
   } finally {
     clearInterval(heartbeat);
+    aborting.dispose();
   }
 }
 

@@ -37,7 +37,12 @@ export interface PermissionRequest {
   kind: ToolKind;
   /** The paths the call would read or write, from the tool's `affectedPaths` (or none). */
   affectedPaths: string[];
-  /** Aborts when the prompt is aborted. */
+  /**
+   * Aborts when the prompt is aborted, as a hook callback's `abortSignal` does: its reason is
+   * the object passed to `abort()` (an Error with its message when another process called it).
+   * In a sub-agent it also aborts when its parent's prompt is aborted (that reason) or its Task
+   * times out (an Error with code `SUBAGENT_TIMEOUT`).
+   */
   signal: AbortSignal;
   /** In a sub-agent's call only: its path of sub-agent names, e.g. `main/researcher`. */
   agentPath?: string;

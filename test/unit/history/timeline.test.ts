@@ -45,13 +45,17 @@ function decodeJsonPayload(payload: { data: string }): unknown {
   return JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
 }
 
-/** The workflow's own timeline, from its completion result (completed sessions only). */
+/**
+ * The workflow's own timeline, from its completion result (completed sessions only; not a
+ * sub-agent's, whose result leaves it out: it stays in the sub-agent's history).
+ */
 function workflowTimeline(json: JsonHistory): TimelineEntry[] | undefined {
   const history = historyFromJSON(json);
   const result = history.events?.at(-1)?.workflowExecutionCompletedEventAttributes?.result;
   const payload = result?.payloads?.[0];
   if (!payload) return undefined;
-  return defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload).timeline;
+  const completed = defaultPayloadConverter.fromPayload<SessionWorkflowResult>(payload);
+  return completed.task ? undefined : completed.timeline;
 }
 
 /** Events the session dispatched as local activities (`hookDispatch: 'local'`). */
@@ -143,7 +147,7 @@ describe('timelineFromHistory on every committed fixture', () => {
         expect(dispatch.local).toBe(local.has(dispatch.event) ? true : undefined);
       });
       const own = workflowTimeline(json)?.filter((entry) => entry.outcome !== 'refused');
-      if (!own) return; // cancelled from outside: no result to compare with
+      if (!own) return; // cancelled, or a sub-agent: no timeline in its result to compare with
       expect(timeline.dispatches).toHaveLength(own.length);
       timeline.dispatches.forEach((dispatch, i) => {
         const entry = own[i]!;
