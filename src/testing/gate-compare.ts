@@ -20,12 +20,14 @@ import {
   type PermissionHandler,
   type PermissionPreset,
 } from '../common/permission.js';
-import type { HookMap } from '../common/types.js';
+import type { HookCallback, HookMap } from '../common/types.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decodeFirstPayload } from '../history/decode.js';
+import { callbacksOfDefinition, type DefinitionHooks } from '../definition/registry.js';
 import {
   decideDispatch,
   sameDecision,
+  whereOf,
   type GoldenChange,
   type GoldenDispatch,
   type GoldenSession,
@@ -46,11 +48,18 @@ export interface CompareRecordingOptions {
   sessionHookEvents?: ReadonlySet<HookEvent>;
   /** Only these events are replayed. @default every event */
   events?: readonly HookEvent[];
+  /**
+   * The new definition's sub-agents by name: a sub-agent's dispatch is re-run through its
+   * own hooks, or the agent's `hooks` when it inherits them; one the new definition does not
+   * have is not compared. @default none
+   */
+  subagents?: DefinitionHooks['subagents'];
 }
 
 /**
- * Replay one session's recorded dispatches through `hooks` (the new definition's callbacks)
- * and compare decisions. Pure apart from what the callbacks do (they are called for real).
+ * Replay one session's recorded dispatches (its sub-agents' included) through `hooks` (the
+ * new definition's callbacks; a sub-agent's own, by its recorded `lineage`) and compare
+ * decisions. Pure apart from what the callbacks do (they are called for real).
  *
  * @returns the flips (before: recorded, after: `hooks`), how many were compared, and the
  *   dispatches not compared with why.
@@ -64,26 +73,25 @@ export async function compareRecording(
   const uncompared: GateUncompared[] = [];
   let checked = 0;
   for (const dispatch of recording.dispatches) {
-    const why = whyNotCompared(dispatch, options);
+    let why = whyNotCompared(dispatch, options);
+    let callbacks: HookCallback[] = [];
+    try {
+      const definition = { hooks, ...(options.subagents ? { subagents: options.subagents } : {}) };
+      callbacks = callbacksOfDefinition(definition, dispatch.event, dispatch.lineage);
+    } catch (error) {
+      why ??= `a sub-agent's dispatch: ${messageOf(error)}`;
+    }
     if (why !== undefined) {
-      uncompared.push({ ...where(dispatch), why });
+      uncompared.push({ ...whereOf(dispatch), why });
       continue;
     }
     checked++;
-    const after = await decideDispatch(dispatch, hooks[dispatch.event] ?? [], recording.sessionId);
+    const after = await decideDispatch(dispatch, callbacks, recording.sessionId);
     if (!sameDecision(dispatch.decision, after)) {
-      flips.push({ ...where(dispatch), before: dispatch.decision, after });
+      flips.push({ ...whereOf(dispatch), before: dispatch.decision, after });
     }
   }
   return { checked, flips, uncompared };
-}
-
-function where(dispatch: GoldenDispatch): { seq: number; event: HookEvent; toolName?: string } {
-  return {
-    seq: dispatch.seq,
-    event: dispatch.event,
-    ...(dispatch.toolName !== undefined ? { toolName: dispatch.toolName } : {}),
-  };
 }
 
 function whyNotCompared(

@@ -17,6 +17,10 @@ export interface GateUncompared {
   event: HookEvent;
   /** The tool's name, for tool events. */
   toolName?: string;
+  /** A sub-agent's dispatch only: its path (`main/researcher`). */
+  agentPath?: string;
+  /** A sub-agent's dispatch only: its session id. */
+  sessionId?: string;
   /** Why it was not replayed. */
   why: string;
 }
@@ -52,7 +56,7 @@ export interface GatePermissionFlip {
   after: GatePermissionAnswer;
 }
 
-/** One session, checked. */
+/** One top session, checked, with its sub-agents (their dispatches are listed in it by path). */
 export interface GateSessionReport {
   /** The session's id. */
   sessionId: string;
@@ -151,7 +155,7 @@ export function formatGateReport(report: GateReport): string {
     }
     for (const u of session.uncompared) {
       lines.push(
-        `  not compared: #${u.seq} ${u.event}${u.toolName ? ` ${u.toolName}` : ''}: ${u.why}`,
+        `  not compared: #${u.seq}${u.agentPath ? ` ${u.agentPath}` : ''} ${u.event}${u.toolName ? ` ${u.toolName}` : ''}: ${u.why}`,
       );
     }
   }

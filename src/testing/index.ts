@@ -54,11 +54,13 @@ export { hookMatchers, type HookMatchers } from './matchers.js';
 export {
   assertGoldenSession,
   checkGoldenSession,
+  fetchSubagentHistories,
   formatGoldenChanges,
   goldenFromHistories,
   readGoldenSession,
   writeGoldenSession,
   GOLDEN_FORMAT,
+  type CheckGoldenOptions,
   type GoldenChange,
   type GoldenDecision,
   type GoldenDispatch,

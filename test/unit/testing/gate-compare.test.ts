@@ -152,6 +152,54 @@ describe('compareRecording', () => {
     expect((await compareRecording(single, mutating)).flips).toEqual([]);
     expect(single.dispatches[0]!.payload.toolInput.command).toBe('echo hi');
   });
+
+  it("a sub-agent's dispatch runs its own hooks or the agent's, by its lineage, with its session and path", async () => {
+    const lineage = {
+      parentSessionId: 's1',
+      rootSessionId: 's1',
+      agentPath: 'main/cleaner',
+      depth: 1,
+      subagent: 'cleaner',
+      toolUseId: 't0',
+      stream: { sessionId: 's1', requestId: 'r1' },
+    };
+    const child = { ...bash(1, 'rm -rf build', blocked), sessionId: 's1/0-t0', lineage };
+    const mixed = { sessionId: 's1', dispatches: [bash(0, 'rm -rf build', blocked), child] };
+    const seen: unknown[] = [];
+    const recordingHooks: HookMap = {
+      [HookEvent.PreToolUse]: [
+        async (i) => {
+          seen.push([i.sessionId, i.parentSessionId, i.agentPath, i.depth]);
+          return { action: 'continue' };
+        },
+      ],
+    };
+    // Inherited: the agent's hooks decide both (v2 lets `rm` through in both).
+    const inherited = await compareRecording(mixed, letAll, { subagents: { cleaner: {} } });
+    expect(inherited.flips.map((f) => [f.seq, f.agentPath, f.sessionId])).toEqual([
+      [0, undefined, undefined],
+      [1, 'main/cleaner', 's1/0-t0'],
+    ]);
+    // Its own: they decide its dispatch, given its session id and lineage.
+    const own = await compareRecording(mixed, blockRm, {
+      subagents: { cleaner: { hooks: recordingHooks } },
+    });
+    expect(own.flips.map((f) => f.seq)).toEqual([1]);
+    expect(seen).toEqual([['s1/0-t0', 's1', 'main/cleaner', 1]]);
+    // No such sub-agent in the new definition: not compared, saying why.
+    const missing = await compareRecording(mixed, blockRm);
+    expect(missing).toMatchObject({ checked: 1, flips: [] });
+    expect(missing.uncompared).toEqual([
+      {
+        seq: 1,
+        event: HookEvent.PreToolUse,
+        toolName: 'Bash',
+        agentPath: 'main/cleaner',
+        sessionId: 's1/0-t0',
+        why: "a sub-agent's dispatch: the definition has no sub-agent named 'cleaner' (it has: none)",
+      },
+    ]);
+  });
 });
 
 describe('comparePermissionChecks', () => {
