@@ -50,6 +50,8 @@ export {
 } from './scripted-tool.js';
 export type { FaultHandle, FaultTarget } from './faults.js';
 export type { HookTestServerKind } from './env-server.js';
+export type { DefinitionHooks } from '../definition/registry.js';
+export type { SessionLineage } from '../common/workflow-io.js';
 export { hookMatchers, type HookMatchers } from './matchers.js';
 export {
   assertGoldenSession,
