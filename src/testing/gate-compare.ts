@@ -153,27 +153,48 @@ export function permissionChecksOf(histories: readonly History[]): GatePermissio
           : { behavior: 'error', message: output.error?.message ?? 'the check failed' },
         ...(input.handler === 'session' ? { sessionHandler: true as const } : {}),
         ...(typeof input.version === 'string' ? { version: input.version } : {}),
+        ...(input.lineage
+          ? { subagent: input.lineage.subagent, agentPath: input.lineage.agentPath }
+          : {}),
       });
     }
   }
   return checks;
 }
 
+/** A sub-agent's own permission policy; absent or `'inherit'`: the agent's. */
+export type SubagentPolicies = Readonly<
+  Record<
+    string,
+    { readonly permission?: PermissionPreset | PermissionHandler | 'inherit' | undefined }
+  >
+>;
+
 /**
  * Judge recorded permission checks again with `policy` (a preset: on the recorded kind; a
  * function: called for real with the recorded request, bounded by `timeoutMs`), and list the
- * answers that flip. Checks of a session permission function, or of another version, are
- * not judged. Failures compare by `behavior: 'error'` alone (their messages vary).
+ * answers that flip. A sub-agent's check is judged by its own policy in `options.subagents`,
+ * else by `policy`. Checks of a session permission function, of another version, or of a
+ * sub-agent `options.subagents` does not have, are not judged. Failures compare by
+ * `behavior: 'error'` alone (their messages vary).
  */
 export async function comparePermissionChecks(
   checks: readonly GatePermissionCheck[],
   policy: PermissionPreset | PermissionHandler,
-  options: { version?: string; timeoutMs?: number } = {},
+  options: { version?: string; timeoutMs?: number; subagents?: SubagentPolicies } = {},
 ): Promise<{ checked: number; flips: GatePermissionFlip[] }> {
   const flips: GatePermissionFlip[] = [];
   let checked = 0;
   for (const check of checks) {
     if (check.sessionHandler) continue;
+    let judgeBy = policy;
+    if (check.subagent !== undefined) {
+      const subagent = options.subagents?.[check.subagent];
+      if (!subagent) continue;
+      if (subagent.permission !== undefined && subagent.permission !== 'inherit') {
+        judgeBy = subagent.permission;
+      }
+    }
     if (
       options.version !== undefined &&
       check.version !== undefined &&
@@ -183,9 +204,9 @@ export async function comparePermissionChecks(
     }
     checked++;
     const after =
-      typeof policy === 'function'
-        ? await judge(policy, check.request, options.timeoutMs ?? 60_000)
-        : presetDecision(policy, check.request.kind);
+      typeof judgeBy === 'function'
+        ? await judge(judgeBy, check.request, options.timeoutMs ?? 60_000)
+        : presetDecision(judgeBy, check.request.kind);
     const same =
       after.behavior === 'error' || check.answer.behavior === 'error'
         ? after.behavior === check.answer.behavior
@@ -196,6 +217,7 @@ export async function comparePermissionChecks(
         toolName: check.toolName,
         before: check.answer,
         after,
+        ...(check.agentPath !== undefined ? { agentPath: check.agentPath } : {}),
       });
     }
   }

@@ -42,6 +42,10 @@ export interface GatePermissionCheck {
   sessionHandler?: true;
   /** The session's version when the check ran. */
   version?: string;
+  /** A sub-agent's check only: the sub-agent's name, which picks its policy. */
+  subagent?: string;
+  /** A sub-agent's check only: its path (`main/researcher`). */
+  agentPath?: string;
 }
 
 /** A permission answer that flips. */
@@ -54,6 +58,8 @@ export interface GatePermissionFlip {
   before: GatePermissionAnswer;
   /** The new definition's answer to the same request. */
   after: GatePermissionAnswer;
+  /** A sub-agent's check only: its path (`main/researcher`). */
+  agentPath?: string;
 }
 
 /** One top session, checked, with its sub-agents (their dispatches are listed in it by path). */
@@ -142,7 +148,8 @@ export function formatGateReport(report: GateReport): string {
     }
     for (const p of session.permissionFlips) {
       lines.push(
-        `  permission ${p.toolName} (${p.toolUseId}): ${showAnswer(p.before)} -> ${showAnswer(p.after)}`,
+        `  permission ${p.agentPath ? `${p.agentPath} ` : ''}${p.toolName} (${p.toolUseId}): ` +
+          `${showAnswer(p.before)} -> ${showAnswer(p.after)}`,
       );
     }
     if (session.policyChange) {

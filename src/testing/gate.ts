@@ -34,7 +34,7 @@
  * sub-agent's own hooks, or the agent's it inherits, by the recorded `lineage`; one the new
  * definition lacks is not compared) and reported in the top session's report with their
  * path (`main/researcher`). They are not listed as sessions of their own. Their permission
- * checks are not judged again.
+ * checks are judged by the sub-agent's own policy, else the agent's.
  *
  * Callbacks are called for real, with the recorded input: a callback with side effects (an
  * audit log, a notification, a cleanup in SessionEnd) has them during a gate run. Keep such
@@ -77,6 +77,7 @@ export {
   permissionChecksOf,
   sessionHookEventsOf,
   type CompareRecordingOptions,
+  type SubagentPolicies,
 } from './gate-compare.js';
 
 /** Default of {@link GateOptions.limit}: sessions checked at most. */
@@ -231,9 +232,13 @@ async function gateSession(
     ...(resolved.subagents ? { subagents: resolved.subagents.agents } : {}),
   });
   const permissions = await comparePermissionChecks(
-    permissionChecksOf(histories),
+    permissionChecksOf([...histories, ...[...subagents.values()].flat()]),
     resolved.permission,
-    { version, timeoutMs: resolved.hookTimeoutMs },
+    {
+      version,
+      timeoutMs: resolved.hookTimeoutMs,
+      ...(resolved.subagents ? { subagents: resolved.subagents.agents } : {}),
+    },
   );
   const before = input?.manifest?.permission;
   return {

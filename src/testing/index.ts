@@ -85,4 +85,5 @@ export {
   type GateReport,
   type GateSessionReport,
   type GateUncompared,
+  type SubagentPolicies,
 } from './gate.js';

@@ -229,6 +229,34 @@ describe('comparePermissionChecks', () => {
     });
   });
 
+  it("a sub-agent's check is judged by its own policy, else the agent's; an unknown one is not judged", async () => {
+    const child = check('ls', denied, { subagent: 'cleaner', agentPath: 'main/cleaner' });
+    const denyLs = (r: { input: Record<string, unknown> }) =>
+      String(r.input.command).startsWith('ls') ? denied : ('allow' as const);
+    // Inherited: the agent's new policy (allow all) flips it, named by its path.
+    const inherited = await comparePermissionChecks([child], 'bypass-permissions', {
+      subagents: { cleaner: {} },
+    });
+    expect(inherited.flips).toEqual([
+      {
+        toolUseId: 't-ls',
+        toolName: 'Bash',
+        before: denied,
+        after: { behavior: 'allow' },
+        agentPath: 'main/cleaner',
+      },
+    ]);
+    // Its own policy still denies `ls`: nothing flips.
+    const own = await comparePermissionChecks([child], 'bypass-permissions', {
+      subagents: { cleaner: { permission: denyLs } },
+    });
+    expect(own).toEqual({ checked: 1, flips: [] });
+    expect(await comparePermissionChecks([child], 'bypass-permissions')).toEqual({
+      checked: 0,
+      flips: [],
+    });
+  });
+
   it('a preset judges the recorded kind', async () => {
     const { flips } = await comparePermissionChecks(checks, 'accept-edits');
     expect(flips.map((f) => [f.toolUseId, f.after])).toEqual([
