@@ -277,6 +277,20 @@ describe('golden sessions with sub-agents', () => {
       expect(formatGoldenChanges(report.changes)).toMatch(
         /#1 main\/cleaner +PreToolUse +Bash +abort by callback #1: dangerous command blocked +continue/,
       );
+      // The CLI gate reads the module's sub-agents: the cleaner's own hooks let `rm` through.
+      const module = join(dir, 'subagents-agent.ts');
+      writeFileSync(
+        module,
+        `import { HookEvent } from ${JSON.stringify(join(repo, 'src/index.ts'))};\n` +
+          `const pass = { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' })] };\n` +
+          `export default { model: 'unused', advanced: { hooks: pass, subagents: { agents: ` +
+          `{ cleaner: { description: 'Cleans', prompt: 'You clean.', hooks: pass } } } } };\n`,
+      );
+      const cli = goldenCli(module, join(dir, 'subagents'));
+      expect(cli.stderr).toBe('');
+      expect(cli.status).toBe(1);
+      expect(cli.stdout).toMatch(/task\.json: 1 of 3 decisions changed/);
+      expect(cli.stdout).toMatch(/#1 main\/cleaner +PreToolUse +Bash +abort by callback #1/);
       // A definition without the sub-agent cannot decide its dispatches.
       expect((await checkGoldenSession(golden, hooks)).changes).toMatchObject([
         {
