@@ -291,6 +291,40 @@ export class AgentRegistry {
   }
 }
 
+/**
+ * The hooks of a definition, as the deploy gate and golden sessions read them: the agent's,
+ * and each sub-agent's own (`AgentOptions.advanced.subagents.agents`, raw or resolved).
+ */
+export interface DefinitionHooks {
+  /** The agent-level hooks. */
+  hooks: HookMap;
+  /** Sub-agents by name; `hooks` absent or `'inherit'`: the agent's. @default none */
+  subagents?: Readonly<Record<string, { readonly hooks?: HookMap | 'inherit' | undefined }>>;
+}
+
+/**
+ * The agent-level callbacks of `event` in a session of `definition`, chosen as
+ * {@link AgentRegistry.callbacksFor} chooses them (session hooks apart): the agent's; in a
+ * sub-agent's session (`lineage`), the sub-agent's own hooks when it names them.
+ * @throws {ConfigError} when the definition has no sub-agent of the lineage's name.
+ */
+export function callbacksOfDefinition(
+  definition: DefinitionHooks,
+  event: HookEvent,
+  lineage?: Pick<SessionLineage, 'subagent'>,
+): HookCallback[] {
+  if (!lineage) return [...(definition.hooks[event] ?? [])];
+  const subagent = definition.subagents?.[lineage.subagent];
+  if (!subagent) {
+    const names = Object.keys(definition.subagents ?? {});
+    throw new ConfigError(
+      `the definition has no sub-agent named '${lineage.subagent}' (it has: ${names.join(', ') || 'none'})`,
+    );
+  }
+  const own = subagent.hooks === 'inherit' ? undefined : subagent.hooks;
+  return [...((own ?? definition.hooks)[event] ?? [])];
+}
+
 /** Versions claimed by the workers of this process: name and version → fingerprint, manifest, claims. */
 const claims = new Map<
   string,

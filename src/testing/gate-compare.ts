@@ -20,12 +20,14 @@ import {
   type PermissionHandler,
   type PermissionPreset,
 } from '../common/permission.js';
-import type { HookMap } from '../common/types.js';
+import type { HookCallback, HookMap } from '../common/types.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decodeFirstPayload } from '../history/decode.js';
+import { callbacksOfDefinition, type DefinitionHooks } from '../definition/registry.js';
 import {
   decideDispatch,
   sameDecision,
+  whereOf,
   type GoldenChange,
   type GoldenDispatch,
   type GoldenSession,
@@ -46,11 +48,18 @@ export interface CompareRecordingOptions {
   sessionHookEvents?: ReadonlySet<HookEvent>;
   /** Only these events are replayed. @default every event */
   events?: readonly HookEvent[];
+  /**
+   * The new definition's sub-agents by name: a sub-agent's dispatch is re-run through its
+   * own hooks, or the agent's `hooks` when it inherits them; one the new definition does not
+   * have is not compared. @default none
+   */
+  subagents?: DefinitionHooks['subagents'];
 }
 
 /**
- * Replay one session's recorded dispatches through `hooks` (the new definition's callbacks)
- * and compare decisions. Pure apart from what the callbacks do (they are called for real).
+ * Replay one session's recorded dispatches (its sub-agents' included) through `hooks` (the
+ * new definition's callbacks; a sub-agent's own, by its recorded `lineage`) and compare
+ * decisions. Pure apart from what the callbacks do (they are called for real).
  *
  * @returns the flips (before: recorded, after: `hooks`), how many were compared, and the
  *   dispatches not compared with why.
@@ -64,26 +73,25 @@ export async function compareRecording(
   const uncompared: GateUncompared[] = [];
   let checked = 0;
   for (const dispatch of recording.dispatches) {
-    const why = whyNotCompared(dispatch, options);
+    let why = whyNotCompared(dispatch, options);
+    let callbacks: HookCallback[] = [];
+    try {
+      const definition = { hooks, ...(options.subagents ? { subagents: options.subagents } : {}) };
+      callbacks = callbacksOfDefinition(definition, dispatch.event, dispatch.lineage);
+    } catch (error) {
+      why ??= `a sub-agent's dispatch: ${messageOf(error)}`;
+    }
     if (why !== undefined) {
-      uncompared.push({ ...where(dispatch), why });
+      uncompared.push({ ...whereOf(dispatch), why });
       continue;
     }
     checked++;
-    const after = await decideDispatch(dispatch, hooks[dispatch.event] ?? [], recording.sessionId);
+    const after = await decideDispatch(dispatch, callbacks, recording.sessionId);
     if (!sameDecision(dispatch.decision, after)) {
-      flips.push({ ...where(dispatch), before: dispatch.decision, after });
+      flips.push({ ...whereOf(dispatch), before: dispatch.decision, after });
     }
   }
   return { checked, flips, uncompared };
-}
-
-function where(dispatch: GoldenDispatch): { seq: number; event: HookEvent; toolName?: string } {
-  return {
-    seq: dispatch.seq,
-    event: dispatch.event,
-    ...(dispatch.toolName !== undefined ? { toolName: dispatch.toolName } : {}),
-  };
 }
 
 function whyNotCompared(
@@ -145,27 +153,48 @@ export function permissionChecksOf(histories: readonly History[]): GatePermissio
           : { behavior: 'error', message: output.error?.message ?? 'the check failed' },
         ...(input.handler === 'session' ? { sessionHandler: true as const } : {}),
         ...(typeof input.version === 'string' ? { version: input.version } : {}),
+        ...(input.lineage
+          ? { subagent: input.lineage.subagent, agentPath: input.lineage.agentPath }
+          : {}),
       });
     }
   }
   return checks;
 }
 
+/** A sub-agent's own permission policy; absent or `'inherit'`: the agent's. */
+export type SubagentPolicies = Readonly<
+  Record<
+    string,
+    { readonly permission?: PermissionPreset | PermissionHandler | 'inherit' | undefined }
+  >
+>;
+
 /**
  * Judge recorded permission checks again with `policy` (a preset: on the recorded kind; a
  * function: called for real with the recorded request, bounded by `timeoutMs`), and list the
- * answers that flip. Checks of a session permission function, or of another version, are
- * not judged. Failures compare by `behavior: 'error'` alone (their messages vary).
+ * answers that flip. A sub-agent's check is judged by its own policy in `options.subagents`,
+ * else by `policy`. Checks of a session permission function, of another version, or of a
+ * sub-agent `options.subagents` does not have, are not judged. Failures compare by
+ * `behavior: 'error'` alone (their messages vary).
  */
 export async function comparePermissionChecks(
   checks: readonly GatePermissionCheck[],
   policy: PermissionPreset | PermissionHandler,
-  options: { version?: string; timeoutMs?: number } = {},
+  options: { version?: string; timeoutMs?: number; subagents?: SubagentPolicies } = {},
 ): Promise<{ checked: number; flips: GatePermissionFlip[] }> {
   const flips: GatePermissionFlip[] = [];
   let checked = 0;
   for (const check of checks) {
     if (check.sessionHandler) continue;
+    let judgeBy = policy;
+    if (check.subagent !== undefined) {
+      const subagent = options.subagents?.[check.subagent];
+      if (!subagent) continue;
+      if (subagent.permission !== undefined && subagent.permission !== 'inherit') {
+        judgeBy = subagent.permission;
+      }
+    }
     if (
       options.version !== undefined &&
       check.version !== undefined &&
@@ -175,9 +204,9 @@ export async function comparePermissionChecks(
     }
     checked++;
     const after =
-      typeof policy === 'function'
-        ? await judge(policy, check.request, options.timeoutMs ?? 60_000)
-        : presetDecision(policy, check.request.kind);
+      typeof judgeBy === 'function'
+        ? await judge(judgeBy, check.request, options.timeoutMs ?? 60_000)
+        : presetDecision(judgeBy, check.request.kind);
     const same =
       after.behavior === 'error' || check.answer.behavior === 'error'
         ? after.behavior === check.answer.behavior
@@ -188,6 +217,7 @@ export async function comparePermissionChecks(
         toolName: check.toolName,
         before: check.answer,
         after,
+        ...(check.agentPath !== undefined ? { agentPath: check.agentPath } : {}),
       });
     }
   }

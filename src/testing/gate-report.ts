@@ -17,6 +17,10 @@ export interface GateUncompared {
   event: HookEvent;
   /** The tool's name, for tool events. */
   toolName?: string;
+  /** A sub-agent's dispatch only: its path (`main/researcher`). */
+  agentPath?: string;
+  /** A sub-agent's dispatch only: its session id. */
+  sessionId?: string;
   /** Why it was not replayed. */
   why: string;
 }
@@ -38,6 +42,10 @@ export interface GatePermissionCheck {
   sessionHandler?: true;
   /** The session's version when the check ran. */
   version?: string;
+  /** A sub-agent's check only: the sub-agent's name, which picks its policy. */
+  subagent?: string;
+  /** A sub-agent's check only: its path (`main/researcher`). */
+  agentPath?: string;
 }
 
 /** A permission answer that flips. */
@@ -50,9 +58,11 @@ export interface GatePermissionFlip {
   before: GatePermissionAnswer;
   /** The new definition's answer to the same request. */
   after: GatePermissionAnswer;
+  /** A sub-agent's check only: its path (`main/researcher`). */
+  agentPath?: string;
 }
 
-/** One session, checked. */
+/** One top session, checked, with its sub-agents (their dispatches are listed in it by path). */
 export interface GateSessionReport {
   /** The session's id. */
   sessionId: string;
@@ -138,7 +148,8 @@ export function formatGateReport(report: GateReport): string {
     }
     for (const p of session.permissionFlips) {
       lines.push(
-        `  permission ${p.toolName} (${p.toolUseId}): ${showAnswer(p.before)} -> ${showAnswer(p.after)}`,
+        `  permission ${p.agentPath ? `${p.agentPath} ` : ''}${p.toolName} (${p.toolUseId}): ` +
+          `${showAnswer(p.before)} -> ${showAnswer(p.after)}`,
       );
     }
     if (session.policyChange) {
@@ -151,7 +162,7 @@ export function formatGateReport(report: GateReport): string {
     }
     for (const u of session.uncompared) {
       lines.push(
-        `  not compared: #${u.seq} ${u.event}${u.toolName ? ` ${u.toolName}` : ''}: ${u.why}`,
+        `  not compared: #${u.seq}${u.agentPath ? ` ${u.agentPath}` : ''} ${u.event}${u.toolName ? ` ${u.toolName}` : ''}: ${u.why}`,
       );
     }
   }

@@ -29,6 +29,13 @@
  * as such). Nor are dispatches with no decision recorded (the activity failed, its worker was
  * lost), nor dispatches another version decided (a session upgraded mid-way).
  *
+ * Sub-agents (`advanced.subagents`): the sessions a session's `Task` calls started are read
+ * with it, and their dispatches re-run through the new definition's callbacks for them (the
+ * sub-agent's own hooks, or the agent's it inherits, by the recorded `lineage`; one the new
+ * definition lacks is not compared) and reported in the top session's report with their
+ * path (`main/researcher`). They are not listed as sessions of their own. Their permission
+ * checks are judged by the sub-agent's own policy, else the agent's.
+ *
  * Callbacks are called for real, with the recorded input: a callback with side effects (an
  * audit log, a notification, a cleanup in SessionEnd) has them during a gate run. Keep such
  * events out with `events`, or make those callbacks idempotent.
@@ -52,7 +59,7 @@ import {
 } from '../common/workflow-io.js';
 import { decodeFirstPayload, decodeHistoryPayloads } from '../history/decode.js';
 import { fetchRunHistories } from '../history/files.js';
-import { goldenFromHistories } from './golden.js';
+import { fetchSubagentHistories, goldenFromHistories } from './golden.js';
 
 import {
   compareRecording,
@@ -70,6 +77,7 @@ export {
   permissionChecksOf,
   sessionHookEventsOf,
   type CompareRecordingOptions,
+  type SubagentPolicies,
 } from './gate-compare.js';
 
 /** Default of {@link GateOptions.limit}: sessions checked at most. */
@@ -111,7 +119,8 @@ export interface GateOptions {
  * Sessions are found by the server's visibility list (workflow type `sessionWorkflow`,
  * `StartTime` for `since`) and filtered by their memo (`agentName`, `version`), so no custom
  * search attribute is needed; a memo the client cannot decode (a session sealed with another
- * key ring) is skipped and listed in `unreadable`.
+ * key ring) is skipped and listed in `unreadable`. Sub-agent sessions (a memo with
+ * `parentSessionId`) are not listed: they are read with their top session.
  *
  * @returns the report; `report.flipped === 0` means no decision flips.
  * @throws {ConfigError} when `agent` is not valid agent options (naming the option), `limit`
@@ -207,20 +216,29 @@ async function gateSession(
   dispatched: Set<HookEvent>,
 ): Promise<GateSessionReport> {
   const converter = client.options.loadedDataConverter.payloadConverter;
-  const histories = await readSessionHistories(client, row);
+  const histories = await readSessionHistories(client, row.workflowId, row.sessionId);
   const started = histories[0]?.events?.[0]?.workflowExecutionStartedEventAttributes;
   const input = decodeFirstPayload<Partial<SessionWorkflowInput>>(started?.input, converter);
-  const recording = goldenFromHistories(row.sessionId, histories);
+  const subagents = await fetchSubagentHistories(histories, (workflowId) =>
+    readSessionHistories(client, workflowId, row.sessionId),
+  );
+  const recording = goldenFromHistories(row.sessionId, histories, subagents);
   for (const d of recording.dispatches) dispatched.add(d.event);
+  // Session hooks are the top session's, in its sub-agents too.
   const compared = await compareRecording(recording, resolved.hooks, {
     version,
     sessionHookEvents: sessionHookEventsOf(input),
     ...(events ? { events } : {}),
+    ...(resolved.subagents ? { subagents: resolved.subagents.agents } : {}),
   });
   const permissions = await comparePermissionChecks(
-    permissionChecksOf(histories),
+    permissionChecksOf([...histories, ...[...subagents.values()].flat()]),
     resolved.permission,
-    { version, timeoutMs: resolved.hookTimeoutMs },
+    {
+      version,
+      timeoutMs: resolved.hookTimeoutMs,
+      ...(resolved.subagents ? { subagents: resolved.subagents.agents } : {}),
+    },
   );
   const before = input?.manifest?.permission;
   return {
@@ -239,18 +257,24 @@ async function gateSession(
 }
 
 /**
- * Every run's history of the session, payloads decoded.
+ * Every run's history of a workflow of the session (its own, or a sub-agent's), payloads
+ * decoded.
  * @throws {ConfigError} naming the session, when a key or a stored payload is missing.
  */
-async function readSessionHistories(client: Client, row: ListedSession): Promise<History[]> {
+async function readSessionHistories(
+  client: Client,
+  workflowId: string,
+  sessionId: string,
+): Promise<History[]> {
   const codecs = client.options.loadedDataConverter.payloadCodecs;
   try {
-    const runs = await fetchRunHistories(client, row.workflowId);
+    const runs = await fetchRunHistories(client, workflowId);
     return await Promise.all(runs.map((run) => decodeHistoryPayloads(run, codecs)));
   } catch (error) {
     if (!(error instanceof ConfigError) && !isPayloadError(error)) throw error;
     throw new ConfigError(
-      `gate: cannot read the history of session '${row.sessionId}': ${messageOf(error)}`,
+      `gate: cannot read the history of session '${sessionId}'` +
+        `${workflowId === `session-${sessionId}` ? '' : ` (workflow ${workflowId})`}: ${messageOf(error)}`,
       { cause: error },
     );
   }
@@ -311,8 +335,10 @@ async function listAgentSessions(
       const workflowId = execution.execution?.workflowId ?? '';
       if (seen.has(workflowId)) continue; // an earlier run of a session already listed
       let memo: { agentName?: unknown; version?: unknown };
+      const fields = execution.memo?.fields ?? {};
+      // A sub-agent's session: checked with its top session's.
+      if (fields.parentSessionId) continue;
       try {
-        const fields = execution.memo?.fields ?? {};
         memo = {
           agentName: await decodeField(fields.agentName),
           version: await decodeField(fields.version),

@@ -29,6 +29,8 @@ import {
   type HookDispatchOutcome,
 } from '../common/activity-io.js';
 import type { HookCallback, HookMap } from '../common/types.js';
+import type { SessionLineage } from '../common/workflow-io.js';
+import { callbacksOfDefinition, type DefinitionHooks } from '../definition/registry.js';
 
 /** Format tag of a recording file. */
 export const GOLDEN_FORMAT = 'durable-agent-golden/1';
@@ -66,6 +68,17 @@ export interface GoldenDispatch {
    * its dispatches). Absent in sessions from before versions.
    */
   version?: string;
+  /**
+   * A sub-agent's dispatch only: the sub-agent's session id (the recording's `sessionId` is
+   * the top session's).
+   */
+  sessionId?: string;
+  /**
+   * A sub-agent's dispatch only: the session's lineage as recorded. `subagent` picks the
+   * callbacks (its own hooks, or the agent's it inherits); `parentSessionId`, `agentPath` and
+   * `depth` are given to them, as they were live.
+   */
+  lineage?: SessionLineage;
 }
 
 /** A recording file's content. */
@@ -76,7 +89,10 @@ export interface GoldenSession {
   sessionId: string;
   /** When the recording was made, ISO 8601. */
   recordedAt: string;
-  /** Every hook dispatch of the session, in order. */
+  /**
+   * Every hook dispatch of the session, in order; a sub-agent's (a `Task` call's child
+   * session) where its session started, before its parent's dispatches that followed.
+   */
   dispatches: GoldenDispatch[];
 }
 
@@ -88,6 +104,10 @@ export interface GoldenChange {
   event: HookEvent;
   /** The tool's name, for tool events. */
   toolName?: string;
+  /** A sub-agent's dispatch only: its path (`main/researcher`). */
+  agentPath?: string;
+  /** A sub-agent's dispatch only: its session id. */
+  sessionId?: string;
   /** The recorded decision. */
   before: GoldenDecision;
   /** The current hooks' decision on the same input. */
@@ -106,16 +126,35 @@ export interface GoldenReport {
 
 /**
  * Build a recording from a session's histories (every run, oldest first; `env.histories()`):
- * each `dispatchHook` activity's input and its decision.
+ * each `dispatchHook` activity's input and its decision. With `subagents` (the histories of
+ * the sub-agent sessions it started, by workflow id: {@link fetchSubagentHistories}), each
+ * sub-agent's dispatches too, where its session started.
  */
 export function goldenFromHistories(
   sessionId: string,
   histories: readonly History[],
+  subagents: ReadonlyMap<string, readonly History[]> = new Map(),
 ): GoldenSession {
   const dispatches: GoldenDispatch[] = [];
+  collectDispatches(histories, subagents, dispatches);
+  return { format: GOLDEN_FORMAT, sessionId, recordedAt: new Date().toISOString(), dispatches };
+}
+
+/** Append the dispatches of `histories` (and of the sub-agents they started) to `dispatches`. */
+function collectDispatches(
+  histories: readonly History[],
+  subagents: ReadonlyMap<string, readonly History[]>,
+  dispatches: GoldenDispatch[],
+): void {
   for (const history of histories) {
     const scheduled = new Map<string, DispatchHookInput>();
     for (const event of history.events ?? []) {
+      const child = event.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
+      if (child?.workflowId) {
+        const childHistories = subagents.get(child.workflowId);
+        if (childHistories) collectDispatches(childHistories, subagents, dispatches);
+        continue;
+      }
       const attrs = event.activityTaskScheduledEventAttributes;
       if (attrs?.activityType?.name === ActivityNames.dispatchHook) {
         const input = decodeFirstPayload<DispatchHookInput>(attrs.input);
@@ -142,13 +181,51 @@ export function goldenFromHistories(
         payload: input.payload,
         budgetMs: input.budgetMs,
         ...(typeof input.version === 'string' ? { version: input.version } : {}),
+        ...(input.lineage ? { sessionId: input.sessionId, lineage: input.lineage } : {}),
         decision: outcome
           ? decisionOf(outcome)
           : { action: 'error', reason: 'the dispatch activity failed' },
       });
     }
   }
-  return { format: GOLDEN_FORMAT, sessionId, recordedAt: new Date().toISOString(), dispatches };
+}
+
+/**
+ * The histories of every sub-agent session that `histories` started (their `Task` calls'
+ * child workflows, and theirs in turn), by workflow id, for {@link goldenFromHistories}.
+ * @param fetchRuns reads one workflow's histories, every run oldest first, payloads decoded.
+ * @throws what `fetchRuns` throws.
+ */
+export async function fetchSubagentHistories(
+  histories: readonly History[],
+  fetchRuns: (workflowId: string) => Promise<History[]>,
+): Promise<Map<string, History[]>> {
+  const found = new Map<string, History[]>();
+  const visit = async (runs: readonly History[]): Promise<void> => {
+    for (const history of runs) {
+      for (const event of history.events ?? []) {
+        const id =
+          event.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+        if (!id || found.has(id)) continue;
+        const child = await fetchRuns(id);
+        found.set(id, child);
+        await visit(child);
+      }
+    }
+  };
+  await visit(histories);
+  return found;
+}
+
+/** Options of {@link checkGoldenSession}. */
+export interface CheckGoldenOptions {
+  /**
+   * The sub-agents of the definition checked, by name (`advanced.subagents.agents`): a
+   * sub-agent's dispatch is run through its own hooks, or the agent's when it inherits them.
+   * A sub-agent's dispatch whose sub-agent is not here decides `error`.
+   * @default none
+   */
+  subagents?: DefinitionHooks['subagents'];
 }
 
 /**
@@ -206,18 +283,20 @@ export function readGoldenSession(file: string): GoldenSession {
 export async function checkGoldenSession(
   golden: GoldenSession,
   hooks: HookMap,
+  options: CheckGoldenOptions = {},
 ): Promise<GoldenReport> {
   const changes: GoldenChange[] = [];
   for (const dispatch of golden.dispatches) {
-    const after = await decideDispatch(dispatch, hooks[dispatch.event] ?? [], golden.sessionId);
+    let after: GoldenDecision;
+    try {
+      const definition = { hooks, ...(options.subagents ? { subagents: options.subagents } : {}) };
+      const callbacks = callbacksOfDefinition(definition, dispatch.event, dispatch.lineage);
+      after = await decideDispatch(dispatch, callbacks, golden.sessionId);
+    } catch (error) {
+      after = { action: 'error', reason: messageOf(error) };
+    }
     if (!sameDecision(dispatch.decision, after)) {
-      changes.push({
-        seq: dispatch.seq,
-        event: dispatch.event,
-        ...(dispatch.toolName !== undefined ? { toolName: dispatch.toolName } : {}),
-        before: dispatch.decision,
-        after,
-      });
+      changes.push({ ...whereOf(dispatch), before: dispatch.decision, after });
     }
   }
   return { sessionId: golden.sessionId, checked: golden.dispatches.length, changes };
@@ -227,8 +306,12 @@ export async function checkGoldenSession(
  * {@link checkGoldenSession}, as an assertion for any test runner.
  * @throws {AssertionError} listing every changed decision side by side.
  */
-export async function assertGoldenSession(golden: GoldenSession, hooks: HookMap): Promise<void> {
-  const report = await checkGoldenSession(golden, hooks);
+export async function assertGoldenSession(
+  golden: GoldenSession,
+  hooks: HookMap,
+  options: CheckGoldenOptions = {},
+): Promise<void> {
+  const report = await checkGoldenSession(golden, hooks, options);
   if (report.changes.length === 0) return;
   const error = new AssertionError({
     message: `${report.changes.length} of ${report.checked} hook decisions changed in golden session ${report.sessionId}:\n${formatGoldenChanges(report.changes)}`,
@@ -239,7 +322,10 @@ export async function assertGoldenSession(golden: GoldenSession, hooks: HookMap)
   throw error;
 }
 
-/** The changes as a table: dispatch, event, tool, before, after. */
+/**
+ * The changes as a table: dispatch (with a sub-agent's path after its number), event, tool,
+ * before, after.
+ */
 export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
   const show = (d: GoldenDecision) => {
     // People count callbacks from 1, as `inspect` and the worker's log lines do.
@@ -251,7 +337,7 @@ export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
     return `${d.action}${by}${reason}${input}${output}`;
   };
   const rows = changes.map((c) => [
-    `#${c.seq}`,
+    `#${c.seq}${c.agentPath !== undefined ? ` ${c.agentPath}` : ''}`,
     c.event,
     c.toolName ?? '-',
     show(c.before),
@@ -276,7 +362,7 @@ export function formatGoldenChanges(changes: readonly GoldenChange[]): string {
  * @internal shared with the deploy gate.
  */
 export async function decideDispatch(
-  dispatch: Pick<GoldenDispatch, 'event' | 'payload' | 'budgetMs'>,
+  dispatch: Pick<GoldenDispatch, 'event' | 'payload' | 'budgetMs' | 'sessionId' | 'lineage'>,
   callbacks: readonly HookCallback[],
   sessionId: string,
 ): Promise<GoldenDecision> {
@@ -288,7 +374,12 @@ export async function decideDispatch(
   });
   const run = runHookCallbacks(
     callbacks,
-    { payload: dispatch.payload, event: dispatch.event, sessionId },
+    {
+      payload: dispatch.payload,
+      event: dispatch.event,
+      sessionId: dispatch.sessionId ?? sessionId,
+      ...(dispatch.lineage ? { lineage: dispatch.lineage } : {}),
+    },
     controller.signal,
   );
   try {
@@ -314,6 +405,24 @@ export async function decideDispatch(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Where a dispatch is, as changes and the gate name it: its `seq`, event and tool, and a
+ * sub-agent's path and session.
+ * @internal shared with the deploy gate.
+ */
+export function whereOf(
+  dispatch: GoldenDispatch,
+): Pick<GoldenChange, 'seq' | 'event' | 'toolName' | 'agentPath' | 'sessionId'> {
+  return {
+    seq: dispatch.seq,
+    event: dispatch.event,
+    ...(dispatch.toolName !== undefined ? { toolName: dispatch.toolName } : {}),
+    ...(dispatch.lineage
+      ? { agentPath: dispatch.lineage.agentPath, sessionId: dispatch.sessionId ?? '' }
+      : {}),
+  };
 }
 
 function decisionOf(

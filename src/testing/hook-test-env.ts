@@ -12,7 +12,12 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import { ConfigError } from '../common/errors.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import { FaultInjector, type FaultHandle, type FaultTarget } from './faults.js';
-import { goldenFromHistories, writeGoldenSession, type GoldenSession } from './golden.js';
+import {
+  fetchSubagentHistories,
+  goldenFromHistories,
+  writeGoldenSession,
+  type GoldenSession,
+} from './golden.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { connectClient, type AgentClient } from '../client/client.js';
@@ -182,9 +187,9 @@ export interface HookTestEnv {
   exceedBudgetAt(event: HookEvent, target?: FaultTarget & { overrunMs?: number }): FaultHandle;
   /**
    * Record the session as a golden session: every hook dispatch's input and decision, from
-   * its histories (all runs), written to `file` as JSON when given (its folder is created
-   * when missing). Check it later with `checkGoldenSession` / `assertGoldenSession` or
-   * `durable-agent golden`.
+   * its histories (all runs) and its sub-agents' (the sessions its `Task` calls started),
+   * written to `file` as JSON when given (its folder is created when missing). Check it
+   * later with `checkGoldenSession` / `assertGoldenSession` or `durable-agent golden`.
    * @throws {Error} when the session was not created by this env, or after teardown.
    */
   recordGolden(session: SessionRef, file?: string): Promise<GoldenSession>;
@@ -360,12 +365,7 @@ function assembleEnv(parts: EnvParts): HookTestEnv {
       });
       return state.torndown;
     },
-    async recordGolden(ref, file) {
-      const session = ownSession(state, ref);
-      const golden = goldenFromHistories(session.id, await fetchHistories(state, session));
-      if (file !== undefined) writeGoldenSession(file, golden);
-      return golden;
-    },
+    recordGolden: (ref, file) => recordGolden(state, ref, file),
     get workerKills() {
       return workers.kills;
     },
@@ -429,9 +429,24 @@ async function fetchHistory(state: EnvState, session: Session): Promise<History>
   return opened(state, await handle.fetchHistory());
 }
 
+/** {@link HookTestEnv.recordGolden}: the session's dispatches and its sub-agents'. */
+async function recordGolden(state: EnvState, ref: SessionRef, file?: string) {
+  const session = ownSession(state, ref);
+  const histories = await fetchHistories(state, session);
+  const subagents = await fetchSubagentHistories(histories, (id) => workflowRuns(state, id));
+  const golden = goldenFromHistories(session.id, histories, subagents);
+  if (file !== undefined) writeGoldenSession(file, golden);
+  return golden;
+}
+
 /** Every run's history, oldest first, following the continue-as-new chain backwards. */
 async function fetchHistories(state: EnvState, session: Session): Promise<History[]> {
-  const runs = await fetchRunHistories(state.client.temporal, session.workflowId);
+  return workflowRuns(state, session.workflowId);
+}
+
+/** Every run's history of a workflow (a session's, or a sub-agent's), decrypted. */
+async function workflowRuns(state: EnvState, workflowId: string): Promise<History[]> {
+  const runs = await fetchRunHistories(state.client.temporal, workflowId);
   return Promise.all(runs.map((run) => opened(state, run)));
 }
 

@@ -50,15 +50,19 @@ export {
 } from './scripted-tool.js';
 export type { FaultHandle, FaultTarget } from './faults.js';
 export type { HookTestServerKind } from './env-server.js';
+export type { DefinitionHooks } from '../definition/registry.js';
+export type { SessionLineage } from '../common/workflow-io.js';
 export { hookMatchers, type HookMatchers } from './matchers.js';
 export {
   assertGoldenSession,
   checkGoldenSession,
+  fetchSubagentHistories,
   formatGoldenChanges,
   goldenFromHistories,
   readGoldenSession,
   writeGoldenSession,
   GOLDEN_FORMAT,
+  type CheckGoldenOptions,
   type GoldenChange,
   type GoldenDecision,
   type GoldenDispatch,
@@ -81,4 +85,5 @@ export {
   type GateReport,
   type GateSessionReport,
   type GateUncompared,
+  type SubagentPolicies,
 } from './gate.js';

@@ -64,7 +64,11 @@ async function checkGoldenRecordings(args: CommandArgs, io: CliOutput): Promise<
         throw new CliError(oneLine(error), { cause: error });
       }
     }
-    reports.push({ file, ...(await checkGoldenSession(recording, hooks)) });
+    const subagents = options.advanced?.subagents?.agents;
+    reports.push({
+      file,
+      ...(await checkGoldenSession(recording, hooks, subagents ? { subagents } : {})),
+    });
   }
   const changed = reports.filter((r) => r.changes.length > 0);
   if (args.json) {

@@ -17,11 +17,13 @@ import {
   HookEvent,
   type Agent,
   type HookCallback,
+  type HookMap,
   type PermissionHandler,
 } from '../../../src/index.js';
 import { encryptionCodec } from '../../../src/payloads/encryption.js';
 import {
   fetchSessionHistories,
+  formatGateReport,
   gateDeploy,
   scriptedModel,
   toolCall,
@@ -432,6 +434,91 @@ describe('gateDeploy', () => {
       );
     } finally {
       await connection.close();
+    }
+  }, 60_000);
+});
+
+describe('gateDeploy with sub-agents', () => {
+  it("re-runs a Task call's sub-agent dispatches with its callbacks, reported in the top session", async () => {
+    const subName = `gate-sub-${randomUUID().slice(0, 8)}`;
+    const cleaner = { description: 'Cleans', prompt: 'You clean.' };
+    const delegating = await createAgent({
+      name: subName,
+      version: 'v1',
+      workspaceRoots: [dir],
+      // The top session delegates to the cleaner, who runs `rm -rf build` (blocked by v1).
+      model: scriptedModel((request) => {
+        const answered = request.messages.at(-1)?.role === 'tool';
+        if (request.agentPath === 'main/cleaner') {
+          return answered ? 'cleaned' : toolCall('Bash', { command: 'rm -rf build' });
+        }
+        return answered
+          ? 'done'
+          : toolCall('Task', { description: 'Clean', prompt: 'clean', subagent_type: 'cleaner' });
+      }),
+      advanced: {
+        permission: 'bypass-permissions',
+        hooks: { [HookEvent.PreToolUse]: [blockRm] },
+        subagents: { agents: { cleaner } },
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('gate-sub') },
+      },
+    });
+    try {
+      const session = await delegating.createSession();
+      expect((await session.send('clean up')).text()).toBe('done');
+      await session.close();
+      const letThrough: HookMap = {
+        [HookEvent.PreToolUse]: [async () => ({ action: 'continue' as const })],
+      };
+      const gate = (subagents?: Record<string, typeof cleaner & { hooks?: HookMap }>) =>
+        gateDeploy({
+          agent: {
+            model: 'unused',
+            name: subName,
+            advanced: {
+              hooks: letThrough,
+              ...(subagents ? { subagents: { agents: subagents } } : {}),
+            },
+          },
+          client: delegating.client,
+        });
+
+      // The cleaner inherits v2's hooks: its blocked `rm` flips, under the top session.
+      const inherited = await gate({ cleaner });
+      expect(inherited.sessions.map((s) => s.sessionId)).toEqual([session.id]);
+      expect(inherited.sessions[0]).toMatchObject({ checked: 2, uncompared: [] });
+      expect(inherited.sessions[0]!.flips).toEqual([
+        {
+          seq: 1,
+          event: HookEvent.PreToolUse,
+          toolName: 'Bash',
+          agentPath: 'main/cleaner',
+          sessionId: expect.stringMatching(new RegExp(`^${session.id}/`)),
+          before: { action: 'abort', decidedBy: 0, reason: 'rm is blocked' },
+          after: { action: 'continue' },
+        },
+      ]);
+      expect(formatGateReport(inherited)).toMatch(
+        / +#1 main\/cleaner +PreToolUse +Bash +abort by callback #1: rm is blocked +continue/,
+      );
+
+      // Its own hooks still block `rm`: nothing flips.
+      const own = await gate({
+        cleaner: { ...cleaner, hooks: { [HookEvent.PreToolUse]: [blockRm] } },
+      });
+      expect(own).toMatchObject({ checked: 2, flipped: 0, uncompared: 0 });
+
+      // A definition without the sub-agent: its dispatch is not compared, and says why.
+      const without = await gate();
+      expect(without.sessions[0]!.uncompared).toEqual([
+        expect.objectContaining({
+          seq: 1,
+          agentPath: 'main/cleaner',
+          why: expect.stringMatching(/no sub-agent named 'cleaner'/),
+        }),
+      ]);
+    } finally {
+      await delegating.close();
     }
   }, 60_000);
 });

@@ -12,12 +12,14 @@ import {
   assertGoldenSession,
   checkGoldenSession,
   createHookTestEnv,
+  formatGoldenChanges,
   readGoldenSession,
   scriptedModel,
   toolCall,
   type GoldenSession,
   type HookTestEnv,
 } from '../../../src/testing/index.js';
+import { temporalAddress } from '../../helpers/common.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -192,6 +194,112 @@ describe('golden sessions', () => {
       expect(run.status, `${args.join(' ')}: ${run.stderr}`).toBe(2);
       expect(run.stdout).toBe('');
       expect(run.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(message)]);
+    }
+  }, 120_000);
+});
+
+describe('golden sessions with sub-agents', () => {
+  it("records a Task call's sub-agent dispatches with its parent's and checks them with the sub-agent's hooks", async () => {
+    const subEnv = await createHookTestEnv({
+      address: temporalAddress(),
+      agent: {
+        // The top session delegates to the cleaner, who runs `rm -rf build` (blocked).
+        model: scriptedModel((request) => {
+          const answered = request.messages.at(-1)?.role === 'tool';
+          if (request.agentPath === 'main/cleaner') {
+            return answered ? 'cleaned' : toolCall('Bash', { command: 'rm -rf build' });
+          }
+          return answered
+            ? 'done'
+            : toolCall('Task', { description: 'Clean', prompt: 'clean', subagent_type: 'cleaner' });
+        }),
+        workspaceRoots: [dir],
+        advanced: {
+          permission: 'bypass-permissions',
+          hooks,
+          subagents: { agents: { cleaner: { description: 'Cleans', prompt: 'You clean.' } } },
+        },
+      },
+    });
+    try {
+      const session = await subEnv.createSession();
+      await session.send('clean up');
+      await session.close();
+      const golden = await subEnv.recordGolden(session, join(dir, 'subagents', 'task.json'));
+      const child = golden.dispatches.find((d) => d.lineage)?.sessionId;
+      expect(child).toMatch(new RegExp(`^${session.id}/`));
+      // The cleaner's dispatch sits where its session ran: after the Task call's PreToolUse.
+      expect(
+        golden.dispatches.map((d) => [d.seq, d.lineage?.agentPath ?? 'main', d.event, d.toolName]),
+      ).toEqual([
+        [0, 'main', HookEvent.PreToolUse, 'Task'],
+        [1, 'main/cleaner', HookEvent.PreToolUse, 'Bash'],
+        [2, 'main', HookEvent.PostToolUse, 'Task'],
+      ]);
+      expect(golden.dispatches[1]).toMatchObject({
+        sessionId: child,
+        lineage: { subagent: 'cleaner', parentSessionId: session.id, depth: 1 },
+        decision: { action: 'abort', reason: 'dangerous command blocked' },
+      });
+
+      // The cleaner inherits the agent's hooks: the same decisions.
+      const inherit = { subagents: { cleaner: {} } };
+      expect(await checkGoldenSession(golden, hooks, inherit)).toMatchObject({ changes: [] });
+      // Its own hooks decide its dispatches, given its lineage as live.
+      const seen: unknown[] = [];
+      const own = {
+        subagents: {
+          cleaner: {
+            hooks: {
+              [HookEvent.PreToolUse]: [
+                async (input: Parameters<HookCallback>[0]) => {
+                  seen.push([input.sessionId, input.parentSessionId, input.agentPath, input.depth]);
+                  return { action: 'continue' as const };
+                },
+              ],
+            },
+          },
+        },
+      };
+      const report = await checkGoldenSession(golden, hooks, own);
+      expect(seen).toEqual([[child, session.id, 'main/cleaner', 1]]);
+      expect(report.changes).toEqual([
+        {
+          seq: 1,
+          event: HookEvent.PreToolUse,
+          toolName: 'Bash',
+          agentPath: 'main/cleaner',
+          sessionId: child,
+          before: { action: 'abort', decidedBy: 0, reason: 'dangerous command blocked' },
+          after: { action: 'continue' },
+        },
+      ]);
+      expect(formatGoldenChanges(report.changes)).toMatch(
+        /#1 main\/cleaner +PreToolUse +Bash +abort by callback #1: dangerous command blocked +continue/,
+      );
+      // The CLI gate reads the module's sub-agents: the cleaner's own hooks let `rm` through.
+      const module = join(dir, 'subagents-agent.ts');
+      writeFileSync(
+        module,
+        `import { HookEvent } from ${JSON.stringify(join(repo, 'src/index.ts'))};\n` +
+          `const pass = { [HookEvent.PreToolUse]: [async () => ({ action: 'continue' })] };\n` +
+          `export default { model: 'unused', advanced: { hooks: pass, subagents: { agents: ` +
+          `{ cleaner: { description: 'Cleans', prompt: 'You clean.', hooks: pass } } } } };\n`,
+      );
+      const cli = goldenCli(module, join(dir, 'subagents'));
+      expect(cli.stderr).toBe('');
+      expect(cli.status).toBe(1);
+      expect(cli.stdout).toMatch(/task\.json: 1 of 3 decisions changed/);
+      expect(cli.stdout).toMatch(/#1 main\/cleaner +PreToolUse +Bash +abort by callback #1/);
+      // A definition without the sub-agent cannot decide its dispatches.
+      expect((await checkGoldenSession(golden, hooks)).changes).toMatchObject([
+        {
+          seq: 1,
+          after: { action: 'error', reason: expect.stringMatching(/no sub-agent named 'cleaner'/) },
+        },
+      ]);
+    } finally {
+      await subEnv.teardown();
     }
   }, 120_000);
 });

@@ -152,6 +152,54 @@ describe('compareRecording', () => {
     expect((await compareRecording(single, mutating)).flips).toEqual([]);
     expect(single.dispatches[0]!.payload.toolInput.command).toBe('echo hi');
   });
+
+  it("a sub-agent's dispatch runs its own hooks or the agent's, by its lineage, with its session and path", async () => {
+    const lineage = {
+      parentSessionId: 's1',
+      rootSessionId: 's1',
+      agentPath: 'main/cleaner',
+      depth: 1,
+      subagent: 'cleaner',
+      toolUseId: 't0',
+      stream: { sessionId: 's1', requestId: 'r1' },
+    };
+    const child = { ...bash(1, 'rm -rf build', blocked), sessionId: 's1/0-t0', lineage };
+    const mixed = { sessionId: 's1', dispatches: [bash(0, 'rm -rf build', blocked), child] };
+    const seen: unknown[] = [];
+    const recordingHooks: HookMap = {
+      [HookEvent.PreToolUse]: [
+        async (i) => {
+          seen.push([i.sessionId, i.parentSessionId, i.agentPath, i.depth]);
+          return { action: 'continue' };
+        },
+      ],
+    };
+    // Inherited: the agent's hooks decide both (v2 lets `rm` through in both).
+    const inherited = await compareRecording(mixed, letAll, { subagents: { cleaner: {} } });
+    expect(inherited.flips.map((f) => [f.seq, f.agentPath, f.sessionId])).toEqual([
+      [0, undefined, undefined],
+      [1, 'main/cleaner', 's1/0-t0'],
+    ]);
+    // Its own: they decide its dispatch, given its session id and lineage.
+    const own = await compareRecording(mixed, blockRm, {
+      subagents: { cleaner: { hooks: recordingHooks } },
+    });
+    expect(own.flips.map((f) => f.seq)).toEqual([1]);
+    expect(seen).toEqual([['s1/0-t0', 's1', 'main/cleaner', 1]]);
+    // No such sub-agent in the new definition: not compared, saying why.
+    const missing = await compareRecording(mixed, blockRm);
+    expect(missing).toMatchObject({ checked: 1, flips: [] });
+    expect(missing.uncompared).toEqual([
+      {
+        seq: 1,
+        event: HookEvent.PreToolUse,
+        toolName: 'Bash',
+        agentPath: 'main/cleaner',
+        sessionId: 's1/0-t0',
+        why: "a sub-agent's dispatch: the definition has no sub-agent named 'cleaner' (it has: none)",
+      },
+    ]);
+  });
 });
 
 describe('comparePermissionChecks', () => {
@@ -178,6 +226,34 @@ describe('comparePermissionChecks', () => {
       flips: [
         { toolUseId: 't-ls', toolName: 'Bash', before: denied, after: { behavior: 'allow' } },
       ],
+    });
+  });
+
+  it("a sub-agent's check is judged by its own policy, else the agent's; an unknown one is not judged", async () => {
+    const child = check('ls', denied, { subagent: 'cleaner', agentPath: 'main/cleaner' });
+    const denyLs = (r: { input: Record<string, unknown> }) =>
+      String(r.input.command).startsWith('ls') ? denied : ('allow' as const);
+    // Inherited: the agent's new policy (allow all) flips it, named by its path.
+    const inherited = await comparePermissionChecks([child], 'bypass-permissions', {
+      subagents: { cleaner: {} },
+    });
+    expect(inherited.flips).toEqual([
+      {
+        toolUseId: 't-ls',
+        toolName: 'Bash',
+        before: denied,
+        after: { behavior: 'allow' },
+        agentPath: 'main/cleaner',
+      },
+    ]);
+    // Its own policy still denies `ls`: nothing flips.
+    const own = await comparePermissionChecks([child], 'bypass-permissions', {
+      subagents: { cleaner: { permission: denyLs } },
+    });
+    expect(own).toEqual({ checked: 1, flips: [] });
+    expect(await comparePermissionChecks([child], 'bypass-permissions')).toEqual({
+      checked: 0,
+      flips: [],
     });
   });
 
