@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { UpdateDefinition } from '@temporalio/common';
+import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
 import { ConfigError, SessionClosedError, serializeError } from '../common/errors.js';
 import { promptProblem } from '../common/hook-rules.js';
 import {
@@ -35,6 +35,7 @@ import type { Prompt } from '../common/types.js';
 import { queryWithDeadline } from '../temporal/query.js';
 import { ROOT_AGENT_PATH } from '../common/subagents.js';
 import { PENDING_TREE_DEPTH, pendingTree, routeOfRequest } from './pending-tree.js';
+import { mergeByStart, subagentTimelines } from './subagent-timeline.js';
 import { readConversation } from '../temporal/conversation-reader.js';
 import type { PayloadStore } from '../payloads/store.js';
 import { rememberAbortReason } from '../definition/registry.js';
@@ -499,14 +500,28 @@ export class Session {
     return [...archived.flatMap((r) => r.messages), ...current];
   }
 
-  /** Every hook dispatch so far, in order, across runs; works on open and closed sessions. */
-  async timeline(): Promise<TimelineEntry[]> {
+  /**
+   * Every hook dispatch so far, in order, across runs; works on open and closed sessions.
+   *
+   * @param options.subagents also the dispatches of the sub-agents (`advanced.subagents`) its
+   *   current run's `Task` calls started, and of theirs down to 4 levels, each with the
+   *   `sessionId` and `agentPath` of the sub-agent it ran in, merged by `startedAt` (a
+   *   sub-agent's entries fall between its `Task` call's PreToolUse and PostToolUse). Each
+   *   sub-agent is a query its worker answers. @default false
+   */
+  async timeline(options: { subagents?: boolean } = {}): Promise<TimelineEntry[]> {
     const run = await this.#currentRun();
     const archived = await this.#readArchives(run.archives);
     // A sub-agent's result carries no timeline (it stays in its history): ask the closed run.
     const kept = run.result?.task ? undefined : run.result?.timeline;
     const current = kept ?? (await queryWithDeadline(run.handle, Queries.timeline));
-    return [...archived.flatMap((r) => r.timeline), ...current];
+    const own = [...archived.flatMap((r) => r.timeline), ...current];
+    if (!options.subagents) return own;
+    const query = <T>(handle: WorkflowHandle, definition: QueryDefinition<T, []>) =>
+      queryWithDeadline(handle, definition);
+    const workflows = this.#handle.client;
+    const below = await subagentTimelines(workflows, run.handle, PENDING_TREE_DEPTH, query);
+    return mergeByStart(own, below);
   }
 
   /**

@@ -321,6 +321,13 @@ export interface TimelineEntry {
    * ended (and in every timeline of a closed session).
    */
   pending?: true;
+  /**
+   * The sub-agent session the dispatch ran in, with `agentPath`: set only on a sub-agent's
+   * entries in `Session.timeline({ subagents: true })` (its `seq` counts in that session).
+   */
+  sessionId?: string;
+  /** The sub-agent's path, e.g. `main/researcher` (with `sessionId`). */
+  agentPath?: string;
 }
 
 /**

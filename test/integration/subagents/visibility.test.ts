@@ -4,7 +4,8 @@
  * duration, the sub-agent's session and status), and each sub-agent's own timeline nested
  * under the call, two levels deep (a sub-agent that delegates in turn); the CLI runs as a child
  * process against the test run's server. The session page: the `Task` call links to its
- * sub-agent's page, which names its path and links back to its parent's.
+ * sub-agent's page, which names its path and links back to its parent's. And
+ * `session.timeline({ subagents: true })`: the sub-agents' dispatches in time order.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../../src/index.js';
@@ -118,6 +119,22 @@ describe('inspect of a session with sub-agents', () => {
     expect(lines[helper + 2]).toBe(
       `        sub-agent main/lead/helper of session ${lines[lead + 1]!.split(' ')[5]}`,
     );
+  }, 60_000);
+});
+
+describe('session.timeline() of a session with sub-agents', () => {
+  it("with subagents: true, nests each sub-agent's dispatches in time order, tagged with its path", async () => {
+    const own = await session.timeline();
+    expect(own.map((e) => e.event)).toEqual(['UserPromptSubmit']);
+    expect(own[0]).not.toHaveProperty('agentPath');
+    const all = await session.timeline({ subagents: true });
+    expect(all.map((e) => [e.agentPath ?? 'main', e.event])).toEqual([
+      ['main', 'UserPromptSubmit'],
+      ['main/lead', 'UserPromptSubmit'],
+      ['main/lead/helper', 'UserPromptSubmit'],
+    ]);
+    expect(all[1]?.sessionId).toMatch(new RegExp(`^${session.id}/\\d+-`));
+    expect(all[2]?.sessionId?.startsWith(`${all[1]!.sessionId}/`)).toBe(true);
   }, 60_000);
 });
 
