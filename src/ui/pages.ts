@@ -313,6 +313,8 @@ interface SessionPageData {
   pending: readonly InboxEntry[];
   /** A line to show at the top (what an approval did). */
   notice?: string;
+  /** The timelines of the sub-agents its `Task` calls started (and theirs), by session id. */
+  subagents?: ReadonlyMap<string, HistoryTimeline>;
   /** Who answers from the page's forms. @default the page's own identity, unnamed */
   who?: AnswerIdentity;
 }
@@ -334,6 +336,19 @@ function subagentLine(call: HistoryToolCall): string {
   return `<div class="line" data-testid="subagent" data-status="${esc(child.status)}">sub-agent <a href="${esc(
     sessionPath(child.sessionId),
   )}">${esc(child.agentPath)}</a> <small>${esc(child.status)}</small>${calls}</div>`;
+}
+
+/** A `Task` call's sub-agent's own turns, nested under the call (and theirs under theirs). */
+function subagentTurns(
+  call: HistoryToolCall,
+  subagents: ReadonlyMap<string, HistoryTimeline>,
+): string {
+  const child = call.child;
+  const t = child ? subagents.get(child.sessionId) : undefined;
+  if (!child || !t) return '';
+  const calls = new Map(t.toolCalls.map((c) => [c.toolUseId, c]));
+  const turns = t.prompts.map((p, i) => turn(p, i, t, calls, subagents)).join('\n');
+  return `<details class="subagent-turns" data-testid="subagent-turns" data-path="${esc(child.agentPath)}" open><summary>${esc(child.agentPath)}</summary>${turns}</details>`;
 }
 
 /** One session: its turns → hook dispatches → callbacks → tools. */
@@ -371,7 +386,7 @@ ${subagentFacts(t)}${data.notice ? `<p class="notice" data-testid="notice">${esc
         .map((e) => requestCard(e, data.who ?? UNNAMED))
         .join('\n')}</section>`
     : '';
-  const turns = t.prompts.map((p, i) => turn(p, i, t, calls)).join('\n');
+  const turns = t.prompts.map((p, i) => turn(p, i, t, calls, data.subagents)).join('\n');
   const endNote = t.sessionEndMarker
     ? `<p>SessionEnd (${esc(t.sessionEndMarker.reason)}) at ${time(t.sessionEndMarker.at)}</p>`
     : '';
@@ -389,6 +404,7 @@ function turn(
   index: number,
   t: HistoryTimeline,
   calls: ReadonlyMap<string, HistoryToolCall>,
+  subagents: ReadonlyMap<string, HistoryTimeline> = new Map(),
 ): string {
   const byDispatch = new Map(t.dispatches.map((d) => [d.seq, d]));
   const items: string[] = [];
@@ -400,7 +416,7 @@ function turn(
     if (call) {
       if (!shown.has(call.toolUseId)) {
         shown.add(call.toolUseId);
-        items.push(toolCall(call, byDispatch));
+        items.push(toolCall(call, byDispatch, subagents));
       }
     } else {
       items.push(dispatch(d));
@@ -408,7 +424,7 @@ function turn(
   }
   for (const useId of prompt.toolCalls) {
     const call = calls.get(useId);
-    if (call && !shown.has(useId)) items.push(toolCall(call, byDispatch));
+    if (call && !shown.has(useId)) items.push(toolCall(call, byDispatch, subagents));
   }
   const status = prompt.status ?? 'running';
   return `<section class="turn" data-testid="turn"><h2>Turn ${index + 1} ${badge(status)} <small>${time(prompt.acceptedAt)}${
@@ -445,7 +461,11 @@ function callback(c: HistoryCallback): string {
   }</li>`;
 }
 
-function toolCall(call: HistoryToolCall, byDispatch: ReadonlyMap<number, HistoryDispatch>): string {
+function toolCall(
+  call: HistoryToolCall,
+  byDispatch: ReadonlyMap<number, HistoryDispatch>,
+  subagents: ReadonlyMap<string, HistoryTimeline>,
+): string {
   const p = call.permission;
   const ask = p?.ask;
   const permission = p
@@ -486,7 +506,7 @@ function toolCall(call: HistoryToolCall, byDispatch: ReadonlyMap<number, History
 <div class="line"><b>tool ${esc(call.toolName)}</b> <small>${esc(call.toolUseId)}</small></div>
 <details><summary>input</summary>${json(call.input ?? {})}</details>
 ${call.inputDiff ? `<div class="edit">ran with: ${diff(call.inputDiff)}</div>` : ''}
-${dispatches}${permission}${result}${subagentLine(call)}</div>`;
+${dispatches}${permission}${result}${subagentLine(call)}${subagentTurns(call, subagents)}</div>`;
 }
 
 /** A {@link ValueDiff} as removed and added lines. */

@@ -55,6 +55,30 @@ export async function readTimeline(
 }
 
 /**
+ * The timelines of the sub-agents `timeline`'s `Task` calls started, and of theirs down to
+ * `depthLeft` levels, by their session ids (each read from its history, as the page's own).
+ */
+export async function readSubagentTimelines(
+  ui: UiContext,
+  timeline: HistoryTimeline,
+  depthLeft: number,
+  into: Map<string, HistoryTimeline> = new Map(),
+): Promise<Map<string, HistoryTimeline>> {
+  if (depthLeft <= 0) return into;
+  const children = timeline.toolCalls.flatMap((call) =>
+    call.child && call.child.status !== 'not_started' ? [call.child] : [],
+  );
+  await Promise.all(
+    children.map(async (child) => {
+      const read = await readTimeline(ui, child.workflowId, child.sessionId);
+      into.set(child.sessionId, read);
+      await readSubagentTimelines(ui, read, depthLeft - 1, into);
+    }),
+  );
+  return into;
+}
+
+/**
  * The requests waiting for a person in a session and in the sub-agents it runs, as their
  * workers list them (each with the `sessionId` and `agentPath` of the session that asks).
  * @throws {HttpError} 503 when no worker answers.

@@ -10,7 +10,19 @@ import { answer } from './answer.js';
 import type { UiContext } from './context.js';
 import { HttpError, decodePart, redirect, send, unauthorized } from './http.js';
 import { sessionPage, type InboxEntry } from './pages.js';
-import { entriesOf, find, inbox, listPage, mayAsk, readTimeline, statusOf } from './reads.js';
+import {
+  entriesOf,
+  find,
+  inbox,
+  listPage,
+  mayAsk,
+  readSubagentTimelines,
+  readTimeline,
+  statusOf,
+} from './reads.js';
+
+/** How many levels of sub-agents a session page shows under its `Task` calls. */
+const SUBAGENT_PAGE_DEPTH = 4;
 
 /** Answer one request of the page. @throws {HttpError} what the page shows instead. */
 export async function handle(
@@ -103,6 +115,7 @@ async function session(
 ): Promise<void> {
   const found = await find(ui, target);
   const timeline = await readTimeline(ui, found.workflowId, found.sessionId);
+  const subagents = await readSubagentTimelines(ui, timeline, SUBAGENT_PAGE_DEPTH);
   const status = statusOf(timeline);
   const pending = mayAsk(status, timeline)
     ? await entriesOf(ui, found, timeline)
@@ -115,6 +128,7 @@ async function session(
       timeline,
       status,
       pending,
+      subagents,
       who: { fallback: ui.identity },
       ...(notice ? { notice } : {}),
     }),

@@ -5,7 +5,8 @@
  * under the call, two levels deep (a sub-agent that delegates in turn); the CLI runs as a child
  * process against the test run's server. The session page: the `Task` call links to its
  * sub-agent's page, which names its path and links back to its parent's. And
- * `session.timeline({ subagents: true })`: the sub-agents' dispatches in time order.
+ * `session.timeline({ subagents: true })`: the sub-agents' dispatches in time order. The
+ * session page shows each sub-agent's turns nested under its Task call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../../src/index.js';
@@ -155,6 +156,12 @@ describe('the session page of a session with sub-agents', () => {
           top,
         );
       expect(link, 'the Task call links its sub-agent').not.toBeNull();
+      // The sub-agents' turns nested under the Task calls, the helper's inside the lead's.
+      const nested = top.indexOf('data-testid="subagent-turns" data-path="main/lead"');
+      const deeper = top.indexOf('data-testid="subagent-turns" data-path="main/lead/helper"');
+      expect(nested).toBeGreaterThan(0);
+      expect(deeper).toBeGreaterThan(nested);
+      expect(top.slice(deeper)).toContain('helped');
       const lead = await page(link![1]!);
       expect(lead).toContain('sub-agent <b>main/lead</b> of session');
       expect(lead).toContain(`href="/sessions/${encodeURIComponent(session.id)}"`);
