@@ -50,6 +50,20 @@ async function runsOf(session: Session): Promise<string[]> {
   return runs.sort((a, b) => a.start - b.start).map((r) => r.runId);
 }
 
+/** How many `send` Updates the session's newest run has accepted so far. */
+async function acceptedSends(session: Session): Promise<number> {
+  const client = await rawClient();
+  try {
+    const history = await client.workflow.getHandle(session.workflowId).fetchHistory();
+    return (history.events ?? []).filter(
+      (e) =>
+        e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'send',
+    ).length;
+  } finally {
+    await client.connection.close();
+  }
+}
+
 /** How many `send` and `close` Updates one run of a session answered, and how the run ended. */
 async function runSummary(
   session: Session,
@@ -176,6 +190,8 @@ describe('continue-as-new in one process', () => {
   const counts = { start: 0, end: 0 };
   const seenByModel: Array<{ prompt: string; messages: number; first: string }> = [];
   let agent: Agent;
+  /** While set, the model step of the prompt `a` waits until it opens. */
+  let promptHold: Promise<void> | undefined;
   /** While set, a run's archive (before it continues as new) waits in the store until it opens. */
   let archiveHold: { entered: () => void; opened: Promise<void> } | undefined;
   const files = fileStore(payloadDir);
@@ -192,7 +208,8 @@ describe('continue-as-new in one process', () => {
 
   beforeAll(async () => {
     agent = await createAgent({
-      model: scriptedModel((request) => {
+      model: scriptedModel(async (request) => {
+        if (request.prompt === 'a' && promptHold) await promptHold;
         const user = request.messages.filter((m) => m.role === 'user');
         const first = user[0];
         const last = request.messages.at(-1);
@@ -301,8 +318,15 @@ describe('continue-as-new in one process', () => {
     const before = { ...counts };
     const session = await agent.createSession();
     // Three prompts at once: the rollover due after two waits until the queue is empty, so
-    // the first run answers all three, then continues as new.
-    const replies = await Promise.all(['a', 'bb', 'ccc'].map((p) => session.send(p)));
+    // the first run answers all three, then continues as new. The first waits in its model
+    // step until the run has taken all three (on a loaded machine a send can arrive late).
+    const hold = gate();
+    promptHold = hold.opened;
+    const sending = Promise.all(['a', 'bb', 'ccc'].map((p) => session.send(p)));
+    await waitFor(async () => (await acceptedSends(session)) === 3, 15_000, 'three sends taken');
+    hold.open();
+    promptHold = undefined;
+    const replies = await sending;
     expect(replies.map((r) => r.text())).toEqual(['echo:1', 'echo:2', 'echo:3']);
     await waitFor(async () => (await runsOf(session)).length >= 2, 15_000, 'the first rollover');
     const firstRun = await runSummary(session, (await runsOf(session))[0]!);
