@@ -24,7 +24,10 @@ import { sessionIdOf, sessionWorkflowId } from '../common/workflow-io.js';
 export const PENDING_TREE_DEPTH = 4;
 
 /** Runs one query of one session workflow; the caller bounds it. */
-type SessionQueryRunner = <T>(handle: WorkflowHandle, query: QueryDefinition<T, []>) => Promise<T>;
+export type SessionQueryRunner = <T>(
+  handle: WorkflowHandle,
+  query: QueryDefinition<T, []>,
+) => Promise<T>;
 
 /** Options of {@link pendingTree}. */
 interface PendingTreeOptions {
@@ -76,7 +79,7 @@ async function collect(
   const handle = read.workflows.getHandle(workflowId);
   const [requests, children] = await Promise.all([
     read.query(handle, Queries.pendingPermissions),
-    depthLeft > 0 ? childrenOf(read, handle) : Promise.resolve([]),
+    depthLeft > 0 ? childrenOf(handle, read.query) : Promise.resolve([]),
   ]);
   for (const request of requests) {
     read.found.push({ ...request, sessionId: at.sessionId, agentPath: at.agentPath });
@@ -94,10 +97,13 @@ async function collect(
   );
 }
 
-/** The session's sub-agents; none when its worker does not know the query. */
-async function childrenOf(read: TreeRead, handle: WorkflowHandle): Promise<ChildRunInfo[]> {
+/** The session's sub-agents (`children` query); none when its worker does not know the query. */
+export async function childrenOf(
+  handle: WorkflowHandle,
+  query: SessionQueryRunner,
+): Promise<ChildRunInfo[]> {
   try {
-    return await read.query(handle, Queries.children);
+    return await query(handle, Queries.children);
   } catch (error) {
     if (error instanceof QueryNotRegisteredError) return [];
     throw error;

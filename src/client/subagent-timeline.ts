@@ -5,13 +5,9 @@
  * @module
  */
 import type { WorkflowClient, WorkflowHandle } from '@temporalio/client';
-import type { QueryDefinition } from '@temporalio/common';
-import { QueryNotRegisteredError } from '@temporalio/client';
-import { Queries, type ChildRunInfo } from '../common/messages.js';
+import { Queries } from '../common/messages.js';
 import type { TimelineEntry } from '../common/workflow-io.js';
-
-/** Runs one query of one session workflow; the caller bounds it. */
-type SessionQueryRunner = <T>(handle: WorkflowHandle, query: QueryDefinition<T, []>) => Promise<T>;
+import { childrenOf, type SessionQueryRunner } from './pending-tree.js';
 
 /**
  * The dispatches of the sub-agents of the run `handle` (those it started and still lists:
@@ -54,16 +50,4 @@ export function mergeByStart(
   subagents: readonly TimelineEntry[],
 ): TimelineEntry[] {
   return [...session, ...subagents].sort((a, b) => a.startedAt - b.startedAt);
-}
-
-async function childrenOf(
-  handle: WorkflowHandle,
-  query: SessionQueryRunner,
-): Promise<ChildRunInfo[]> {
-  try {
-    return await query(handle, Queries.children);
-  } catch (error) {
-    if (error instanceof QueryNotRegisteredError) return [];
-    throw error;
-  }
 }
