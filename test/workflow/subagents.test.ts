@@ -52,6 +52,8 @@ interface Script {
   /** A model step's output; `agentPath` is `main` for the parent. */
   model: (agentPath: string, step: number, input: ModelStepInput) => Promise<ModelStepOutput>;
   permission?: CheckPermissionOutput;
+  /** `awaitHookSettled`: resolves when a callback that outlived its dispatch settles. */
+  settled?: Promise<void>;
 }
 
 /** What the stubs saw. */
@@ -109,11 +111,13 @@ async function withParent(
   body: (parent: ReturnType<typeof sessionHandle>) => Promise<void>,
 ): Promise<Seen> {
   const taskQueue = `subagents-test-${randomUUID()}`;
+  const cleanupQueue = `${taskQueue}/cleanup`;
   const seen: Seen = { dispatched: [] };
   const activities = {
     async dispatchHook(dispatch: DispatchHookInput) {
       seen.dispatched.push(dispatch);
-      return script.dispatch?.(dispatch) ?? completed();
+      const outcome = (await script.dispatch?.(dispatch)) ?? completed();
+      return outcome.status === 'timeout' ? { ...outcome, cleanupQueue } : outcome;
     },
     async modelStep(step: ModelStepInput): Promise<ModelStepOutput> {
       return script.model(step.lineage?.agentPath ?? 'main', step.step, step);
@@ -135,8 +139,21 @@ async function withParent(
       return undefined;
     },
   };
+  const settle = {
+    async awaitHookSettled(): Promise<'settled'> {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 200);
+      try {
+        await script.settled;
+      } finally {
+        clearInterval(beat);
+      }
+      return 'settled';
+    },
+  };
   const bundle = await workflowBundle();
   const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
+  const cleanup = await Worker.create({ connection, taskQueue: cleanupQueue, activities: settle });
   const sessionId = `parent-${randomUUID()}`;
   await client.workflow.start('sessionWorkflow', {
     taskQueue,
@@ -166,11 +183,13 @@ async function withParent(
       } satisfies SessionWorkflowInput,
     ],
   });
-  await worker.runUntil(async () => {
-    const parent = sessionHandle(sessionId);
-    await parent.handle.executeUpdate(Updates.ready);
-    await body(parent);
-  });
+  await worker.runUntil(
+    cleanup.runUntil(async () => {
+      const parent = sessionHandle(sessionId);
+      await parent.handle.executeUpdate(Updates.ready);
+      await body(parent);
+    }),
+  );
   return seen;
 }
 
@@ -774,5 +793,91 @@ describe('abort and close reach the sub-agents first', () => {
       },
     );
     expect(endsOf(seen)).toEqual(['main/researcher cancelled', 'main cancelled']);
+  });
+});
+
+describe('fail-closed holds inside a child', () => {
+  it("a child's callback that outlived its timeout refuses the child's next dispatch and holds its SessionEnd until it settles", async () => {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const bash = (toolUseId: string, command: string): ModelStepOutput => ({
+      text: '',
+      toolCalls: [{ toolUseId, toolName: 'Bash', input: { command } }],
+      finishReason: 'tool-calls',
+    });
+    let childSteps = 0;
+    const childEvents: HookEvent[] = [];
+    const seen = await withParent(
+      {
+        settled,
+        model: async (path, step) => {
+          if (path === 'main') return step === 0 ? taskCall(researcherTask) : answer('done');
+          childSteps = step + 1;
+          return [bash('b1', 'slow'), bash('b2', 'refused'), answer('child done')][step]!;
+        },
+        // The child's first PreToolUse outlives its budget; its callback is still running.
+        dispatch: (d) => {
+          if (d.lineage) childEvents.push(d.event);
+          return d.lineage && d.event === HookEvent.PreToolUse
+            ? ({
+                status: 'timeout',
+                callbackCount: 1,
+                durationMs: 100,
+                settled: false,
+                cleanupQueue: '',
+                dispatchId: 'child-d-1',
+              } as HookDispatchOutcome)
+            : completed();
+        },
+      },
+      {
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [
+            subagent('researcher', {
+              hookCounts: {
+                [HookEvent.SessionStart]: 1,
+                [HookEvent.SessionEnd]: 1,
+                [HookEvent.PreToolUse]: 1,
+              },
+            }),
+            subagent('writer'),
+          ],
+        },
+      },
+      async (parent) => {
+        const sent = parent.send('go');
+        const child = client.workflow.getHandle(`session-${parent.sessionId}/0-t1`);
+        // A failed assertion must still let the callback settle, or the worker never stops.
+        try {
+          // The child's prompt is over; its end waits on the callback still cleaning up.
+          await waitFor(
+            async () =>
+              childSteps === 3 && (await child.query(Queries.describe)).status === 'closing',
+            30_000,
+            "the child's prompt over and its end waiting",
+          );
+          expect(await child.query(Queries.describe)).toMatchObject({ pendingCleanups: 1 });
+          expect(childEvents).not.toContain(HookEvent.SessionEnd);
+          // The second Bash call's PreToolUse was refused without running: an error result.
+          const conversation: ConversationMessage[] = await child.query(Queries.conversation);
+          const results = conversation.flatMap((m) => (m.role === 'tool' ? m.results : []));
+          expect(results).toHaveLength(2);
+          expect(results[1]).toMatchObject({ toolUseId: 'b2', status: 'error' });
+          expect(JSON.stringify(results[1])).toContain('still cleaning up');
+        } finally {
+          settle();
+        }
+        expect(await sent).toMatchObject({ status: 'completed', text: 'done' });
+      },
+    );
+    // One PreToolUse ran in the child (the refused one ran nothing), then SessionEnd once.
+    expect(eventsOf(seen, 'main/researcher')).toEqual([
+      HookEvent.SessionStart,
+      HookEvent.PreToolUse,
+      HookEvent.SessionEnd,
+    ]);
   });
 });
