@@ -19,9 +19,9 @@
  *    process (`createAgentClient`) that sends the prompt, finds the writer's `Write` ask (the
  *    default preset asks a person) in the parent's `pendingPermissions()` with path
  *    `main/writer`, and approves it through the parent's handle. Checked: the send completed
- *    with the text the sub-agent's result gives, `notes.md` was written once in the
- *    workspace, the hook saw `main` and `main/writer` once each, and the worker stopped
- *    cleanly when its stdin closed.
+ *    with the text the sub-agent's result gives, `notes.md` (with the writer's content) is
+ *    the workspace's only file and the hook saw one `Write`, the hook saw `main` and
+ *    `main/writer` once each, and the worker stopped cleanly when its stdin closed.
  * 5. The installed package's cluster command runs (`npx tsx
  *    node_modules/durable-agent-sdk/scripts/cluster.ts`): the tarball ships the `deploy/`
  *    files it reads, as in the repo; `certs` makes a CA; and when this clone has built the
@@ -164,7 +164,7 @@ import { scriptedModel, toolCall } from 'durable-agent-sdk/testing';
 
 // Both processes get the same folder and task queue from the environment.
 const dir = process.env.PACK_SUBAGENT_DIR!;
-export const workspace = join(dir, 'workspace');
+const workspace = join(dir, 'workspace');
 const hookLog = join(dir, 'hook.log');
 
 export const definition: AgentOptions = {
@@ -395,8 +395,9 @@ async function runSubagentApp(
       `two processes of the installed package: a worker (createAgentWorker, ready in ${workerMs} ms) ` +
       `and a client (createAgentClient, ${clientMs} ms; ${JSON.stringify(seen.ms)}); the top session's Task started the ` +
       `sub-agent writer, whose Write ask the parent's pendingPermissions() listed as main/writer ` +
-      `and the parent's approve() answered; notes.md was written once, the inherited PreToolUse ` +
-      `hook saw main and main/writer, the send completed ('${expectedText}')`;
+      `and the parent's approve() answered; notes.md, the workspace's only file, has the writer's ` +
+      `content, the inherited PreToolUse hook saw main (Task) and main/writer (Write) once ` +
+      `each, the send completed ('${expectedText}')`;
   } finally {
     worker.stdin.end();
     await Promise.race([exited, sleep(10_000)]);
