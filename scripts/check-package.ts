@@ -11,7 +11,18 @@
  *    `package`, the path is the installed file) and runs the tool in a session; and the
  *    `durable-agent-sdk/codec-server` subpath encodes and decodes a payload over HTTP, and the
  *    `durable-agent-sdk/ui` subpath serves the session list behind its token.
- * 4. The installed package's cluster command runs (`npx tsx
+ * 4. Sub-agents across two processes of the installed package, as a user splits an app: a
+ *    definition file both import (`subagent-agent.ts`: a top session that delegates through
+ *    `Task` to the sub-agent `writer`, with `scriptedModel` keyed on `request.agentPath`, and
+ *    a PreToolUse hook, inherited by the sub-agent, that logs each call's `agentPath`),
+ *    type-checked with the first agent; a worker process (`createAgentWorker`), then a client
+ *    process (`createAgentClient`) that sends the prompt, finds the writer's `Write` ask (the
+ *    default preset asks a person) in the parent's `pendingPermissions()` with path
+ *    `main/writer`, and approves it through the parent's handle. Checked: the send completed
+ *    with the text the sub-agent's result gives, `notes.md` (with the writer's content) is
+ *    the workspace's only file and the hook saw one `Write`, the hook saw `main` and
+ *    `main/writer` once each, and the worker stopped cleanly when its stdin closed.
+ * 5. The installed package's cluster command runs (`npx tsx
  *    node_modules/durable-agent-sdk/scripts/cluster.ts`): the tarball ships the `deploy/`
  *    files it reads, as in the repo; `certs` makes a CA; and when this clone has built the
  *    cluster's binaries (`npx tsx scripts/cluster.ts build`) and PostgreSQL is installed, `start`
@@ -25,20 +36,23 @@
  * failed check; `--keep` leaves the temporary folder for a look.
  */
 import { packBuild } from './pack-build.js';
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  readdirSync,
   realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import {
   WORKFLOW_BUNDLE_FILE,
@@ -57,6 +71,7 @@ import {
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(repo, 'dist');
 const keep = process.argv.includes('--keep');
+const execFileAsync = promisify(execFile);
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /** What a new user writes first: an agent with a custom tool, on a running server. */
@@ -135,6 +150,112 @@ console.log(
 );
 `;
 
+/**
+ * The sub-agent app, as a user splits it: one definition file both processes import (the
+ * fingerprint includes the hook sources, so the worker and the client must share it), a
+ * worker process and a client process. The top session delegates through `Task` to `writer`,
+ * whose `Write` asks a person (the default preset); the PreToolUse hook, which the sub-agent
+ * inherits, appends each call's `agentPath` and tool to `hook.log`.
+ */
+const SUBAGENT_AGENT = `import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HookEvent, type AgentOptions } from 'durable-agent-sdk';
+import { scriptedModel, toolCall } from 'durable-agent-sdk/testing';
+
+// Both processes get the same folder and task queue from the environment.
+const dir = process.env.PACK_SUBAGENT_DIR!;
+const workspace = join(dir, 'workspace');
+const hookLog = join(dir, 'hook.log');
+
+export const definition: AgentOptions = {
+  name: 'pack-check-subagents',
+  model: scriptedModel((request) => {
+    const last = request.messages.at(-1);
+    if (request.agentPath === 'main/writer') {
+      if (last?.role !== 'tool') return toolCall('Write', { file_path: 'notes.md', content: 'from the writer' });
+      return \`writer got: \${String(last.results[0]?.status)}\`;
+    }
+    if (last?.role === 'tool') return \`parent got: \${String(last.results[0]?.model)}\`;
+    return toolCall('Task', { description: 'write the notes', prompt: 'Write notes.md', subagent_type: 'writer' });
+  }),
+  workspaceRoots: [workspace],
+  advanced: {
+    hooks: {
+      [HookEvent.PreToolUse]: [
+        async (input) => {
+          appendFileSync(hookLog, \`\${input.agentPath ?? 'main'} \${input.toolName}\\n\`);
+          return { action: 'continue' };
+        },
+      ],
+    },
+    subagents: {
+      agents: { writer: { description: 'Writes notes', prompt: 'You write.', tools: ['Write'] } },
+    },
+    temporal: { address: process.env.TEMPORAL_ADDRESS!, taskQueue: process.env.PACK_SUBAGENT_QUEUE! },
+  },
+};
+`;
+
+/** The worker process: prints `ready` once it polls, stops when its stdin closes. */
+const SUBAGENT_WORKER = `import { createAgentWorker } from 'durable-agent-sdk';
+import { definition } from './subagent-agent.js';
+
+const worker = await createAgentWorker(definition);
+console.log(\`ready \${JSON.stringify({ taskQueue: worker.taskQueue, version: worker.version })}\`);
+for await (const _ of process.stdin);
+await worker.shutdown();
+`;
+
+/**
+ * The client process: starts a session, sends the prompt, waits for the sub-agent's ask in
+ * the parent's pendingPermissions(), approves it through the parent's handle, and prints
+ * what it saw as one JSON line.
+ */
+const SUBAGENT_CLIENT = `import { createAgentClient, type PendingPermission } from 'durable-agent-sdk';
+import { definition } from './subagent-agent.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ms: Record<string, number> = {};
+let last = performance.now();
+const lap = (name: string) => {
+  ms[name] = Math.round(performance.now() - last);
+  last = performance.now();
+};
+const client = await createAgentClient(definition);
+lap('createAgentClient');
+const session = await client.createSession();
+lap('createSession');
+const call = session.send('write the notes');
+let pending: PendingPermission[] = [];
+for (const waitUntil = Date.now() + 20_000; Date.now() < waitUntil; await sleep(100)) {
+  if ((pending = await session.pendingPermissions()).length > 0) break;
+}
+lap('ask');
+const asks = pending.map(({ toolName, agentPath, sessionId, requestId }) => ({ toolName, agentPath, sessionId, requestId }));
+// Approve only the ask expected; anything else is reported, and the send is given up on.
+const expected = pending.length === 1 && pending[0]!.agentPath === 'main/writer' && pending[0]!.toolName === 'Write';
+if (expected) await session.approve(pending[0]!.requestId);
+let timer: ReturnType<typeof setTimeout> | undefined;
+const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), expected ? 30_000 : 2_000)));
+const response = await Promise.race([call, timedOut]);
+clearTimeout(timer);
+lap('send');
+const pendingAfter = (await session.pendingPermissions()).length;
+await session.close();
+await client.close();
+lap('close');
+console.log(
+  JSON.stringify({
+    ms,
+    sessionId: session.id,
+    asks,
+    approved: expected,
+    pendingAfter,
+    send: response ? { status: response.status, text: response.text() } : 'no answer in time',
+  }),
+);
+`;
+
 function fail(message: string): never {
   console.error(`check-package: FAILED: ${message}`);
   process.exit(1);
@@ -156,6 +277,141 @@ function run(command: string, args: string[], cwd: string): string {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+}
+
+/**
+ * Step 4: the sub-agent app's worker process, then its client process, against `address`;
+ * the folder `dir` holds the workspace and the hook's log. Returns what was wrong, or
+ * undefined (after its `ok` line). The worker is stopped before it returns.
+ */
+async function runSubagentApp(
+  app: string,
+  dir: string,
+  address: string,
+): Promise<string | undefined> {
+  const env = {
+    ...process.env,
+    TEMPORAL_ADDRESS: address,
+    DURABLE_AGENT_WORKFLOW_BUNDLE: '',
+    PACK_SUBAGENT_DIR: dir,
+    PACK_SUBAGENT_QUEUE: `pack-check-subagents-${randomUUID()}`,
+  };
+  const started = performance.now();
+  const worker = spawn(process.execPath, [join(app, 'out', 'subagent-worker.js')], {
+    cwd: app,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let workerOutput = '';
+  worker.stdout.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+  worker.stderr.on('data', (chunk: Buffer) => (workerOutput += chunk.toString()));
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((resolve) =>
+    worker.on('exit', (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+      resolve();
+    }),
+  );
+  const withWorker = (message: string) =>
+    `${message}\n--- the worker process's output ---\n${workerOutput.trim()}`;
+  let failure: string | undefined;
+  let done = '';
+  try {
+    for (const waitUntil = Date.now() + 30_000; ; await sleep(50)) {
+      if (/^ready /m.test(workerOutput)) break;
+      if (exitCode !== undefined || Date.now() > waitUntil) {
+        return (failure = withWorker(
+          `the worker process (createAgentWorker) ${exitCode !== undefined ? `exited (${exitCode})` : 'did not print ready within 30 s'}`,
+        ));
+      }
+    }
+    const workerMs = Math.round(performance.now() - started);
+    const clientStarted = performance.now();
+    let printed: string;
+    try {
+      printed = (
+        await execFileAsync(process.execPath, [join(app, 'out', 'subagent-client.js')], {
+          cwd: app,
+          env,
+          encoding: 'utf8',
+          timeout: 90_000,
+        })
+      ).stdout;
+    } catch (error) {
+      const e = error as { stderr?: string; stdout?: string; message: string };
+      return (failure = withWorker(
+        `the client process (createAgentClient) failed: ${(e.stderr || e.stdout || e.message).trim()}`,
+      ));
+    }
+    const clientMs = Math.round(performance.now() - clientStarted);
+    const seen = JSON.parse(printed.trim().split('\n').at(-1) ?? '{}') as {
+      sessionId: string;
+      asks: { toolName: string; agentPath?: string; sessionId?: string; requestId: string }[];
+      approved: boolean;
+      pendingAfter: number;
+      send: { status: string; text: string } | string;
+      ms: Record<string, number>;
+    };
+    const [ask] = seen.asks;
+    const expectedText = 'parent got: writer got: success';
+    const workspace = join(dir, 'workspace');
+    const files = readdirSync(workspace);
+    const notes = files.includes('notes.md')
+      ? readFileSync(join(workspace, 'notes.md'), 'utf8')
+      : undefined;
+    const hookLog = join(dir, 'hook.log');
+    const hookLines = existsSync(hookLog) ? readFileSync(hookLog, 'utf8').trim().split('\n') : [];
+    if (
+      seen.asks.length !== 1 ||
+      ask?.toolName !== 'Write' ||
+      ask.agentPath !== 'main/writer' ||
+      !ask.sessionId?.startsWith(`${seen.sessionId}/`) ||
+      !ask.requestId.startsWith(`${ask.sessionId}#`)
+    ) {
+      failure =
+        `the parent's pendingPermissions() did not list the sub-agent's Write ask once, with ` +
+        `path main/writer and a child session of ${seen.sessionId}: ${JSON.stringify(seen.asks)}`;
+    } else if (
+      typeof seen.send === 'string' ||
+      seen.send.status !== 'completed' ||
+      seen.send.text !== expectedText
+    ) {
+      failure =
+        `after the approval through the parent's handle, the send did not complete with ` +
+        `'${expectedText}': ${JSON.stringify(seen.send)}`;
+    } else if (seen.pendingAfter !== 0) {
+      failure = `the parent's pendingPermissions() still lists ${seen.pendingAfter} ask(s) after the send completed`;
+    } else if (files.join() !== 'notes.md' || notes !== 'from the writer') {
+      failure =
+        `the sub-agent's approved Write did not write notes.md once in the workspace: files ` +
+        `${JSON.stringify(files)}, notes.md ${JSON.stringify(notes)}`;
+    } else if (hookLines.join('|') !== 'main Task|main/writer Write') {
+      failure =
+        `the PreToolUse hook did not see the calls of main (Task) and main/writer (Write), ` +
+        `once each: it saw ${JSON.stringify(hookLines)}`;
+    }
+    if (failure) return (failure = withWorker(failure));
+    done =
+      `two processes of the installed package: a worker (createAgentWorker, ready in ${workerMs} ms) ` +
+      `and a client (createAgentClient, ${clientMs} ms; ${JSON.stringify(seen.ms)}); the top session's Task started the ` +
+      `sub-agent writer, whose Write ask the parent's pendingPermissions() listed as main/writer ` +
+      `and the parent's approve() answered; notes.md, the workspace's only file, has the writer's ` +
+      `content, the inherited PreToolUse hook saw main (Task) and main/writer (Write) once ` +
+      `each, the send completed ('${expectedText}')`;
+  } finally {
+    worker.stdin.end();
+    await Promise.race([exited, sleep(10_000)]);
+    if (exitCode === undefined) {
+      worker.kill('SIGKILL');
+      if (!failure)
+        failure = withWorker('the worker process did not stop within 10 s of its stdin closing');
+    } else if (exitCode !== 0 && !failure) {
+      failure = withWorker(`the worker process exited ${exitCode} when its stdin closed`);
+    }
+  }
+  if (failure) return failure;
+  ok(done);
+  return undefined;
 }
 
 // 1. The build's bundle is the sources' bundle.
@@ -215,6 +471,9 @@ try {
   );
 
   writeFileSync(join(app, 'first-agent.ts'), FIRST_AGENT);
+  writeFileSync(join(app, 'subagent-agent.ts'), SUBAGENT_AGENT);
+  writeFileSync(join(app, 'subagent-worker.ts'), SUBAGENT_WORKER);
+  writeFileSync(join(app, 'subagent-client.ts'), SUBAGENT_CLIENT);
   writeFileSync(
     join(app, 'tsconfig.json'),
     JSON.stringify({
@@ -229,12 +488,22 @@ try {
         types: ['node'],
         outDir: 'out',
       },
-      files: ['first-agent.ts'],
+      files: ['first-agent.ts', 'subagent-agent.ts', 'subagent-worker.ts', 'subagent-client.ts'],
     }),
   );
   // The repo's TypeScript, on the app's files: the app's zod must fit defineTool's types.
-  run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
-  ok('first-agent.ts (defineTool with the app’s own zod) type-checks against the package');
+  try {
+    run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app);
+  } catch (error) {
+    const e = error as { stdout?: string; message: string };
+    fail(
+      `the app's files do not type-check against the package:\n${(e.stdout || e.message).trim()}`,
+    );
+  }
+  ok(
+    'first-agent.ts (defineTool with the app’s own zod) and the sub-agent app ' +
+      '(subagent-agent.ts, subagent-worker.ts, subagent-client.ts) type-check against the package',
+  );
 
   let address = process.env.TEMPORAL_ADDRESS;
   if (!address) {
@@ -291,7 +560,14 @@ try {
       'durable-agent-sdk/ui listed the session behind its token (401 without)',
   );
 
-  // 4. The cluster command of the installed package.
+  // 4. Sub-agents across two processes of the installed package: a worker, and a client that
+  // answers the sub-agent's ask through the parent's handle.
+  const subagentDir = join(tmp, 'subagents');
+  mkdirSync(join(subagentDir, 'workspace'), { recursive: true });
+  const subagentFailure = await runSubagentApp(app, subagentDir, address);
+  if (subagentFailure) fail(`sub-agents: ${subagentFailure}`);
+
+  // 5. The cluster command of the installed package.
   for (const file of [SERVER_CONFIG_FILE, DYNAMIC_CONFIG_FILE, SCHEMA_SETUP_SCRIPT]) {
     const shipped = join(installed, relative(repo, file));
     if (!existsSync(shipped)) fail(`${packed} has no ${relative(repo, file)}`);
