@@ -16,6 +16,7 @@ import { sessionListStatus } from '../client/session-status.js';
 import { isCallTimeout, isNoPollerError } from '../temporal/query.js';
 import { decodeHistoryPayloads, storedPayloadEventIds } from '../history/decode.js';
 import { findSessionWorkflow, type FoundSession } from '../history/files.js';
+import { walkSubagentTree } from '../history/subagent-tree.js';
 import { timelineFromHistory } from '../history/timeline.js';
 import type { HistoryTimeline } from '../history/timeline-types.js';
 import type { UiContext } from './context.js';
@@ -62,19 +63,15 @@ export async function readSubagentTimelines(
   ui: UiContext,
   timeline: HistoryTimeline,
   depthLeft: number,
-  into: Map<string, HistoryTimeline> = new Map(),
 ): Promise<Map<string, HistoryTimeline>> {
-  if (depthLeft <= 0) return into;
-  const children = timeline.toolCalls.flatMap((call) =>
-    call.child && call.child.status !== 'not_started' ? [call.child] : [],
-  );
-  await Promise.all(
-    children.map(async (child) => {
-      const read = await readTimeline(ui, child.workflowId, child.sessionId);
+  const into = new Map<string, HistoryTimeline>();
+  await walkSubagentTree(timeline, depthLeft, {
+    read: (child) => readTimeline(ui, child.workflowId, child.sessionId),
+    visit: (_parent, _call, child, read) => {
       into.set(child.sessionId, read);
-      await readSubagentTimelines(ui, read, depthLeft - 1, into);
-    }),
-  );
+    },
+    concurrent: true,
+  });
   return into;
 }
 

@@ -8,6 +8,7 @@
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { storedPayloadEventIds } from '../../history/decode.js';
+import { walkSubagentTree } from '../../history/subagent-tree.js';
 import { timelineFromHistory } from '../../history/timeline.js';
 import type { HistoryTimeline } from '../../history/timeline-types.js';
 import { CliError, oneLine } from '../cli-error.js';
@@ -68,23 +69,23 @@ async function addSubagents(
   timeline: InspectedTimeline,
   depthLeft: number,
 ): Promise<void> {
-  if (depthLeft <= 0) return;
-  for (const call of timeline.toolCalls) {
-    const child = call.child;
-    if (!child?.workflowId || child.status === 'not_started') continue;
-    let history: History;
-    try {
-      history = await client.workflow.getHandle(child.workflowId).fetchHistory();
-    } catch (error) {
-      if (isDeadline(error, args)) {
-        throw serverTimeout(args, `reading the history of sub-agent ${child.agentPath}`, error);
+  await walkSubagentTree<InspectedTimeline>(timeline, depthLeft, {
+    read: async (child) => {
+      let history: History;
+      try {
+        history = await client.workflow.getHandle(child.workflowId).fetchHistory();
+      } catch (error) {
+        if (isDeadline(error, args)) {
+          throw serverTimeout(args, `reading the history of sub-agent ${child.agentPath}`, error);
+        }
+        throw serverError(error, args);
       }
-      throw serverError(error, args);
-    }
-    const childTimeline: InspectedTimeline = await timelineOf(history, args, child.sessionId);
-    await addSubagents(client, args, childTimeline, depthLeft - 1);
-    (timeline.subagents ??= {})[call.toolUseId] = childTimeline;
-  }
+      return timelineOf(history, args, child.sessionId);
+    },
+    visit: (parent, call, _child, childTimeline) => {
+      (parent.subagents ??= {})[call.toolUseId] = childTimeline;
+    },
+  });
 }
 
 /** The text view: the session's, then each sub-agent's indented under its parent. */
