@@ -6,39 +6,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { QueryDefinition, UpdateDefinition } from '@temporalio/common';
-import { ConfigError, SessionClosedError, serializeError } from '../common/errors.js';
-import { promptProblem } from '../common/hook-rules.js';
+import type { UpdateDefinition } from '@temporalio/common';
+import { ConfigError, SessionClosedError } from '../common/errors.js';
 import {
-  Queries,
   Updates,
-  type AbortRequest,
-  type PermissionDecisionRequest,
   type CloseResult,
-  type SendRequest,
-  type SendResult,
   type SessionDescription,
-  type SessionTermination as Termination,
   type UpgradeAnswer,
 } from '../common/messages.js';
-import type {
-  SessionWorkflowResult,
-  RunArchive,
-  RunArchiveBody,
-  TimelineEntry,
-} from '../common/workflow-io.js';
+import type { TimelineEntry } from '../common/workflow-io.js';
 import { upgradeSession } from './upgrade.js';
 import type { ConversationMessage } from '../common/conversation.js';
-import { isPlainObject, type JsonObject } from '../common/json.js';
+import type { JsonObject } from '../common/json.js';
 import type { PendingPermission } from '../common/permission.js';
 import type { Prompt } from '../common/types.js';
-import { queryWithDeadline } from '../temporal/query.js';
-import { ROOT_AGENT_PATH } from '../common/subagents.js';
-import { PENDING_TREE_DEPTH, pendingTree, routeOfRequest } from './pending-tree.js';
-import { mergeByStart, subagentTimelines } from './subagent-timeline.js';
-import { readConversation } from '../temporal/conversation-reader.js';
 import type { PayloadStore } from '../payloads/store.js';
-import { rememberAbortReason } from '../definition/registry.js';
 import type { ClientCalls } from './client-calls.js';
 import type { StreamTransport } from '../stream/transport.js';
 import type { StreamedEvent } from '../stream/events.js';
@@ -52,12 +34,16 @@ import {
 } from '../stream/send-call.js';
 import { SpanAttributes } from '../tracing/spans.js';
 import type { SpanAttributeValues, SpanRunner } from '../tracing/options.js';
+import type { SendOptions, SendResponse } from './send-response.js';
+import { approveRequest, denyRequest, pendingPermissionsOf } from './session-permissions.js';
 import {
-  abortedBeforeStart,
-  checkPromptSize,
-  type SendOptions,
-  SendResponse,
-} from './send-response.js';
+  describeSession,
+  readPayloadText,
+  sessionConversation,
+  sessionTimeline,
+  type SessionRef,
+} from './session-reads.js';
+import { abortPrompt, sendPrompt } from './session-send.js';
 import {
   sessionTermination,
   sessionUpdate,
@@ -70,8 +56,8 @@ export class Session {
   /** The session's id. */
   readonly id: string;
   readonly #handle: WorkflowHandle;
-  readonly #payloadStore: PayloadStore | undefined;
-  readonly #calls: ClientCalls | undefined;
+  /** What the helper modules read and update the session through. */
+  readonly #ref: SessionRef;
   readonly #onClosed: (() => void) | undefined;
   readonly #streams: StreamTransport | undefined;
   readonly #spans: SpanRunner | undefined;
@@ -88,8 +74,7 @@ export class Session {
   ) {
     this.id = id;
     this.#handle = handle;
-    this.#payloadStore = payloadStore;
-    this.#calls = calls;
+    this.#ref = { sessionId: id, handle, calls, payloadStore };
     this.#onClosed = onClosed;
     this.#streams = streams;
     this.#spans = spans;
@@ -137,7 +122,7 @@ export class Session {
       { [SpanAttributes.requestId]: requestId },
       async (annotate) => {
         try {
-          const sent = await this.#send(prompt, options, requestId);
+          const sent = await sendPrompt(this.#ref, prompt, options, requestId);
           annotate({
             [SpanAttributes.sendStatus]: sent.result.status,
             [SpanAttributes.sendToolCalls]: sent.result.toolCalls.length,
@@ -190,47 +175,6 @@ export class Session {
     return readStream(streams, { sessionId: this.id, requestId }, options);
   }
 
-  async #send(
-    prompt: Prompt,
-    options: SendOptions,
-    requestId: string,
-  ): Promise<{ response: SendResponse; result: SendResult }> {
-    const { signal } = options;
-    const problem = promptProblem(prompt);
-    if (problem) throw new TypeError(`send(): ${problem}`);
-    checkPromptSize(prompt);
-    // §4.3: a signal already aborted fails at once with the caller's own reason; nothing runs.
-    if (signal?.aborted) throw signal.reason;
-    // Call order: wait until this client's earlier sends to the session were accepted.
-    const handOn = this.#calls
-      ? await this.#calls.sendTurn(this.workflowId, signal)
-      : () => undefined;
-    // The signal aborts this request only, whether it runs or still waits in the queue.
-    let issued = false;
-    const onAbort = () => {
-      if (issued) void this.#abortRequest(signal?.reason, requestId).catch(() => undefined);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const request: SendRequest = { requestId, prompt };
-      // Aborted before the workflow accepted it (while waiting for its turn, or while the run
-      // was continuing as new): nothing ran.
-      const abortedEarly = (): SendResult | undefined => abortedBeforeStart(requestId, signal);
-      const early = abortedEarly();
-      if (early) return { response: new SendResponse(early), result: early };
-      issued = true;
-      const result = await this.#update(Updates.send, [request], {
-        updateId: requestId,
-        whileRollingOver: abortedEarly,
-        onAccepted: handOn,
-      });
-      return { response: new SendResponse(result), result };
-    } finally {
-      handOn();
-      signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
   /**
    * Abort the prompt running now: its hook callback's `abortSignal` fires with `reason`, its
    * model step or tool is cancelled, and its `send()` resolves with status `aborted`. The
@@ -243,30 +187,7 @@ export class Session {
    *   ran, or the prompt finished before the abort reached it).
    */
   async abort(reason?: unknown): Promise<boolean> {
-    return this.#abortRequest(reason, undefined);
-  }
-
-  async #abortRequest(reason: unknown, requestId: string | undefined): Promise<boolean> {
-    const given = reason ?? abortError();
-    const abortId = randomUUID();
-    rememberAbortReason(abortId, given);
-    const request: AbortRequest = {
-      abortId,
-      reason: serializeError(given),
-      ...(requestId !== undefined ? { requestId } : {}),
-    };
-    // The sends this client issued before reach the workflow first (an abort() right after a
-    // send() stops that send): the abort takes a turn among them, once they were accepted,
-    // and sends issued after it wait until it has answered.
-    const handOn = this.#calls ? await this.#calls.sendTurn(this.workflowId) : () => undefined;
-    try {
-      const { aborted } = await this.#update(Updates.abort, [request], {
-        updateId: abortId,
-      });
-      return aborted;
-    } finally {
-      handOn();
-    }
+    return abortPrompt(this.#ref, reason, undefined);
   }
 
   /**
@@ -291,18 +212,13 @@ export class Session {
         result = await this.#update(Updates.close, []);
       } catch (error) {
         if (!(error instanceof SessionClosedError)) throw error;
-        const terminated = await this.#termination();
+        const terminated = await sessionTermination(this.#handle);
         result = { closedNow: false, sessionEndRan: false, ...(terminated ? { terminated } : {}) };
       }
       // Closed: this process's session hooks and permission function are not needed again.
       this.#onClosed?.();
       return result;
     });
-  }
-
-  /** How the session was terminated, when it was (its newest run ended as TERMINATED). */
-  #termination(): Promise<Termination | undefined> {
-    return sessionTermination(this.#handle);
   }
 
   /**
@@ -377,7 +293,7 @@ export class Session {
       );
     } catch (error) {
       if (error instanceof ConfigError || error instanceof SessionClosedError) throw error;
-      throw this.#toSdkError(error);
+      throw toSdkError(error, this.id);
     }
   }
 
@@ -391,13 +307,7 @@ export class Session {
    *   agent can list them).
    */
   async pendingPermissions(): Promise<PendingPermission[]> {
-    const description = await this.#describeExecution();
-    if (description.status.name !== 'RUNNING') return [];
-    const path = description.memo?.agentPath;
-    return pendingTree(this.#handle.client, this.#handle.workflowId, PENDING_TREE_DEPTH, {
-      root: { sessionId: this.id, agentPath: typeof path === 'string' ? path : ROOT_AGENT_PATH },
-      query: (handle, query) => queryWithDeadline(handle, query),
-    });
+    return pendingPermissionsOf(this.#ref);
   }
 
   /**
@@ -414,23 +324,7 @@ export class Session {
    *   is one), before anything is sent.
    */
   async approve(requestId: string, options: { updatedInput?: JsonObject } = {}): Promise<void> {
-    const edited: unknown = options.updatedInput;
-    if (edited !== undefined && !isPlainObject(edited)) {
-      throw new TypeError(
-        `approve: updatedInput must be a plain object (the tool's input), got ${
-          Array.isArray(edited) ? 'an array' : edited === null ? 'null' : typeof edited
-        }`,
-      );
-    }
-    const request: PermissionDecisionRequest = {
-      requestId,
-      answer: {
-        behavior: 'allow',
-        ...(options.updatedInput ? { updatedInput: options.updatedInput } : {}),
-      },
-      ...this.#answerIdentity(),
-    };
-    await this.#decide(request);
+    await approveRequest(this.#ref, requestId, options);
   }
 
   /**
@@ -447,44 +341,7 @@ export class Session {
     requestId: string,
     options: { message?: string; interrupt?: boolean } = {},
   ): Promise<void> {
-    const request: PermissionDecisionRequest = {
-      requestId,
-      answer: {
-        behavior: 'deny',
-        ...(options.message !== undefined ? { message: options.message } : {}),
-        ...(options.interrupt ? { interrupt: true } : {}),
-      },
-      ...this.#answerIdentity(),
-    };
-    await this.#decide(request);
-  }
-
-  /**
-   * Send a person's answer to the session that asked: this one, or the sub-agent whose
-   * request id it is ({@link routeOfRequest}). The same answer retried runs once; a
-   * different answer to the same request is refused.
-   */
-  async #decide(request: PermissionDecisionRequest): Promise<void> {
-    const route = routeOfRequest(this.id, request.requestId);
-    const target = route
-      ? {
-          sessionId: route.sessionId,
-          handle: this.#handle.client.getHandle(route.workflowId),
-          calls: this.#calls,
-        }
-      : { sessionId: this.id, handle: this.#handle, calls: this.#calls };
-    await sessionUpdate(target, Updates.decidePermission, [request], {
-      updateId: `decide-${request.requestId}-${answerKey(request.answer)}`,
-    });
-  }
-
-  /**
-   * Who answers a permission request: this client's identity (the one Temporal records with
-   * the Update), for the `permission-decided` event of the send's stream.
-   */
-  #answerIdentity(): { identity?: string } {
-    const identity = this.#handle.client.options.identity;
-    return typeof identity === 'string' && identity !== '' ? { identity } : {};
+    await denyRequest(this.#ref, requestId, options);
   }
 
   /**
@@ -494,10 +351,7 @@ export class Session {
    * @throws {PayloadNotFoundError} when an earlier run's archive is not in this process's store.
    */
   async conversation(): Promise<ConversationMessage[]> {
-    const run = await this.#currentRun();
-    const archived = await this.#readArchives(run.archives);
-    const current = await readConversation(run.handle, Queries.transcriptPage);
-    return [...archived.flatMap((r) => r.messages), ...current];
+    return sessionConversation(this.#ref);
   }
 
   /**
@@ -510,18 +364,7 @@ export class Session {
    *   sub-agent is a query its worker answers. @default false
    */
   async timeline(options: { subagents?: boolean } = {}): Promise<TimelineEntry[]> {
-    const run = await this.#currentRun();
-    const archived = await this.#readArchives(run.archives);
-    // A sub-agent's result carries no timeline (it stays in its history): ask the closed run.
-    const kept = run.result?.task ? undefined : run.result?.timeline;
-    const current = kept ?? (await queryWithDeadline(run.handle, Queries.timeline));
-    const own = [...archived.flatMap((r) => r.timeline), ...current];
-    if (!options.subagents) return own;
-    const query = <T>(handle: WorkflowHandle, definition: QueryDefinition<T, []>) =>
-      queryWithDeadline(handle, definition);
-    const workflows = this.#handle.client;
-    const below = await subagentTimelines(workflows, run.handle, PENDING_TREE_DEPTH, query);
-    return mergeByStart(own, below);
+    return sessionTimeline(this.#ref, options);
   }
 
   /**
@@ -532,49 +375,7 @@ export class Session {
    * @throws {ConfigError} when this handle has no payload store (a CLI handle).
    */
   async readPayload(ref: string): Promise<string> {
-    if (!this.#payloadStore) throw new ConfigError('readPayload: this handle has no payload store');
-    return Buffer.from(await this.#payloadStore.get(ref)).toString('utf8');
-  }
-
-  /**
-   * The session's newest run, pinned by run id so that everything read from it belongs to
-   * one run even if it continues as new meanwhile (a closed run still answers queries), and
-   * the list of earlier runs it names.
-   */
-  async #currentRun(): Promise<{
-    handle: WorkflowHandle;
-    archives: RunArchive[];
-    result?: SessionWorkflowResult;
-  }> {
-    const description = await this.#describeExecution();
-    const handle = this.#handle.client.getHandle(this.#handle.workflowId, description.runId);
-    if (description.status.name === 'RUNNING') {
-      const { archives } = await queryWithDeadline(handle, Queries.archives);
-      return { handle, archives };
-    }
-    const result = (await handle.result().catch(() => undefined)) as
-      SessionWorkflowResult | undefined;
-    if (result) return { handle, archives: result.archives ?? [], result };
-    // Cancelled or failed: no result, but the closed run still answers queries (by replay).
-    const { archives } = await queryWithDeadline(handle, Queries.archives);
-    return { handle, archives };
-  }
-
-  /** Earlier runs' transcripts and timelines, from the payload store. */
-  async #readArchives(archives: RunArchive[]): Promise<RunArchiveBody[]> {
-    if (archives.length === 0) return [];
-    if (!this.#payloadStore) {
-      throw new ConfigError(
-        'This session continued as new: reading its earlier runs needs the agent payload store',
-      );
-    }
-    const store = this.#payloadStore;
-    return Promise.all(
-      archives.map(
-        async (archive) =>
-          JSON.parse(Buffer.from(await store.get(archive.ref)).toString('utf8')) as RunArchiveBody,
-      ),
-    );
+    return readPayloadText(this.#ref, ref);
   }
 
   /**
@@ -582,35 +383,7 @@ export class Session {
    * session terminated from outside, `status: 'closed'` with `terminated: { reason, at }`.
    */
   async describe(): Promise<SessionDescription> {
-    const execution = await this.#describeExecution();
-    if (execution.status.name !== 'RUNNING') {
-      const memo = (execution.memo ?? {}) as {
-        sessionEndMarker?: SessionDescription['sessionEndMarker'];
-      };
-      const result = (await this.#handle.result().catch(() => undefined)) as
-        SessionWorkflowResult | undefined;
-      const terminated =
-        execution.status.name === 'TERMINATED' ? await this.#termination() : undefined;
-      return {
-        sessionId: this.id,
-        status: 'closed',
-        taskQueue: execution.taskQueue,
-        ...(memo.sessionEndMarker ? { sessionEndMarker: memo.sessionEndMarker } : {}),
-        pendingCleanups: 0,
-        promptsHandled: result?.promptsHandled ?? 0,
-        busy: false,
-        ...(terminated ? { terminated } : {}),
-      };
-    }
-    return queryWithDeadline(this.#handle, Queries.describe);
-  }
-
-  async #describeExecution() {
-    try {
-      return await this.#handle.describe();
-    } catch (error) {
-      throw this.#toSdkError(error);
-    }
+    return describeSession(this.#ref);
   }
 
   /** Run an Update of this session (see {@link sessionUpdate}). */
@@ -619,32 +392,9 @@ export class Session {
     args: NoInfer<A>,
     options: UpdateOptions<T> = {},
   ): Promise<T> {
-    return sessionUpdate(
-      { sessionId: this.id, handle: this.#handle, calls: this.#calls },
-      definition,
-      args,
-      options,
-    );
+    return sessionUpdate(this.#ref, definition, args, options);
   }
-
-  #toSdkError(error: unknown): Error {
-    return toSdkError(error, this.id);
-  }
-}
-
-function abortError(): Error {
-  const error = new Error('The operation was aborted');
-  error.name = 'AbortError';
-  return error;
 }
 
 /** `TASK_QUEUE_TYPE_ACTIVITY` of Temporal's API. */
 const ACTIVITY_TASK_QUEUE = 2;
-
-/** A short stable key of an answer, so update ids differ when answers do. */
-function answerKey(answer: PermissionDecisionRequest['answer']): string {
-  const text = JSON.stringify(answer);
-  let hash = 5381;
-  for (let i = 0; i < text.length; i++) hash = ((hash * 33) ^ text.charCodeAt(i)) >>> 0;
-  return `${answer.behavior}-${hash.toString(36)}`;
-}

@@ -219,7 +219,7 @@ function isCompletedError(error: unknown): boolean {
 }
 
 /** The session an Update goes to. */
-interface UpdateTarget {
+export interface UpdateTarget {
   readonly sessionId: string;
   readonly handle: WorkflowHandle;
   /** The client's calls, for the call order of sends; absent for a handle without them. */
