@@ -24,7 +24,7 @@ import type { SessionWorkflowInput, SessionWorkflowResult } from '../src/common/
 import { setAbortHandler } from './handlers/abort.js';
 import { setApprovalHandler } from './handlers/approval.js';
 import { endWithoutCaller, setCloseHandler } from './handlers/close.js';
-import { watchCleanup } from './prompt/dispatch.js';
+import { watchCleanup } from './prompt/dispatch-outcome.js';
 import { runningChildren } from './prompt/task-call.js';
 import { setHandoffHandler } from './handlers/handoff.js';
 import { rollover, rolloverDue } from './session/rollover.js';

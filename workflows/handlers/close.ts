@@ -11,7 +11,8 @@ import { HookEvent } from '../../src/common/hook-events.js';
 import { Updates } from '../../src/common/messages.js';
 import type { SessionEndReason } from '../../src/common/types.js';
 import { abortCurrent } from './abort.js';
-import { cleanupPendingFailure, dispatchEvent } from '../prompt/dispatch.js';
+import { cleanupPendingFailure } from '../prompt/dispatch-outcome.js';
+import { dispatchEvent } from '../prompt/dispatch.js';
 import type { CloseAttempt, SessionState } from '../session/state.js';
 import { sessionSetHandler } from '../session/update-count.js';
 

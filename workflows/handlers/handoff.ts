@@ -5,7 +5,7 @@
  * @module
  */
 import { Updates } from '../../src/common/messages.js';
-import { cleanupPendingFailure } from '../prompt/dispatch.js';
+import { cleanupPendingFailure } from '../prompt/dispatch-outcome.js';
 import { sessionClosedFailure, toFailure } from '../session/failures.js';
 import { describeSession, isClosing, type SessionState } from '../session/state.js';
 import { sessionSetHandler } from '../session/update-count.js';

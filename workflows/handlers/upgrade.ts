@@ -39,7 +39,7 @@ import { VERSION_RULE } from '../../src/common/identity.js';
 import { Updates, type UpgradeAnswer, type UpgradeRequest } from '../../src/common/messages.js';
 import type { AbandonedUpgrade, VersionUpgrade } from '../../src/common/workflow-io.js';
 import { describeDefinitionActivity } from '../activity-options.js';
-import { cleanupPendingFailure } from '../prompt/dispatch.js';
+import { cleanupPendingFailure } from '../prompt/dispatch-outcome.js';
 import { sessionClosedFailure, toFailure } from '../session/failures.js';
 import { AGENT_VERSION_KEY } from '../../src/common/search-attributes.js';
 import { isClosing, type SessionState } from '../session/state.js';
