@@ -9,7 +9,8 @@ import { UI_CSS, UI_JS } from './assets.js';
 import { answer } from './answer.js';
 import type { UiContext } from './context.js';
 import { HttpError, decodePart, redirect, send, unauthorized } from './http.js';
-import { sessionPage, type InboxEntry } from './pages.js';
+import type { InboxEntry } from './pages.js';
+import { sessionPage } from './session-page.js';
 import {
   entriesOf,
   find,

@@ -14,7 +14,7 @@ import { createAgent, HookEvent, type Agent, type AgentOptions } from '../../../
 import { scriptedModel, toolCall } from '../../../src/testing/index.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import type { HistoryDispatch } from '../../../src/history/timeline-types.js';
-import { sessionPage } from '../../../src/ui/pages.js';
+import { sessionPage } from '../../../src/ui/session-page.js';
 import {
   TEST_KEY,
   TEST_KEY_ID,

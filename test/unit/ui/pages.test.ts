@@ -13,7 +13,8 @@ import { ConfigError } from '../../../src/common/errors.js';
 import { describeDecidedRequest } from '../../../src/history/decided.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { createSessionUi } from '../../../src/ui/index.js';
-import { inboxPage, relativeTime, sessionPage } from '../../../src/ui/pages.js';
+import { inboxPage, relativeTime } from '../../../src/ui/pages.js';
+import { sessionPage } from '../../../src/ui/session-page.js';
 
 const demo = () =>
   timelineFromHistory(
