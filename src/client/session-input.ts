@@ -47,6 +47,7 @@ export function sessionWorkflowInput(
       ? { toolHeartbeatTimeoutMs: options.temporal.toolHeartbeatTimeoutMs }
       : {}),
     tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
+    ...(options.mcpServers ? { mcpServers: Object.keys(options.mcpServers) } : {}),
     permission,
     permissionTimeoutMs: options.permissionTimeoutMs,
     toolTimeoutMs: options.toolTimeoutMs,

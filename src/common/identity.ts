@@ -112,6 +112,11 @@ export interface DefinitionManifest {
    * definitions without sub-agents are those they always had).
    */
   subagents?: { limits: string; agents: Record<string, string> };
+  /**
+   * `mcpServers`, when set: per server, a hash of its transport, command, args, cwd and url,
+   * and the names (never the values) of its env variables and headers.
+   */
+  mcpServers?: Record<string, string>;
 }
 
 /**

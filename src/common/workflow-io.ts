@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { McpToolList } from './mcp.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
@@ -114,6 +115,11 @@ export interface SessionWorkflowInput {
   toolHeartbeatTimeoutMs?: number;
   /** The tools the model may call, with their kinds (from the agent definition). */
   tools?: Array<{ name: string; kind: ToolKind }>;
+  /**
+   * The names of the definition's MCP servers (`mcpServers`): the session lists their tools
+   * when it opens and keeps that list (`listMcpTools`). Absent when it has none.
+   */
+  mcpServers?: string[];
   /** How permission is decided: a preset, or the agent's function (run as an activity). */
   permission?:
     | { preset: PermissionPreset }
@@ -257,6 +263,8 @@ export interface SessionCarry {
   recentSends: RecentSend[];
   /** The SessionEnd marker, when a SessionEnd already ran (and failed) in an earlier run. */
   endMarker?: { reason: SessionEndReason; at: number };
+  /** The MCP tools the session started with (its first run listed them). */
+  mcpTools?: McpToolList;
 }
 
 /** How a recent `send()` ended: its result, or the failure it raised. */

@@ -24,6 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { McpServers } from '../mcp/options.js';
 import type { HookEvent } from '../common/hook-events.js';
 import {
   DECIDING_OPTIONS,
@@ -43,6 +44,8 @@ interface DecidingDefinition extends DecidingOptions {
   tools: readonly ToolDefinition[];
   /** `advanced.subagents`; absent, the manifest has no `subagents` (and earlier fingerprints hold). */
   subagents?: ResolvedSubagents;
+  /** `mcpServers`; absent, the manifest has no `mcpServers` (and earlier fingerprints hold). */
+  mcpServers?: McpServers;
 }
 
 const hash = (text: string, digits: number): string =>
@@ -159,6 +162,29 @@ function subagentsManifest(
   };
 }
 
+/**
+ * The manifest's `mcpServers`: per server, what says which server it is (transport, command,
+ * args, cwd, url) and the names of what it is given (env, headers), never their values,
+ * which hold secrets and may differ between workers. Its tools are listed by each session.
+ */
+function mcpServersManifest(servers: McpServers): Record<string, string> {
+  const manifest: Record<string, string> = {};
+  for (const [name, server] of Object.entries(servers)) {
+    const shape =
+      server.type === 'http'
+        ? { type: 'http', url: server.url, headers: Object.keys(server.headers ?? {}).sort() }
+        : {
+            type: 'stdio',
+            command: server.command,
+            args: server.args ?? [],
+            cwd: server.cwd ?? null,
+            env: Object.keys(server.env ?? {}).sort(),
+          };
+    manifest[name] = hash(canonical(shape), 12);
+  }
+  return manifest;
+}
+
 /** The manifest of a definition: each deciding part hashed on its own. Pure. */
 function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   const hooks = hookHashes(definition.hooks);
@@ -184,6 +210,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     options,
     // Only when set, so that every definition without sub-agents keeps its fingerprint.
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
+    ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
   };
 }
 

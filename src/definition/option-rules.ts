@@ -33,6 +33,7 @@ import {
   timeoutMs,
 } from './rule-builders.js';
 import { subagentsSchema } from './subagent-rules.js';
+import { mcpServersSchema } from './mcp-rules.js';
 
 const hookDispatchSchema = (path: string) =>
   fromProblem((value) => hookDispatchProblem(value, path));
@@ -406,6 +407,7 @@ export const agentSchema = z.strictObject({
   name: ruled('name', AGENT_NAME_RULE, AGENT_NAME_RULE_TEXT),
   version: ruled('version', VERSION_RULE, VERSION_RULE_TEXT),
   tools: toolsSchema,
+  mcpServers: mcpServersSchema,
   workspaceRoots: workspaceRootsSchema,
   encryption: encryptionSchema,
   tracing: fromProblem(tracingProblem),

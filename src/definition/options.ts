@@ -27,8 +27,10 @@ import type {
 } from '../temporal/options.js';
 import type { ToolEnvOptions } from '../tools/options.js';
 import type { ToolDefinition } from '../tools/tool.js';
+import type { McpServers } from '../mcp/options.js';
 import type { ResolvedTracing, TracingOption } from '../tracing/options.js';
 export type { ToolEnvOptions } from '../tools/options.js';
+export type { McpServerConfig, McpServers } from '../mcp/options.js';
 export type { StreamOptions } from '../stream/options.js';
 export type { EncryptionKeyFunction, EncryptionOption } from '../payloads/encryption.js';
 export type { TemporalTlsOptions } from '../temporal/connection-config.js';
@@ -351,6 +353,19 @@ export interface AgentOptions {
   version?: string;
   /** The tools the model may call. @default the built-ins: Read, Write, Edit, Bash, Glob, Grep */
   tools?: ToolDefinition[];
+  /**
+   * MCP servers whose tools the model may call, by server name, as the Claude Agent SDK
+   * takes them: stdio (`{ command, args?, env?, cwd? }`, started by each worker when first
+   * needed) or Streamable HTTP (`{ type: 'http', url, headers? }`). Their tools reach the
+   * model as `mcp__<server>__<tool>`, and every call goes through PreToolUse, permission and
+   * PostToolUse as a built-in tool's does. A session lists the tools when it opens and keeps
+   * that list: a tool outside it, or changed since, is refused without calling the server.
+   * Needs `@modelcontextprotocol/sdk` installed beside this package.
+   * @default none
+   * @throws {ConfigError} at `createAgent` for a bad name or field, naming it (see
+   *   {@link McpServerConfig}).
+   */
+  mcpServers?: McpServers;
   /** Folders the file tools may touch (and Bash's working directory). @default `[process.cwd()]` */
   workspaceRoots?: string[];
   /**
@@ -479,6 +494,8 @@ export interface ResolvedAgentOptions {
   tools: ToolDefinition[];
   /** `advanced.subagents`; undefined: none (and no `Task` tool). */
   subagents?: ResolvedSubagents;
+  /** `mcpServers`, as given; undefined: none. */
+  mcpServers?: McpServers;
   workspaceRoots: string[];
   permission: PermissionPreset | PermissionHandler;
   permissionTimeoutMs: number;

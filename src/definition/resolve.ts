@@ -63,8 +63,16 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     maxTurns,
   };
+  const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
   const identity = identityOf(
-    { ...deciding, hooks, tools, permission, ...(subagents ? { subagents } : {}) },
+    {
+      ...deciding,
+      hooks,
+      tools,
+      permission,
+      ...(subagents ? { subagents } : {}),
+      ...(mcpServers ? { mcpServers } : {}),
+    },
     options.version,
   );
   return {
@@ -81,6 +89,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     idleTimeoutMs: advanced.idleTimeoutMs,
     tools,
     ...(subagents ? { subagents } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
     permission,
     permissionTimeoutMs: deciding.permissionTimeoutMs,

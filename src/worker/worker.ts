@@ -29,6 +29,7 @@ import {
 import { ConversationCache } from '../../activities/conversation-cache.js';
 import { agentWorkerIdentity } from '../common/identity.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
+import { McpConnections } from '../mcp/connections.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../definition/options.js';
 import {
@@ -116,7 +117,8 @@ export async function startAgentWorker(
   const registry = extra.registry ?? new AgentRegistry();
   // Refused (ConfigError) when another agent of this process claims this version with
   // another definition: the worker runs only the definition its version names.
-  const releaseVersion = registry.register(await registrationOf(options, extra.model));
+  const registration = await registrationOf(options, extra.model);
+  const releaseVersion = registry.register(registration);
   const { taskQueue, heartbeatIntervalMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   const tracing = await tracingOf(options, releaseVersion);
@@ -128,6 +130,7 @@ export async function startAgentWorker(
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const held: WorkerHold = {
     releaseVersion,
+    ...(registration.mcp ? { mcp: registration.mcp } : {}),
     removeSink: addLogSink(options, [taskQueue, cleanupQueue]),
     tracing,
   };
@@ -226,6 +229,8 @@ function workerCreateError(error: unknown, address: string, namespace: string): 
 /** What a worker holds from its start on, given back by a failed start or its shutdown. */
 interface WorkerHold {
   releaseVersion: () => void;
+  /** The MCP servers' connections (stdio servers are this worker's processes). */
+  mcp?: McpConnections;
   removeSink: (() => void) | undefined;
   tracing: AgentTracing | undefined;
 }
@@ -236,6 +241,7 @@ async function releaseHold(held: WorkerHold, connection?: NativeConnection): Pro
   held.removeSink?.();
   held.releaseVersion();
   await held.tracing?.release();
+  await held.mcp?.close();
 }
 
 /** @see AgentWorker.shutdown */
@@ -252,6 +258,8 @@ async function stopAgentWorker(
   held.releaseVersion();
   // After the workers stopped: the workflow's last spans came through its sink.
   await held.tracing?.release();
+  // After the workers stopped: no MCP call is running any more.
+  await held.mcp?.close();
 }
 
 /** What the worker's registry holds of the definition: callbacks, model, tools, limits. */
@@ -260,6 +268,8 @@ async function registrationOf(
   model: AgentModel | undefined,
 ): Promise<Parameters<AgentRegistry['register']>[0]> {
   const subagents = subagentRegistrations(options);
+  // Read once, here: tool processes never see the rest of this process's environment.
+  const toolEnv = toolEnvironment(options.toolEnv);
   return {
     name: options.name,
     version: options.version,
@@ -271,10 +281,13 @@ async function registrationOf(
     workspaceRoots: await workspaceRootsOf(options.workspaceRoots),
     ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
     maxToolOutputBytes: options.maxToolOutputBytes,
-    // Read once, here: tool processes never see the rest of this process's environment.
-    toolEnv: toolEnvironment(options.toolEnv),
+    toolEnv,
     ...(options.stream ? { stream: options.stream } : {}),
     ...(subagents ? { subagents } : {}),
+    // A stdio server's environment is the tools' own plus its `env`: never this process's.
+    ...(options.mcpServers
+      ? { mcp: new McpConnections(options.mcpServers, { env: toolEnv }) }
+      : {}),
   };
 }
 

@@ -39,6 +39,13 @@ import type {
 import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
 import {
+  parseMcpToolName,
+  recordedMcpTool,
+  unlistedMcpToolMessage,
+  type McpToolList,
+  type McpToolSpec,
+} from '../../src/common/mcp.js';
+import {
   describeToolCallActivity,
   describeToolCallOnQueueActivity,
   executeToolActivity,
@@ -62,6 +69,8 @@ import { describeTask, isTaskCall, runTaskCall, type TaskCallState } from './tas
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends TaskCallState {
   pendingPermissions: Map<string, PendingPermissionEntry>;
+  /** The MCP tools the session started with (`mcpServers`); absent without MCP servers. */
+  mcpTools?: McpToolList;
 }
 
 /** How one call ended. */
@@ -234,7 +243,10 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
   const { toolName } = run.call;
   run.description = await describeCall(run);
   if (!run.description.known) {
-    const message = `Unknown tool '${toolName}'`;
+    // An MCP tool outside the list the session started with never reaches its server.
+    const message = mcpRecordOf(run)
+      ? unlistedMcpToolMessage(run.state.mcpTools, toolName)
+      : `Unknown tool '${toolName}'`;
     return end(
       run,
       { status: 'error', model: message, error: { message, type: 'UnknownTool' } },
@@ -246,7 +258,26 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
 
 function describeCall(run: CallRun): Promise<ToolCallDescription> {
   if (isTaskCall(run.state, run.call)) return describeTask();
+  const mcp = mcpRecordOf(run);
+  if (mcp) return Promise.resolve(describeMcpCall(mcp.recorded));
   return describeCallOf(run.state, run.call.toolName, run.input);
+}
+
+/**
+ * Whether the call names an MCP tool of a session with MCP servers, and its recorded spec
+ * (undefined when the session's list has none of that name).
+ */
+function mcpRecordOf(run: CallRun): { recorded: McpToolSpec | undefined } | undefined {
+  if (!run.state.input.mcpServers?.length) return undefined;
+  if (!parseMcpToolName(run.call.toolName)) return undefined;
+  return { recorded: recordedMcpTool(run.state.mcpTools, run.call.toolName) };
+}
+
+/** An MCP call as its recorded spec says: its kind from the server's hints, no paths. */
+function describeMcpCall(recorded: McpToolSpec | undefined): ToolCallDescription {
+  return recorded
+    ? { known: true, kind: recorded.kind, affectedPaths: [] }
+    : { known: false, kind: 'execute', affectedPaths: [] };
 }
 
 /** 3. PermissionRequest hooks observe (and may block) the request. */
@@ -330,6 +361,7 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
     const label = toolLabel(toolName, run.input);
     setCurrentDetails(`running tool ${label}`);
+    const mcp = mcpRecordOf(run)?.recorded;
     const execInput = {
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
@@ -342,6 +374,16 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
       // The permission decision just made (a preset's, a person's) goes out with the tool.
       ...takeStreamEvents(state, run.tags.requestId),
       ...(hook ? { hook } : {}),
+      ...(mcp
+        ? {
+            mcp: {
+              server: mcp.server,
+              tool: mcp.tool,
+              digest: mcp.digest,
+              list: state.mcpTools!.digest,
+            },
+          }
+        : {}),
     };
     return await withRefusalRetries(
       state.input,
