@@ -11,12 +11,7 @@ import { z } from 'zod';
 import { AgentSdkError } from '../src/common/errors.js';
 import type { JsonObject } from '../src/common/json.js';
 import { Queries } from '../src/common/messages.js';
-import type {
-  ListMcpToolsInput,
-  McpToolList,
-  McpToolRef,
-  McpToolSpec,
-} from '../src/common/mcp.js';
+import type { ListMcpToolsInput, McpToolList, McpToolRef, McpToolSpec } from '../src/common/mcp.js';
 import type { ToolResult } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import type { McpConnections } from '../src/mcp/connections.js';
@@ -143,7 +138,7 @@ export function mcpCallTool(
           onProgress: (progress) => context.heartbeat({ mcpProgress: progress }),
           timeoutMs: context.timeoutMs,
         });
-        return mcpResultToToolResult(result, {
+        return await mcpResultToToolResult(result, {
           maxOutputBytes: context.maxOutputBytes,
           ...(context.saveFullOutput ? { saveFullOutput: context.saveFullOutput } : {}),
         });

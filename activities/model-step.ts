@@ -157,11 +157,12 @@ async function callModel(
 ): Promise<ModelStepOutput> {
   const ctx = Context.current();
   // A sub-agent's step runs its own model, tools and instructions where it has them.
-  const { agent, model, tools: own, instructions } = deps.registry.definitionFor(
-    input.agentName,
-    input.version,
-    input.lineage,
-  );
+  const {
+    agent,
+    model,
+    tools: own,
+    instructions,
+  } = deps.registry.definitionFor(input.agentName, input.version, input.lineage);
   // The MCP tools the session started with, exactly as it listed them.
   const tools =
     input.mcpTools === undefined

@@ -8,7 +8,8 @@ import { describeValue, rule, type Issue } from './rule-builders.js';
 
 /** A server's name: what its tools' names (`mcp__<server>__<tool>`) carry. */
 const SERVER_NAME_RULE = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
-const SERVER_NAME_RULE_TEXT = "1 to 64 letters, digits, '-' or single '_' (no '__', no '_' at either end)";
+const SERVER_NAME_RULE_TEXT =
+  "1 to 64 letters, digits, '-' or single '_' (no '__', no '_' at either end)";
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -69,7 +70,9 @@ function httpProblems(config: Record<string, unknown>, path: string, issue: Issu
 export const mcpServersSchema = rule((value, issue) => {
   if (value === undefined) return;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    issue(`mcpServers must be an object of server names to configurations, got ${describeValue(value)}`);
+    issue(
+      `mcpServers must be an object of server names to configurations, got ${describeValue(value)}`,
+    );
     return;
   }
   for (const [name, config] of Object.entries(value)) {

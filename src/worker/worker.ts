@@ -115,10 +115,8 @@ export async function startAgentWorker(
   } = {},
 ): Promise<AgentWorker> {
   const registry = extra.registry ?? new AgentRegistry();
-  // Refused (ConfigError) when another agent of this process claims this version with
-  // another definition: the worker runs only the definition its version names.
-  const registration = await registrationOf(options, extra.model);
-  const releaseVersion = registry.register(registration);
+  // Refused (ConfigError) when another agent of this process claims this version otherwise.
+  const releaseVersion = registry.register(await registrationOf(options, extra.model));
   const { taskQueue, heartbeatIntervalMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
   const tracing = await tracingOf(options, releaseVersion);
@@ -130,7 +128,7 @@ export async function startAgentWorker(
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const held: WorkerHold = {
     releaseVersion,
-    ...(registration.mcp ? { mcp: registration.mcp } : {}),
+    mcp: registry.agent(options.name, options.version).mcp,
     removeSink: addLogSink(options, [taskQueue, cleanupQueue]),
     tracing,
   };
@@ -229,8 +227,8 @@ function workerCreateError(error: unknown, address: string, namespace: string): 
 /** What a worker holds from its start on, given back by a failed start or its shutdown. */
 interface WorkerHold {
   releaseVersion: () => void;
-  /** The MCP servers' connections (stdio servers are this worker's processes). */
-  mcp?: McpConnections;
+  /** The MCP servers' connections (stdio servers are this worker's processes), if any. */
+  mcp: McpConnections | undefined;
   removeSink: (() => void) | undefined;
   tracing: AgentTracing | undefined;
 }

@@ -26,11 +26,17 @@ const logFile = join(dir, 'calls.log');
 const schemaFile = join(dir, 'schema');
 const calls = () =>
   existsSync(logFile)
-    ? readFileSync(logFile, 'utf8').split('\n').filter((line) => line.startsWith('call '))
+    ? readFileSync(logFile, 'utf8')
+        .split('\n')
+        .filter((line) => line.startsWith('call '))
     : [];
 
 let agent: Agent;
-const seen: Array<Pick<HookInput, 'event'> & { toolName?: string }> = [];
+const seen: Array<Pick<HookInput, 'event' | 'toolName' | 'mcpServer' | 'mcpTool'>> = [];
+const sawCall = (input: HookInput) => {
+  const { event, toolName, mcpServer, mcpTool } = input;
+  seen.push({ event, toolName, mcpServer, mcpTool });
+};
 const offered: string[][] = [];
 
 beforeAll(async () => {
@@ -63,13 +69,13 @@ beforeAll(async () => {
       hooks: {
         PreToolUse: [
           async (input) => {
-            seen.push({ event: input.event, toolName: input.toolName });
+            sawCall(input);
             return { action: 'continue' };
           },
         ],
         PostToolUse: [
           async (input) => {
-            seen.push({ event: input.event, toolName: input.toolName });
+            sawCall(input);
             // Redaction in PostToolUse reaches the model.
             const redacted = String(input.toolOutput).replace(/secret=\S+/, 'secret=***');
             return { action: 'continue', modifiedOutput: redacted };
@@ -95,12 +101,19 @@ describe('MCP tools through the one gate', () => {
     expect(response.status).toBe('completed');
     expect(response.text()).toBe('got: note n1: secret=***');
     expect(calls()).toEqual(['call read_note {"id":"n1"}']);
-    expect(seen.filter((s) => s.toolName === 'mcp__notes__read_note').map((s) => s.event)).toEqual(
-      ['PreToolUse', 'PostToolUse'],
-    );
+    // The hooks saw the call, with its server and the tool's own name.
+    const mcp = { toolName: 'mcp__notes__read_note', mcpServer: 'notes', mcpTool: 'read_note' };
+    expect(seen.filter((s) => s.toolName === 'mcp__notes__read_note')).toEqual([
+      { event: 'PreToolUse', ...mcp },
+      { event: 'PostToolUse', ...mcp },
+    ]);
     // The model was offered the server's tools by their MCP names.
     expect(offered[0]).toEqual(
-      expect.arrayContaining(['mcp__notes__read_note', 'mcp__notes__write_note', 'mcp__notes__slow']),
+      expect.arrayContaining([
+        'mcp__notes__read_note',
+        'mcp__notes__write_note',
+        'mcp__notes__slow',
+      ]),
     );
     // The session recorded the list it started with, schemas included.
     const client = await rawClient();
@@ -126,7 +139,10 @@ describe('MCP tools through the one gate', () => {
     const before = calls().length;
     const denied = await session.send('call mcp__notes__write_note {"text":"forbidden"}');
     expect(denied.status).toBe('completed');
-    expect(denied.toolCalls[0]).toMatchObject({ toolName: 'mcp__notes__write_note', status: 'denied' });
+    expect(denied.toolCalls[0]).toMatchObject({
+      toolName: 'mcp__notes__write_note',
+      status: 'denied',
+    });
     const unlisted = await session.send('call mcp__notes__drop_table {"name":"users"}');
     expect(unlisted.toolCalls[0]).toMatchObject({ status: 'error' });
     expect(unlisted.text()).toContain("server 'notes' offers 'read_note', 'write_note', 'slow'");
@@ -152,7 +168,9 @@ describe('MCP tools through the one gate', () => {
       const before = calls().length;
       const changed = await session.send('call mcp__notes__write_note {"text":"ok"}');
       expect(changed.toolCalls[0]).toMatchObject({ status: 'error' });
-      expect(changed.text()).toMatch(/^got: MCP tool 'mcp__notes__write_note' changed since this session listed it; not called: .*title/);
+      expect(changed.text()).toMatch(
+        /^got: MCP tool 'mcp__notes__write_note' changed since this session listed it; not called: .*title/,
+      );
       expect(calls().length).toBe(before);
       // read_note did not change: it runs on the restarted server.
       const response = await session.send('call mcp__notes__read_note {"id":"n2"}');
