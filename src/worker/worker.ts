@@ -89,6 +89,18 @@ export interface AgentWorker {
   shutdown(): Promise<void>;
 }
 
+/** What tests and the assembly may give a worker besides its options. */
+interface WorkerExtras {
+  registry?: AgentRegistry;
+  model?: AgentModel;
+  /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
+  clock?: BudgetClock;
+  /** Interceptors of every activity (the test env's worker kill switch). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
+  /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
+  shutdownForceTimeMs?: number;
+}
+
 /**
  * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
  * lines (and its activities' `Context.current().log`) go to `options.logger` at
@@ -103,16 +115,7 @@ export interface AgentWorker {
 export async function startAgentWorker(
   options: ResolvedAgentOptions,
   address: string,
-  extra: {
-    registry?: AgentRegistry;
-    model?: AgentModel;
-    /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
-    clock?: BudgetClock;
-    /** Interceptors of every activity (the test env's worker kill switch). */
-    activityInterceptors?: ActivityInterceptorsFactory[];
-    /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
-    shutdownForceTimeMs?: number;
-  } = {},
+  extra: WorkerExtras = {},
 ): Promise<AgentWorker> {
   const registry = extra.registry ?? new AgentRegistry();
   // Refused (ConfigError) when another agent of this process claims this version otherwise.
