@@ -12,7 +12,7 @@ import type * as HttpModule from '@modelcontextprotocol/sdk/client/streamableHtt
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { McpServerError, messageOf } from '../common/errors.js';
+import { ConfigError, McpServerError, messageOf } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import type { McpServerConfig, McpServers } from './options.js';
 import { mcpToolSpec, type McpToolSpec } from './tools.js';
@@ -98,7 +98,18 @@ export class McpConnections {
   #closing: Promise<void> | undefined;
   #sdk: Promise<Sdk> | undefined;
 
+  /**
+   * @param servers The servers, by name; none is started here.
+   * @param options The tool environment and client settings.
+   * @throws ConfigError when a server's name is empty or contains `__` (it could not be
+   *   told apart in `mcp__<server>__<tool>`).
+   */
   constructor(servers: McpServers, options: McpConnectionsOptions) {
+    for (const name of Object.keys(servers)) {
+      if (name === '' || name.includes('__')) {
+        throw new ConfigError(`MCP server name '${name}' must be non-empty and contain no '__'`);
+      }
+    }
     this.#servers = servers;
     this.#options = options;
   }

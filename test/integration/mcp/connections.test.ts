@@ -216,11 +216,18 @@ describe('server processes', () => {
   it('fails a call whose server dies mid-call with McpServerError', async () => {
     const mcp = connect({ everything: stdioEverything });
     await mcp.listTools('everything');
+    const pid = mcp.pid('everything');
+    expect(pid).toBeTypeOf('number');
+    let killed = false;
+    const killOnce = (): void => {
+      if (!killed) process.kill(pid!, 'SIGKILL');
+      killed = true;
+    };
     const call = mcp.callTool(
       'everything',
       'trigger-long-running-operation',
       { duration: 10, steps: 50 },
-      { onProgress: () => process.kill(mcp.pid('everything') ?? 0, 'SIGKILL') },
+      { onProgress: killOnce },
     );
     await expect(call).rejects.toThrow(McpServerError);
     await expect(call).rejects.toThrow(/MCP server 'everything' failed: .*Connection closed/);

@@ -1,7 +1,7 @@
 /** MCP tools: names, specs and digests, what changed, and results as ToolResults (issue 35). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
-import { stdioEnvironment } from '../../../src/mcp/connections.js';
+import { McpConnections, stdioEnvironment } from '../../../src/mcp/connections.js';
 import { mcpResultToToolResult } from '../../../src/mcp/result.js';
 import {
   canonicalJson,
@@ -297,5 +297,15 @@ describe('stdioEnvironment', () => {
     const env = stdioEnvironment({ PATH: '/bin', A: '1' }, { A: '2', B: '3' }, ['PATH', 'USER']);
     expect(env).toEqual({ PATH: '/bin', USER: undefined, A: '2', B: '3' });
     expect(Object.hasOwn(env, 'USER')).toBe(true);
+  });
+});
+
+describe('McpConnections', () => {
+  it('refuses a server name that is empty or contains __, starting nothing', () => {
+    for (const name of ['', 'my__server']) {
+      expect(() => new McpConnections({ [name]: { command: 'x' } }, { env: {} })).toThrow(
+        ConfigError,
+      );
+    }
   });
 });
