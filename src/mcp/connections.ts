@@ -55,6 +55,7 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 interface Sdk {
   Client: typeof ClientModule.Client;
   McpError: typeof TypesModule.McpError;
+  ErrorCode: typeof TypesModule.ErrorCode;
   stdio: () => Promise<typeof StdioModule>;
   http: () => Promise<typeof HttpModule>;
 }
@@ -235,8 +236,10 @@ export class McpConnections {
     } catch (error) {
       signal?.throwIfAborted();
       const sdk = await this.#loadSdk(server);
-      // -32000 is ConnectionClosed: the transport went away under the request.
-      if (error instanceof sdk.McpError && error.code !== -32000) throw error;
+      // ConnectionClosed: the transport went away under the request.
+      if (error instanceof sdk.McpError && error.code !== sdk.ErrorCode.ConnectionClosed) {
+        throw error;
+      }
       this.#drop(server, entry);
       throw new McpServerError(
         server,
@@ -291,14 +294,17 @@ export class McpConnections {
       },
       { capabilities: {} },
     );
+    const failed = (error: unknown, stderr = ''): McpServerError =>
+      new McpServerError(
+        server,
+        `MCP server '${server}' could not be ${config.type === 'http' ? 'reached' : 'started'}: ` +
+          `${messageOf(error)}${stderr}`,
+        { cause: error },
+      );
     const connection = await this.#transport(config, sdk).then(
       (parts): Connection => ({ client, ...parts }),
       (error: unknown) => {
-        throw new McpServerError(
-          server,
-          `MCP server '${server}' could not be started: ${messageOf(error)}`,
-          { cause: error },
-        );
+        throw failed(error);
       },
     );
     client.onclose = () => this.#drop(server, self());
@@ -306,12 +312,7 @@ export class McpConnections {
       await client.connect(connection.transport, { timeout: this.#connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
-      const why = messageOf(error);
-      throw new McpServerError(
-        server,
-        `MCP server '${server}' could not be ${config.type === 'http' ? 'reached' : 'started'}: ${why}${stderrSuffix(connection)}`,
-        { cause: error },
-      );
+      throw failed(error, stderrSuffix(connection));
     }
     return connection;
   }
@@ -362,6 +363,7 @@ async function loadSdk(): Promise<Sdk> {
   return {
     Client: client.Client,
     McpError: types.McpError,
+    ErrorCode: types.ErrorCode,
     stdio: () => import('@modelcontextprotocol/sdk/client/stdio.js'),
     http: () => import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
   };

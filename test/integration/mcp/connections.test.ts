@@ -28,7 +28,7 @@ const secret = `planted-${randomUUID()}`;
 const dir = tempDir('mcp');
 const cancelLog = join(dir, 'cancel.log');
 const open: McpConnections[] = [];
-let http: ChildProcess | undefined;
+const started: ChildProcess[] = [];
 let httpUrl = '';
 
 /** Connections to `servers`, closed after the test. */
@@ -67,15 +67,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-beforeAll(async () => {
-  // A worker's secret: it must reach no MCP server.
-  process.env['SECRET_TOKEN'] = secret;
-  const port = await freePort();
+/** The everything server over Streamable HTTP on `port`, once it listens. */
+async function startHttpEverything(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [everything, 'streamableHttp'], {
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  http = child;
+  started.push(child);
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -84,6 +82,14 @@ beforeAll(async () => {
     });
     child.once('exit', (code) => reject(new Error(`everything (http) exited ${code}: ${output}`)));
   });
+  return child;
+}
+
+beforeAll(async () => {
+  // A worker's secret: it must reach no MCP server.
+  process.env['SECRET_TOKEN'] = secret;
+  const port = await freePort();
+  await startHttpEverything(port);
   httpUrl = `http://127.0.0.1:${port}/mcp`;
 });
 
@@ -93,7 +99,7 @@ afterEach(async () => {
 
 afterAll(() => {
   delete process.env['SECRET_TOKEN'];
-  http?.kill('SIGKILL');
+  for (const child of started) child.kill('SIGKILL');
 });
 
 describe.each([
@@ -231,6 +237,23 @@ describe('server processes', () => {
     );
     await expect(call).rejects.toThrow(McpServerError);
     await expect(call).rejects.toThrow(/MCP server 'everything' failed: .*Connection closed/);
+  });
+
+  it('connects again after an HTTP server restarted: the call that finds it gone fails', async () => {
+    const port = await freePort();
+    const first = await startHttpEverything(port);
+    const mcp = connect({ remote: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } });
+    await mcp.callTool('remote', 'echo', { message: 'before' });
+    const exited = new Promise((resolve) => first.once('exit', resolve));
+    first.kill('SIGKILL');
+    await exited;
+    await startHttpEverything(port);
+    // The new server knows nothing of our session: that call fails, the client is dropped.
+    await expect(mcp.callTool('remote', 'echo', { message: 'lost' })).rejects.toThrow(
+      /^MCP server 'remote' failed: /,
+    );
+    const again = await mcp.callTool('remote', 'echo', { message: 'after' });
+    expect(again.content).toEqual([{ type: 'text', text: 'Echo: after' }]);
   });
 
   it('names a server whose command does not exist, and gives the stderr of one that exits', async () => {
