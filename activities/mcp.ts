@@ -23,7 +23,7 @@ import type { ToolDefinition } from '../src/tools/tool.js';
 const KEPT_LISTS = 32;
 
 /** The digest of a list of tools: sha256 (hex) of their digests in order. */
-export function mcpListDigest(tools: readonly McpToolSpec[]): string {
+function mcpListDigest(tools: readonly McpToolSpec[]): string {
   const hash = createHash('sha256');
   for (const tool of tools) hash.update(`${tool.name}\n${tool.digest}\n`);
   return hash.digest('hex');

@@ -4,27 +4,46 @@
  *
  * @module
  */
+import { ConfigError } from './errors.js';
 import type { JsonObject } from './json.js';
 import type { ToolKind } from './types.js';
 
-/** What the names of MCP tools start with: `mcp__<server>__<tool>`. */
-export const MCP_TOOL_PREFIX = 'mcp__';
+/** What every MCP tool's name starts with. */
+const MCP_TOOL_PREFIX = 'mcp__';
+
+/** Between the server's name and the tool's in an MCP tool's name. */
+const SEPARATOR = '__';
 
 /**
- * The name the model calls an MCP tool by: `mcp__<server>__<tool>`, as the Claude Agent SDK
- * names them (server names never contain `__`, so the first `__` after the prefix ends it).
+ * The name the model calls an MCP tool by: `mcp__<server>__<tool>`, e.g.
+ * `mcp__github__create_issue`, as the Claude Agent SDK names them. The tool's own name may
+ * contain `__`; the server's may not, so {@link parseMcpToolName} splits at the first `__`
+ * after the prefix.
+ *
+ * @throws ConfigError when `server` is empty or contains `__`, or `tool` is empty.
  */
 export function mcpToolName(server: string, tool: string): string {
-  return `${MCP_TOOL_PREFIX}${server}__${tool}`;
+  if (server === '' || server.includes(SEPARATOR)) {
+    throw new ConfigError(`MCP server name '${server}' must be non-empty and contain no '__'`);
+  }
+  if (tool === '') throw new ConfigError(`MCP server '${server}' offers a tool with no name`);
+  return `${MCP_TOOL_PREFIX}${server}${SEPARATOR}${tool}`;
 }
 
-/** The server and tool of an `mcp__<server>__<tool>` name; undefined for any other name. */
+/**
+ * The server and tool of an MCP tool's name (see {@link mcpToolName}), or `undefined` for a
+ * name that is not one (no `mcp__` prefix, no `__` after the server, an empty part).
+ *
+ * @example
+ * parseMcpToolName('mcp__fs__read__file') // { server: 'fs', tool: 'read__file' }
+ */
 export function parseMcpToolName(name: string): { server: string; tool: string } | undefined {
   if (!name.startsWith(MCP_TOOL_PREFIX)) return undefined;
   const rest = name.slice(MCP_TOOL_PREFIX.length);
-  const at = rest.indexOf('__');
-  if (at <= 0 || at + 2 >= rest.length) return undefined;
-  return { server: rest.slice(0, at), tool: rest.slice(at + 2) };
+  const at = rest.indexOf(SEPARATOR);
+  if (at <= 0) return undefined;
+  const tool = rest.slice(at + SEPARATOR.length);
+  return tool === '' ? undefined : { server: rest.slice(0, at), tool };
 }
 
 /** One MCP tool as a server listed it. */

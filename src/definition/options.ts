@@ -30,7 +30,12 @@ import type { ToolDefinition } from '../tools/tool.js';
 import type { McpServers } from '../mcp/options.js';
 import type { ResolvedTracing, TracingOption } from '../tracing/options.js';
 export type { ToolEnvOptions } from '../tools/options.js';
-export type { McpServerConfig, McpServers } from '../mcp/options.js';
+export type {
+  McpServerConfig,
+  McpServers,
+  McpStdioServerConfig,
+  McpHttpServerConfig,
+} from '../mcp/options.js';
 export type { StreamOptions } from '../stream/options.js';
 export type { EncryptionKeyFunction, EncryptionOption } from '../payloads/encryption.js';
 export type { TemporalTlsOptions } from '../temporal/connection-config.js';

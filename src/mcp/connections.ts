@@ -15,10 +15,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError, McpServerError, messageOf } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import type { McpServerConfig, McpServers } from './options.js';
-import { mcpToolSpec, type McpToolSpec } from './tools.js';
+import type { McpToolSpec } from '../common/mcp.js';
+import { mcpToolSpec } from './tools.js';
 
 /** What {@link McpConnections} needs besides the servers. */
-export interface McpConnectionsOptions {
+interface McpConnectionsOptions {
   /**
    * The tool environment (`DEFAULT_TOOL_ENV` + `advanced.toolEnv`, see `toolEnvironment`):
    * a stdio server's environment is this plus its own `env`, never the worker's.
@@ -33,7 +34,7 @@ export interface McpConnectionsOptions {
 }
 
 /** What {@link McpConnections.callTool} takes besides the call. */
-export interface McpCallOptions {
+interface McpCallOptions {
   /** Aborting it cancels the call: the server gets `notifications/cancelled`. */
   signal?: AbortSignal;
   /** Called on each progress notification of the server. */

@@ -10,7 +10,7 @@ import { capOutput } from '../tools/output.js';
 import { asJson } from './tools.js';
 
 /** What {@link mcpResultToToolResult} needs besides the result. */
-export interface McpResultOptions {
+interface McpResultOptions {
   /** Largest text the model gets, UTF-8 bytes; longer text is cut with a marker. */
   maxOutputBytes: number;
   /**
@@ -22,9 +22,9 @@ export interface McpResultOptions {
 }
 
 /** `error.type` of the result of an MCP call the server answered with `isError: true`. */
-export const MCP_TOOL_ERROR_TYPE = 'McpToolError';
+const MCP_TOOL_ERROR_TYPE = 'McpToolError';
 /** `error.code` of the same. */
-export const MCP_TOOL_ERROR_CODE = 'MCP_TOOL_ERROR';
+const MCP_TOOL_ERROR_CODE = 'MCP_TOOL_ERROR';
 
 /**
  * Map an MCP `CallToolResult` to a `ToolResult`. Nothing the server sends is trusted: a

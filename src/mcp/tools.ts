@@ -5,46 +5,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { ConfigError } from '../common/errors.js';
 import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
-import type { ToolKind } from '../common/types.js';
-
-/** What every MCP tool's name starts with. */
-export const MCP_TOOL_PREFIX = 'mcp__';
-
-/** Between the server's name and the tool's in an MCP tool's name. */
-const SEPARATOR = '__';
-
-/**
- * The name the model calls an MCP tool by: `mcp__<server>__<tool>`, e.g.
- * `mcp__github__create_issue`. The tool's own name may contain `__`; the server's may not,
- * so {@link parseMcpToolName} splits at the first `__` after the prefix.
- *
- * @throws ConfigError when `server` is empty or contains `__`, or `tool` is empty.
- */
-export function mcpToolName(server: string, tool: string): string {
-  if (server === '' || server.includes(SEPARATOR)) {
-    throw new ConfigError(`MCP server name '${server}' must be non-empty and contain no '__'`);
-  }
-  if (tool === '') throw new ConfigError(`MCP server '${server}' offers a tool with no name`);
-  return `${MCP_TOOL_PREFIX}${server}${SEPARATOR}${tool}`;
-}
-
-/**
- * The server and tool of an MCP tool's name (see {@link mcpToolName}), or `undefined` for a
- * name that is not one (no `mcp__` prefix, no `__` after the server, an empty part).
- *
- * @example
- * parseMcpToolName('mcp__fs__read__file') // { server: 'fs', tool: 'read__file' }
- */
-export function parseMcpToolName(name: string): { server: string; tool: string } | undefined {
-  if (!name.startsWith(MCP_TOOL_PREFIX)) return undefined;
-  const rest = name.slice(MCP_TOOL_PREFIX.length);
-  const at = rest.indexOf(SEPARATOR);
-  if (at <= 0) return undefined;
-  const tool = rest.slice(at + SEPARATOR.length);
-  return tool === '' ? undefined : { server: rest.slice(0, at), tool };
-}
+import { mcpToolName, type McpToolSpec } from '../common/mcp.js';
 
 /** A tool as an MCP server lists it (`tools/list`); the SDK's `Tool` fits this shape. */
 export interface McpToolInfo {
@@ -56,29 +18,6 @@ export interface McpToolInfo {
   inputSchema: Record<string, unknown>;
   /** Hints such as `readOnlyHint`, `destructiveHint`. */
   annotations?: Record<string, unknown>;
-}
-
-/** An MCP tool as a session records it and offers it to the model. */
-export interface McpToolSpec {
-  /** `mcp__<server>__<tool>`: what the model calls it by. */
-  name: string;
-  /** The server's name in `mcpServers`. */
-  server: string;
-  /** The tool's name on its server. */
-  tool: string;
-  /** What it does, for the model; `''` when the server gave none. */
-  description: string;
-  /** JSON Schema of its arguments, as the server listed it. */
-  inputSchema: JsonObject;
-  /** The server's hints (`readOnlyHint`, `destructiveHint`, ...), when it gave any. */
-  annotations?: JsonObject;
-  /** `'readonly'` when `annotations.readOnlyHint` is `true`, else `'write'`. */
-  kind: ToolKind;
-  /**
-   * SHA-256, hex, of the canonical JSON (keys sorted) of `{ tool, description, inputSchema,
-   * annotations }`: equal when the server offers the same tool.
-   */
-  digest: string;
 }
 
 /**

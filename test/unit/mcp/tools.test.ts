@@ -3,12 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { McpConnections, stdioEnvironment } from '../../../src/mcp/connections.js';
 import { mcpResultToToolResult } from '../../../src/mcp/result.js';
+import { mcpToolName, parseMcpToolName } from '../../../src/common/mcp.js';
 import {
   canonicalJson,
   describeToolChange,
-  mcpToolName,
   mcpToolSpec,
-  parseMcpToolName,
   type McpToolInfo,
 } from '../../../src/mcp/tools.js';
 
