@@ -11,12 +11,22 @@ import type * as StdioModule from '@modelcontextprotocol/sdk/client/stdio.js';
 import type * as HttpModule from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type * as TypesModule from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfigError, McpServerError, messageOf } from '../common/errors.js';
 import type { JsonObject } from '../common/json.js';
 import type { McpServerConfig, McpServers } from './options.js';
 import type { McpToolSpec } from '../common/mcp.js';
 import { mcpToolSpec } from './tools.js';
+
+/**
+ * A `tools/call` answer as the server sent it (the SDK's `CallToolResult`, typed here so this
+ * package's types do not need the SDK): `content` parts, `structuredContent`, `isError`.
+ */
+export interface McpCallResult {
+  content?: Array<{ type: string; [key: string]: unknown }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  [key: string]: unknown;
+}
 
 /** What {@link McpConnections} needs besides the servers. */
 interface McpConnectionsOptions {
@@ -181,7 +191,7 @@ export class McpConnections {
     tool: string,
     args: JsonObject,
     options: McpCallOptions = {},
-  ): Promise<CallToolResult> {
+  ): Promise<McpCallResult> {
     const { signal, onProgress, timeoutMs } = options;
     return this.#request(server, signal, async (client) => {
       // The default result schema is CallToolResultSchema: the union's other arm (a
@@ -198,7 +208,7 @@ export class McpConnections {
         },
         resetTimeoutOnProgress: true,
       });
-      return result as CallToolResult;
+      return result as McpCallResult;
     });
   }
 

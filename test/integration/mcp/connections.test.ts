@@ -294,7 +294,8 @@ describe('server processes', () => {
   it('gives a stdio server the tool environment and its own env, never the worker secret', async () => {
     const mcp = connect({ everything: { ...stdioEverything, env: { OWN_VAR: 'own' } } });
     const result = await mcp.callTool('everything', 'get-env', {});
-    const text = result.content[0]?.type === 'text' ? result.content[0].text : '';
+    const first = result.content?.[0];
+    const text = first?.type === 'text' ? String(first.text) : '';
     const seen = JSON.parse(text) as Record<string, string>;
     expect(seen['MCP_VISIBLE']).toBe('visible-to-servers');
     expect(seen['OWN_VAR']).toBe('own');
