@@ -21,7 +21,7 @@ import { mcpToolSpec } from './tools.js';
  * A `tools/call` answer as the server sent it (the SDK's `CallToolResult`, typed here so this
  * package's types do not need the SDK): `content` parts, `structuredContent`, `isError`.
  */
-export interface McpCallResult {
+interface McpCallResult {
   content?: Array<{ type: string; [key: string]: unknown }>;
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
