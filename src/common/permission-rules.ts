@@ -33,7 +33,9 @@ export const PERMISSION_RULE_PATTERN = /^[A-Za-z0-9_*-]+$/;
 
 /** The rule that decided a call: its list and its pattern as given. */
 export interface PermissionRuleMatch {
+  /** The list the pattern is in: `deny`, `ask` or `allow`. */
   list: PermissionRuleList;
+  /** The pattern that matched the tool's name, as given (`mcp__github__*`). */
   pattern: string;
 }
 
