@@ -26,10 +26,10 @@ export interface PermissionRules {
 export type PermissionRuleList = 'deny' | 'ask' | 'allow';
 
 /** The lists, strongest first: `deny` wins over `ask`, which wins over `allow`. */
-export const PERMISSION_RULE_LISTS: readonly PermissionRuleList[] = ['deny', 'ask', 'allow'];
+const PERMISSION_RULE_LISTS: readonly PermissionRuleList[] = ['deny', 'ask', 'allow'];
 
 /** What a pattern may hold: letters, digits, `_`, `-`, and `*` (any run of characters). */
-export const PERMISSION_RULE_PATTERN = /^[A-Za-z0-9_*-]+$/;
+const PERMISSION_RULE_PATTERN = /^[A-Za-z0-9_*-]+$/;
 
 /** The rule that decided a call: its list and its pattern as given. */
 export interface PermissionRuleMatch {
