@@ -142,6 +142,11 @@ export type {
   PermissionHandler,
   PendingPermission,
 } from './common/permission.js';
+export type {
+  PermissionRules,
+  PermissionRuleList,
+  PermissionRuleMatch,
+} from './common/permission-rules.js';
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

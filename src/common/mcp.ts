@@ -9,7 +9,7 @@ import type { JsonObject } from './json.js';
 import type { ToolKind } from './types.js';
 
 /** What every MCP tool's name starts with. */
-const MCP_TOOL_PREFIX = 'mcp__';
+export const MCP_TOOL_PREFIX = 'mcp__';
 
 /** Between the server's name and the tool's in an MCP tool's name. */
 const SEPARATOR = '__';

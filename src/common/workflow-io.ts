@@ -12,6 +12,7 @@ import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
 import type { ConversationMessage } from './conversation.js';
 import type { PermissionPreset } from './permission.js';
+import type { PermissionRules } from './permission-rules.js';
 import type { SessionEndReason, ToolKind } from './types.js';
 import type { CleanupHandle } from './activity-io.js';
 import type { SendResult, SendStatus } from './messages.js';
@@ -127,6 +128,12 @@ export interface SessionWorkflowInput {
     | { handler: 'function' }
     /** `SessionOptions.permissionHandler`, on the worker of the process that created the session. */
     | { handler: 'session' };
+  /**
+   * `advanced.permissionRules`: tool name patterns the workflow decides by before `permission`
+   * (deny, then ask, then allow). A sub-agent's input carries its top session's. Absent when
+   * the definition has none (every session started before they existed).
+   */
+  permissionRules?: Required<PermissionRules>;
   /** How long an `ask` waits for a person before it is denied, ms. */
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms. */

@@ -6,7 +6,8 @@
  * What it covers: each callback's source by event and position, the permission policy
  * (preset name or the function's source), the tools (name, kind, description, input JSON
  * schema, `affectedPaths` source), the deciding options ({@link DECIDING_OPTIONS}) and, only
- * when set, `advanced.subagents` (its limits, and each sub-agent but for its prompt and model).
+ * when set, `advanced.permissionRules` (each list's patterns, in order), `advanced.subagents`
+ * (its limits, and each sub-agent but for its prompt and model) and `mcpServers`.
  *
  * What it leaves out, on purpose: the model and its key or URL (the model proposes, hooks and
  * permission decide; a key rotation is not a policy change), `workspaceRoots` and `toolEnv`
@@ -33,6 +34,7 @@ import {
   type SessionIdentity,
 } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
+import type { PermissionRules } from '../common/permission-rules.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { ResolvedSubagents } from './options.js';
@@ -41,6 +43,8 @@ import type { ResolvedSubagents } from './options.js';
 interface DecidingDefinition extends DecidingOptions {
   hooks: HookMap;
   permission: PermissionPreset | PermissionHandler;
+  /** `advanced.permissionRules`; absent, the manifest has none (and earlier fingerprints hold). */
+  permissionRules?: Required<PermissionRules>;
   tools: readonly ToolDefinition[];
   /** `advanced.subagents`; absent, the manifest has no `subagents` (and earlier fingerprints hold). */
   subagents?: ResolvedSubagents;
@@ -208,7 +212,10 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     permission: permissionText(definition.permission),
     tools,
     options,
-    // Only when set, so that every definition without sub-agents keeps its fingerprint.
+    // Only when set, so that every definition without them keeps its fingerprint.
+    ...(definition.permissionRules
+      ? { permissionRules: hash(canonical(definition.permissionRules), 12) }
+      : {}),
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
     ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
   };

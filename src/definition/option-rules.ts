@@ -14,6 +14,7 @@ import {
   VERSION_RULE_TEXT,
 } from '../common/identity.js';
 import { PERMISSION_PRESETS } from '../common/permission.js';
+import { permissionRulesProblems } from '../common/permission-rules.js';
 import { isAgentModel } from '../models/model.js';
 import { openKeyRing, type EncryptionKeyRing } from '../payloads/encryption.js';
 import { isPayloadStore } from '../payloads/store.js';
@@ -369,6 +370,7 @@ const advancedSchema = z
     maxTurns: positiveInt('advanced.maxTurns'),
     idleTimeoutMs: timeoutMs('advanced.idleTimeoutMs'),
     permission: permissionSchema,
+    permissionRules: rule((value, issue) => permissionRulesProblems(value).forEach(issue)),
     permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
     toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
     maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),

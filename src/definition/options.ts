@@ -8,6 +8,7 @@
 import type { HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import type { DefinitionManifest } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
+import type { PermissionRules } from '../common/permission-rules.js';
 import type { HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import type {
@@ -30,6 +31,7 @@ import type { ToolDefinition } from '../tools/tool.js';
 import type { McpServers } from '../mcp/options.js';
 import type { ResolvedTracing, TracingOption } from '../tracing/options.js';
 export type { ToolEnvOptions } from '../tools/options.js';
+export type { PermissionRules } from '../common/permission-rules.js';
 export type {
   McpServerConfig,
   McpServers,
@@ -79,6 +81,31 @@ export interface AdvancedOptions {
    * @default `'default'` (read-only tools run, the rest ask)
    */
   permission?: PermissionPreset | PermissionHandler;
+  /**
+   * Tool name patterns that decide a call before `permission` does, as Claude Code's
+   * `permissions` settings name them: `{ allow?, ask?, deny? }`, each an array of patterns.
+   * A pattern is an exact tool name (`'Read'`), a name with `*` globs anywhere
+   * (`'mcp__github__*'`, `'mcp__*__delete_*'`), or a bare MCP server (`'mcp__github'`: every
+   * tool of that server). The first matching pattern of `deny`, then `ask`, then `allow`
+   * decides, whatever the order the lists are given in: `deny` denies (the message names the
+   * rule, `Denied by permissionRules.deny 'mcp__github__*'`), `ask` waits for a person as a
+   * preset's ask does, `allow` runs the call. A call no pattern matches is decided by
+   * `permission` as before. PermissionRequest hooks still run first (and may deny). Decided in
+   * the session's workflow; a session's sub-agents follow the same rules; sessions cannot
+   * override them. Part of the fingerprint when set.
+   * @default none (`permission` decides every call)
+   * @throws {ConfigError} at `createAgent` for a list that is not an array, a pattern that is
+   *   not a string, is empty, or has characters outside `[A-Za-z0-9_*-]`, or an unknown key,
+   *   naming the field (`advanced.permissionRules.deny[0]`).
+   * @example
+   * ```ts
+   * advanced: {
+   *   permission: 'bypass-permissions',
+   *   permissionRules: { deny: ['mcp__github__delete_*'], ask: ['mcp__github__create_*'] },
+   * }
+   * ```
+   */
+  permissionRules?: PermissionRules;
   /** How long an `ask` waits for a person before it is denied, ms. @default 86400000 (24 h) */
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms; past it the tool is stopped. @default 600000 */
@@ -350,7 +377,8 @@ export interface AgentOptions {
    *   source by event and position, the permission policy, the tools (name, kind,
    *   description, input schema, `affectedPaths`) and the deciding options
    *   (`hookTimeoutMs`, `sessionEndHookTimeoutMs`, `toolHookErrors`, `permissionTimeoutMs`,
-   *   `maxTurns`) and `advanced.subagents` when set; see `src/definition/fingerprint.ts`
+   *   `maxTurns`), and `advanced.subagents` and `advanced.permissionRules` when set; see
+   *   `src/definition/fingerprint.ts`
    * @throws {ConfigError} at `createAgent` unless it is 1 to 255 letters, digits, `.`, `_` or
    *   `-`, starting with a letter or digit (`VERSION_RULE`); at worker start when another
    *   agent of this process claims the same name and version with another fingerprint.
@@ -503,6 +531,8 @@ export interface ResolvedAgentOptions {
   mcpServers?: McpServers;
   workspaceRoots: string[];
   permission: PermissionPreset | PermissionHandler;
+  /** `advanced.permissionRules` with all three lists; undefined when none has a pattern. */
+  permissionRules?: Required<PermissionRules>;
   permissionTimeoutMs: number;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
