@@ -366,6 +366,24 @@ export class McpConnections {
   }
 }
 
+/**
+ * Check that the MCP SDK can be loaded, so a worker with `mcpServers` fails at its start
+ * rather than recording every server as unavailable in each session.
+ * @param load How the SDK is loaded. @default `import()` of `@modelcontextprotocol/sdk`
+ * @throws {ConfigError} naming the package to install.
+ */
+export async function checkMcpSdk(load: () => Promise<unknown> = loadSdk): Promise<void> {
+  try {
+    await load();
+  } catch (error) {
+    throw new ConfigError(
+      `mcpServers needs the package @modelcontextprotocol/sdk (an optional peer dependency of ` +
+        `durable-agent-sdk): npm install @modelcontextprotocol/sdk (${messageOf(error)})`,
+      { cause: error },
+    );
+  }
+}
+
 async function loadSdk(): Promise<Sdk> {
   const [client, types] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),

@@ -29,7 +29,7 @@ import {
 import { ConversationCache } from '../../activities/conversation-cache.js';
 import { agentWorkerIdentity } from '../common/identity.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
-import { McpConnections } from '../mcp/connections.js';
+import { McpConnections, checkMcpSdk } from '../mcp/connections.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../definition/options.js';
 import {
@@ -269,6 +269,7 @@ async function registrationOf(
   model: AgentModel | undefined,
 ): Promise<Parameters<AgentRegistry['register']>[0]> {
   const subagents = subagentRegistrations(options);
+  if (options.mcpServers) await checkMcpSdk();
   // Read once, here: tool processes never see the rest of this process's environment.
   const toolEnv = toolEnvironment(options.toolEnv);
   return {

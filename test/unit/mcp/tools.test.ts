@@ -1,7 +1,7 @@
 /** MCP tools: names, specs and digests, what changed, and results as ToolResults (issue 35). */
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
-import { McpConnections, stdioEnvironment } from '../../../src/mcp/connections.js';
+import { McpConnections, checkMcpSdk, stdioEnvironment } from '../../../src/mcp/connections.js';
 import { mcpResultToToolResult } from '../../../src/mcp/result.js';
 import { mcpToolName, parseMcpToolName } from '../../../src/common/mcp.js';
 import {
@@ -306,5 +306,21 @@ describe('McpConnections', () => {
         ConfigError,
       );
     }
+  });
+});
+
+describe('checkMcpSdk', () => {
+  it('passes when the SDK loads (it is installed here)', async () => {
+    await expect(checkMcpSdk()).resolves.toBeUndefined();
+  });
+
+  it('is a ConfigError naming the package to install when it does not load', async () => {
+    const missing = () =>
+      Promise.reject(new Error("Cannot find package '@modelcontextprotocol/sdk'"));
+    const error = await checkMcpSdk(missing).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(
+      /^mcpServers needs the package @modelcontextprotocol\/sdk .*npm install @modelcontextprotocol\/sdk/,
+    );
   });
 });
