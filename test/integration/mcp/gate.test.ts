@@ -11,12 +11,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgent, type Agent, type HookInput } from '../../../src/index.js';
+import { createAgent, type Agent, type AgentOptions, type HookInput } from '../../../src/index.js';
 import type { JsonObject } from '../../../src/common/json.js';
 import type { McpToolList } from '../../../src/common/mcp.js';
 import { Queries } from '../../../src/common/messages.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
-import { scriptedModel, toolCall } from '../../../src/testing/index.js';
+import {
+  formatGateReport,
+  gateDeploy,
+  scriptedModel,
+  toolCall,
+} from '../../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
@@ -32,6 +37,7 @@ const calls = () =>
     : [];
 
 let agent: Agent;
+let options: AgentOptions;
 const seen: Array<Pick<HookInput, 'event' | 'toolName' | 'mcpServer' | 'mcpTool'>> = [];
 const sawCall = (input: HookInput) => {
   const { event, toolName, mcpServer, mcpTool } = input;
@@ -50,7 +56,7 @@ beforeAll(async () => {
     const [, tool, args] = /^call (\S+) (.*)$/.exec(prompt) ?? [];
     return toolCall(tool!, JSON.parse(args!) as JsonObject);
   });
-  agent = await createAgent({
+  options = {
     name: 'mcp-gate',
     model,
     tools: [],
@@ -86,7 +92,8 @@ beforeAll(async () => {
         toolName === 'mcp__notes__write_note' && input.text === 'forbidden' ? 'deny' : 'allow',
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('mcp-gate') },
     },
-  });
+  };
+  agent = await createAgent(options);
 }, 120_000);
 
 afterAll(async () => {
@@ -193,6 +200,22 @@ describe('MCP tools through the one gate', () => {
     expect(lines).toContain('env MCP_GATE_WORKER_SECRET=unset');
     expect(lines).toContain('env PATH=set');
     expect(lines).not.toContain('env MCP_GATE_WORKER_SECRET=set');
+  });
+});
+
+describe('the deploy gate', () => {
+  it('says which MCP tool list each session used', async () => {
+    const report = await gateDeploy({ agent: options, client: agent.client });
+    const listed = report.sessions.filter((s) => s.mcpTools);
+    expect(listed.length).toBeGreaterThan(0);
+    expect(listed[0]!.mcpTools!.tools.map((t) => t.name)).toEqual([
+      'mcp__notes__read_note',
+      'mcp__notes__write_note',
+      'mcp__notes__slow',
+    ]);
+    expect(formatGateReport(report)).toMatch(
+      /\n  MCP tools: 3 \(notes: read_note, write_note, slow\), list [0-9a-f]{12}\n/,
+    );
   });
 });
 
