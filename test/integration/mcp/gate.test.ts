@@ -214,7 +214,7 @@ describe('the deploy gate', () => {
       'mcp__notes__slow',
     ]);
     expect(formatGateReport(report)).toMatch(
-      /\n  MCP tools: 3 \(notes: read_note, write_note, slow\), list [0-9a-f]{12}\n/,
+      /\n {2}MCP tools: 3 \(notes: read_note, write_note, slow\), list [0-9a-f]{12}\n/,
     );
   });
 });
