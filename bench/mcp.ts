@@ -47,6 +47,8 @@ const N = Number(process.env.BENCH_N ?? 100);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const ROTATE = Number(process.env.BENCH_ROTATE ?? 50);
 const WITH_LIST = process.env.BENCH_MCP_LIST !== '0';
+/** Sends per side, after the timed ones, whose history events are broken down. */
+const BREAKDOWN = Number(process.env.BENCH_BREAKDOWN ?? 20);
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
 const now = () => performance.now();
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -284,16 +286,34 @@ async function latency(): Promise<string[][]> {
       await s.sender.rotate();
     }
   }
-  // History per send: one more send on each side, its events and bytes.
+  // History per send: one more send on each side, its events and bytes; then BREAKDOWN
+  // more, interleaved, whose events say where each side's time went.
   const sizes: string[] = [];
+  const from: number[] = [];
   for (const s of series) {
     const before = await historySize(s.sender.workflowId());
     await s.sender.send('history');
     const after = await historySize(s.sender.workflowId());
     sizes.push(`${after.events - before.events} / ${after.bytes - before.bytes}`);
+    from.push(after.events);
+  }
+  // The wall clock (this machine's, the server's too) around each of those sends.
+  const spans = series.map(() => [] as Array<[number, number]>);
+  for (let i = 0; i < BREAKDOWN; i++) {
+    for (const [k, s] of series.entries()) {
+      const t0 = Date.now();
+      await s.sender.send(`b${i}`);
+      spans[k]!.push([t0, Date.now()]);
+    }
+  }
+  const breakdown: string[][] = [];
+  for (const [k, s] of series.entries()) {
+    const events = (await client.workflow.getHandle(s.sender.workflowId()).fetchHistory()).events;
+    breakdown.push(...where(s.name, (events ?? []).slice(from[k]), spans[k]!));
   }
   await Promise.all(series.map((s) => s.sender.close()));
   const [ours, hand, listed] = series.map((s) => s.times);
+  latencyBreakdown = breakdown;
   return [
     row('send with one MCP call (ms): ours / hand-written', ours!, hand!, 'p50 <= 1.10'),
     ...(listed ? [row('ours / hand-written listing before each call', ours!, listed)] : []),
@@ -302,6 +322,103 @@ async function latency(): Promise<string[][]> {
       'history per send, events / bytes: ours; hand' + (listed ? '; hand+list' : ''),
       sizes.join('; '),
       '',
+      '',
+      '',
+    ],
+  ];
+}
+
+type HistoryEvent = NonNullable<proto.temporal.api.history.v1.IHistory['events']>[number];
+const { EventType } = proto.temporal.api.enums.v1;
+const millis = (event: HistoryEvent): number =>
+  Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+let latencyBreakdown: string[][] = [];
+
+/**
+ * Where a side's sends spent their time, from `sends` sends' events (server timestamps):
+ * per activity type, how many a send ran, p50 from scheduled to started (the queue) and from
+ * started to completed (the worker); per send, its workflow tasks (scheduled to completed)
+ * and the time from the send's start to the Update's acceptance (the first workflow task), to
+ * its completion, and from there to the send's return (this machine's clock is the server's).
+ */
+function where(
+  side: string,
+  events: HistoryEvent[],
+  spans: ReadonlyArray<[start: number, end: number]>,
+): string[][] {
+  const sends = spans.length;
+  const before: number[] = [];
+  const after: number[] = [];
+  const byId = new Map(events.map((e) => [Number(e.eventId), e]));
+  const activities = new Map<string, { queue: number[]; run: number[] }>();
+  const tasks: number[] = [];
+  const updates: number[] = [];
+  let accepted: number | undefined;
+  for (const event of events) {
+    if (event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const a = event.activityTaskCompletedEventAttributes!;
+      const scheduled = byId.get(Number(a.scheduledEventId));
+      const started = byId.get(Number(a.startedEventId));
+      if (!scheduled || !started) continue;
+      const name = scheduled.activityTaskScheduledEventAttributes?.activityType?.name ?? '?';
+      const entry = activities.get(name) ?? { queue: [], run: [] };
+      entry.queue.push(millis(started) - millis(scheduled));
+      entry.run.push(millis(event) - millis(started));
+      activities.set(name, entry);
+    } else if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) {
+      const scheduled = byId.get(
+        Number(event.workflowTaskCompletedEventAttributes?.scheduledEventId),
+      );
+      if (scheduled) tasks.push(millis(event) - millis(scheduled));
+    } else if (event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) {
+      accepted = millis(event);
+    } else if (
+      event.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED &&
+      accepted !== undefined
+    ) {
+      const span = spans[updates.length];
+      if (span) {
+        before.push(accepted - span[0]);
+        after.push(span[1] - millis(event));
+      }
+      updates.push(millis(event) - accepted);
+      accepted = undefined;
+    }
+  }
+  const rows = [...activities].map(([name, { queue, run }]) => [
+    `${side}: ${name} x${fmt(queue.length / sends, 1)} a send, queue / run (ms)`,
+    `${fmt(p(queue, 50))} / ${fmt(p(run, 50))}`,
+    `${fmt(p(queue, 95))} / ${fmt(p(run, 95))}`,
+    '',
+    '',
+  ]);
+  return [
+    ...rows,
+    [
+      `${side}: workflow tasks x${fmt(tasks.length / sends, 1)} a send, scheduled to completed (ms)`,
+      fmt(p(tasks, 50)),
+      fmt(p(tasks, 95)),
+      '',
+      '',
+    ],
+    [
+      `${side}: send's start to the Update accepted (ms)`,
+      fmt(p(before, 50)),
+      fmt(p(before, 95)),
+      '',
+      '',
+    ],
+    [
+      `${side}: Update accepted to completed (ms)`,
+      fmt(p(updates, 50)),
+      fmt(p(updates, 95)),
+      '',
+      '',
+    ],
+    [
+      `${side}: Update completed to the send's return (ms)`,
+      fmt(p(after, 50)),
+      fmt(p(after, 95)),
       '',
       '',
     ],
@@ -345,6 +462,7 @@ async function requests(): Promise<string[][]> {
 try {
   const header = ['measure', 'p50', 'p95', 'ratio p50 / p95', 'target'];
   printTable('MCP: a tool call of ours against a hand-written activity', header, await latency());
+  printTable('Where the time went (server timestamps)', header, latencyBreakdown);
   printTable('MCP requests alone, outside Temporal', header, await requests());
   console.log(`\nload at the end ${load()}`);
 } finally {
