@@ -67,6 +67,7 @@ interface Sdk {
   Client: typeof ClientModule.Client;
   McpError: typeof TypesModule.McpError;
   ErrorCode: typeof TypesModule.ErrorCode;
+  ToolListChangedNotificationSchema: typeof TypesModule.ToolListChangedNotificationSchema;
   stdio: () => Promise<typeof StdioModule>;
   http: () => Promise<typeof HttpModule>;
 }
@@ -79,6 +80,13 @@ interface Connection {
   readonly pid: () => number | undefined;
   /** The end of the stdio server's stderr. */
   readonly stderr: { text: string };
+  /**
+   * Whether the server announces changes of its tool list (`tools.listChanged`): then its
+   * list is kept in `tools` until it says it changed.
+   */
+  watchesTools?: boolean;
+  /** The server's tools as last listed, while it has not said they changed. */
+  tools?: McpToolSpec[];
 }
 
 /** A server's entry: the connect every first use shares, then the connection. */
@@ -137,12 +145,16 @@ export class McpConnections {
   }
 
   /**
-   * The tools `server` offers, every page of `tools/list` read.
+   * The tools `server` offers, every page of `tools/list` read. A server that announces
+   * changes of its list (`tools.listChanged`) is listed once per connection and again after
+   * its `notifications/tools/list_changed`; any other, at every call.
    *
    * @throws McpServerError when the server is not configured, cannot be reached, or fails.
    */
   async listTools(server: string): Promise<McpToolSpec[]> {
-    return this.#request(server, undefined, async (client) => {
+    return this.#request(server, undefined, async (client, connection) => {
+      // A server that announces changes is listed again only after it said so.
+      if (connection.tools) return connection.tools;
       const specs: McpToolSpec[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -153,6 +165,7 @@ export class McpConnections {
         cursor = listed.nextCursor;
         if (cursor === undefined) break;
       }
+      if (connection.watchesTools) connection.tools = specs;
       return specs;
     });
   }
@@ -238,12 +251,12 @@ export class McpConnections {
   async #request<T>(
     server: string,
     signal: AbortSignal | undefined,
-    request: (client: Client) => Promise<T>,
+    request: (client: Client, connection: Connection) => Promise<T>,
   ): Promise<T> {
     const entry = this.#entry(server);
     const connection = await untilAborted(entry.ready, signal);
     try {
-      return await request(connection.client);
+      return await request(connection.client, connection);
     } catch (error) {
       signal?.throwIfAborted();
       const sdk = await this.#loadSdk(server);
@@ -325,6 +338,12 @@ export class McpConnections {
       await client.close().catch(() => undefined);
       throw failed(error, stderrSuffix(connection));
     }
+    if (client.getServerCapabilities()?.tools?.listChanged === true) {
+      connection.watchesTools = true;
+      client.setNotificationHandler(sdk.ToolListChangedNotificationSchema, () => {
+        delete connection.tools;
+      });
+    }
     return connection;
   }
 
@@ -393,6 +412,7 @@ async function loadSdk(): Promise<Sdk> {
     Client: client.Client,
     McpError: types.McpError,
     ErrorCode: types.ErrorCode,
+    ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
     stdio: () => import('@modelcontextprotocol/sdk/client/stdio.js'),
     http: () => import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
   };

@@ -206,6 +206,34 @@ describe('cancellation and progress', () => {
   });
 });
 
+describe('the tool list', () => {
+  const logServer = {
+    command: process.execPath,
+    args: ['--import', 'tsx', join(root, 'test/fixtures/mcp-log-server.ts')],
+    cwd: root,
+    env: { MCP_DYNAMIC: '1' },
+  };
+
+  it('of a server that announces changes is kept until it says its tools changed', async () => {
+    const mcp = connect({ notes: logServer });
+    const first = await mcp.listTools('notes');
+    expect(first.map((t) => t.tool)).toEqual(['read_note', 'write_note', 'slow', 'add_tool']);
+    // Kept: the same list, not listed again.
+    expect(await mcp.listTools('notes')).toBe(first);
+    await mcp.callTool('notes', 'add_tool', {});
+    // The server announced its new tool before it answered the call: listed again.
+    const after = await mcp.listTools('notes');
+    expect(after).not.toBe(first);
+    expect(after.map((t) => t.tool)).toEqual([
+      'read_note',
+      'write_note',
+      'slow',
+      'add_tool',
+      'extra',
+    ]);
+  });
+});
+
 describe('server processes', () => {
   it('starts a new process on the next call after the server was killed between calls', async () => {
     const mcp = connect({ everything: stdioEverything });
