@@ -109,12 +109,14 @@ describe.each(['stdio', 'http'] as const)(
       const session = await client.createSession();
       const before = calls(env).length;
       const response = await session.send('call mcp__vault__write_note {"text":"forbidden"}');
+      // Nothing reached the server (its log), and the call ended denied.
+      expect(logLines(env).join('\n')).not.toContain('forbidden');
+      expect(calls(env)).toHaveLength(before);
       expect(response.status).toBe('completed');
       expect(response.toolCalls).toMatchObject([
         { toolName: 'mcp__vault__write_note', status: 'denied' },
       ]);
-      expect(calls(env)).toHaveLength(before);
-      expect(logLines(env).join('\n')).not.toContain('forbidden');
+      expect(response.text()).toBe("got: Denied by permissionRules.deny 'mcp__vault'");
       await session.close();
     }, 60_000);
 
@@ -165,13 +167,17 @@ describe.each(['stdio', 'http'] as const)(
         'the call of slow to reach the server',
       );
       expect(await session.abort(new Error('stop the slow call'))).toBe(true);
-      const response = await pending;
-      expect(response.status).toBe('aborted');
+      // The server is told (MCP's notifications/cancelled), then the send ends.
       await waitFor(
         () => logLines(env).filter((l) => l === 'cancelled slow').length > cancelledBefore,
         15_000,
         "the server's 'cancelled slow'",
       );
+      const response = await pending;
+      expect(response.status).toBe('aborted');
+      expect(response.toolCalls).toMatchObject([
+        { toolName: 'mcp__notes__slow', status: 'cancelled' },
+      ]);
       await session.close();
     }, 60_000);
 
@@ -203,19 +209,26 @@ describe.each(['stdio', 'http'] as const)(
         await session.close();
       }, 60_000);
 
-      it("a secret of the worker's environment is not in the server's; PATH (the tool environment) is", () => {
+      it("a secret of the worker's environment is not in the server's; PATH (the tool environment) is", async () => {
+        // The worker process has the secret; every server process it started reported its env.
+        const session = await client.createSession();
+        expect((await session.send('call mcp__notes__read_note {"id":"e1"}')).text()).toBe(
+          'got: note e1: secret=***',
+        );
+        await session.close();
         const lines = readFileSync(env.mcpLog, 'utf8');
         expect(lines).toContain(`env ${MCP_WORKER_SECRET}=unset`);
         expect(lines).toContain('env PATH=set');
         expect(lines).not.toContain(`env ${MCP_WORKER_SECRET}=set`);
-      });
+      }, 60_000);
     }
 
     it('the worker killed with SIGKILL mid-call: a new worker takes over, the call is not run again, the model reads why; the session goes on', async () => {
       const session = await client.createSession();
       const slowCalls = () => calls(env).filter((l) => l.startsWith('call slow'));
       const before = slowCalls().length;
-      const pending = session.send('call mcp__notes__slow {"ms":300000}');
+      // 8 s: long enough to be cut, short enough that a second run would end and be seen.
+      const pending = session.send('call mcp__notes__slow {"ms":8000}');
       await waitFor(
         () => slowCalls().length > before,
         30_000,
@@ -225,12 +238,14 @@ describe.each(['stdio', 'http'] as const)(
       await startWorkerProcess(env, 'B', { [MCP_WORKER_SECRET]: secret });
 
       const response = await pending;
+      // One call reached the server: the new worker did not run it again.
+      expect(slowCalls()).toHaveLength(before + 1);
       expect(response.status).toBe('completed');
       expect(response.toolCalls).toMatchObject([{ toolName: 'mcp__notes__slow', status: 'error' }]);
+      // The model read why.
       expect(response.text()).toMatch(
         /^got: Tool mcp__notes__slow failed to run: .*began the tool, then was lost.*the tool is not run again/,
       );
-      expect(slowCalls()).toHaveLength(before + 1);
 
       // The session goes on, on the new worker.
       const next = await session.send('call mcp__notes__read_note {"id":"after"}');
