@@ -10,10 +10,10 @@
  *   for PreToolUse, an activity calling the same server's tool through its own
  *   `@modelcontextprotocol/sdk` client (kept open across sends, heartbeating), `dispatchHook`
  *   for PostToolUse and a second model step. Target: p50 ratio <= 1.1.
- * - two more series (`BENCH_MCP_LIST=0` leaves them out): the hand-written side listing the
- *   server's tools before each call as our `executeTool` does to check the recorded digest,
- *   and ours with that listing answered from a cached list (a bench-only patch); and
- *   the two MCP requests alone, outside Temporal (`tools/list` through our `McpConnections`
+ * - one more series (`BENCH_MCP_LIST=0` leaves it out): the hand-written side listing the
+ *   server's tools before each call (what our `executeTool` does to check the recorded digest
+ *   against a server that does not announce list changes; this one does, so ours lists once
+ *   per connection); and the two MCP requests alone, outside Temporal (`tools/list` through our `McpConnections`
  *   and through a bare client, `tools/call` through a bare client): where the time goes.
  * - history events and bytes per send on each side.
  *
@@ -36,7 +36,6 @@ import { DEFAULTS } from '../src/common/defaults.js';
 import type { JsonObject } from '../src/common/json.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { createAgent, HookEvent, type Session } from '../src/index.js';
-import type { McpToolSpec } from '../src/common/mcp.js';
 import { McpConnections } from '../src/mcp/connections.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall, type RecordedModelRequest } from '../src/testing/index.js';
@@ -197,28 +196,12 @@ interface Sender {
   workflowId(): string;
 }
 
-/**
- * The variant "ours with a cached list": while a send of that series runs, this process's
- * `McpConnections.listTools` answers from the list it read first (a bench-only patch of the
- * prototype; the implementation lists before each call to check the recorded digest).
- */
-let cachedListing = false;
-const listedOnce = new Map<string, McpToolSpec[]>();
-const listTools = McpConnections.prototype.listTools;
-McpConnections.prototype.listTools = async function (this: McpConnections, name: string) {
-  if (!cachedListing) return await listTools.call(this, name);
-  const kept = listedOnce.get(name) ?? (await listTools.call(this, name));
-  listedOnce.set(name, kept);
-  return kept;
-};
-
-async function oursSender(cached = false): Promise<Sender> {
+async function oursSender(): Promise<Sender> {
   let session: Session = await agent.createSession();
   let sent = 0;
   return {
     async send(prompt) {
-      cachedListing = cached;
-      const response = await session.send(prompt).finally(() => (cachedListing = false));
+      const response = await session.send(prompt);
       if (response.text() !== 'ok' || response.toolCalls[0]?.status !== 'success') {
         throw new Error(`send: ${response.status} ${response.text()}`);
       }
@@ -291,10 +274,7 @@ async function latency(): Promise<string[][]> {
     { name: 'ours', sender: await oursSender(), times: [] as number[] },
     { name: 'hand', sender: await handSender(false), times: [] as number[] },
     ...(WITH_LIST
-      ? [
-          { name: 'hand+list', sender: await handSender(true), times: [] as number[] },
-          { name: 'ours+cached', sender: await oursSender(true), times: [] as number[] },
-        ]
+      ? [{ name: 'hand+list', sender: await handSender(true), times: [] as number[] }]
       : []),
   ];
   for (let i = 0; i < N + WARMUP; i++) {
@@ -333,14 +313,12 @@ async function latency(): Promise<string[][]> {
     breakdown.push(...where(s.name, (events ?? []).slice(from[k]), spans[k]!));
   }
   await Promise.all(series.map((s) => s.sender.close()));
-  const [ours, hand, listed, cached] = series.map((s) => s.times);
+  const [ours, hand, listed] = series.map((s) => s.times);
   latencyBreakdown = breakdown;
   return [
     row('send with one MCP call (ms): ours / hand-written', ours!, hand!, 'p50 <= 1.10'),
     ...(listed ? [row('ours / hand-written listing before each call', ours!, listed)] : []),
     ...(listed ? [row('hand-written listing / not listing', listed, hand!)] : []),
-    ...(cached ? [row('ours with a cached list / hand-written', cached, hand!)] : []),
-    ...(cached ? [row('ours / ours with a cached list', ours!, cached)] : []),
     [
       'history per send, events / bytes: ' + series.map((s) => s.name).join('; '),
       sizes.join('; '),
