@@ -50,7 +50,17 @@ const countedLines = { skipBlankLines: true, skipComments: true };
 const topFloor = ['cli', 'ui', 'testing', 'codec-server'];
 
 /** The parts between the floor and the definition: each owns its options slice. */
-const parts = ['temporal', 'payloads', 'models', 'tools', 'stream', 'tracing', 'server', 'history'];
+const parts = [
+  'temporal',
+  'payloads',
+  'models',
+  'tools',
+  'mcp',
+  'stream',
+  'tracing',
+  'server',
+  'history',
+];
 
 /**
  * Globals that do not exist in Temporal's workflow sandbox (a `vm` context holding the

@@ -18,6 +18,7 @@ import { createDefinitionActivities } from './describe-definition.js';
 import { Context } from '@temporalio/activity';
 import { createHookActivities, refuseIfBegun } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
+import { McpToolLists, createMcpActivities } from './mcp.js';
 import { createToolActivities, refuseToolIfBegun, withInlinePostToolUse } from './tool-exec.js';
 import { guardVersions } from './version-guard.js';
 import { createStreamActivities, withStreamEvents } from './stream-events.js';
@@ -48,6 +49,8 @@ interface ActivityDeps {
  * (`version-guard.ts`).
  */
 export function createActivities(deps: ActivityDeps) {
+  // The MCP tool lists the sessions of this worker started with, shared by the activities.
+  const mcpLists = new McpToolLists();
   // A model step's or a tool's inline dispatch runs the finished `dispatchHook` below: the
   // same stream event and span as a dispatch of its own.
   let dispatchHook: (input: DispatchHookInput) => Promise<HookDispatchOutcome> = () =>
@@ -58,8 +61,9 @@ export function createActivities(deps: ActivityDeps) {
   // each runs in its span, a refusal included.
   const streamed = withStreamEvents(deps.registry, {
     ...createHookActivities(deps),
-    ...createModelActivities({ ...deps, dispatchInline }),
-    ...createToolActivities(deps),
+    ...createModelActivities({ ...deps, dispatchInline, mcpLists }),
+    ...createToolActivities({ ...deps, mcpLists }),
+    ...createMcpActivities({ registry: deps.registry, lists: mcpLists }),
     ...createArchiveActivities(deps),
     ...createDefinitionActivities(deps),
     // Publishes what the workflow decided (no definition code runs): any worker may.
@@ -72,7 +76,14 @@ export function createActivities(deps: ActivityDeps) {
       ...streamed,
       executeTool: withInlinePostToolUse(streamed.executeTool, dispatchInline),
     },
-    ['dispatchHook', 'modelStep', 'describeToolCall', 'checkPermission', 'executeTool'],
+    [
+      'dispatchHook',
+      'modelStep',
+      'describeToolCall',
+      'checkPermission',
+      'executeTool',
+      'listMcpTools',
+    ],
   );
   const activities = withTracing(deps.tracing, deps.registry, {
     ...guarded,

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { McpToolLists, offeredMcpTool } from './mcp.js';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, ensureApplicationFailure } from '@temporalio/common';
 import { AgentSdkError, ModelError, messageOf, serializeError } from '../src/common/errors.js';
@@ -86,6 +87,8 @@ export function createModelActivities(deps: ModelActivityDeps) {
 interface ModelActivityDeps {
   registry: AgentRegistry;
   conversationCache?: ConversationCache;
+  /** The MCP tool lists this worker has seen. @default none kept (read from the session) */
+  mcpLists?: McpToolLists;
   dispatchInline?: (input: DispatchHookInput) => Promise<HookDispatchOutcome>;
 }
 
@@ -154,11 +157,22 @@ async function callModel(
 ): Promise<ModelStepOutput> {
   const ctx = Context.current();
   // A sub-agent's step runs its own model, tools and instructions where it has them.
-  const { agent, model, tools, instructions } = deps.registry.definitionFor(
-    input.agentName,
-    input.version,
-    input.lineage,
-  );
+  const {
+    agent,
+    model,
+    tools: own,
+    instructions,
+  } = deps.registry.definitionFor(input.agentName, input.version, input.lineage);
+  // The MCP tools the session started with, exactly as it listed them.
+  const tools =
+    input.mcpTools === undefined
+      ? own
+      : [
+          ...own,
+          ...(await (deps.mcpLists ?? new McpToolLists()).get(ctx, input.mcpTools)).tools.map(
+            offeredMcpTool,
+          ),
+        ];
   const { stream } = agent;
   const cached = inline?.cached;
   // The live stream: text deltas go to the send's stream transport, never to history.

@@ -29,6 +29,8 @@ import type { AgentRegistry } from '../src/definition/registry.js';
 import { runTool } from '../src/tools/run-tool.js';
 import type { ToolDefinition } from '../src/tools/tool.js';
 import { abortSignalFor } from './abort-reason.js';
+import { McpToolLists, mcpCallTool } from './mcp.js';
+import type { McpToolRef } from '../src/common/mcp.js';
 import { realClock, type BudgetClock } from './budget-clock.js';
 import {
   earlierAttemptBegan,
@@ -46,6 +48,8 @@ interface ToolActivityDeps {
   payloadStore?: PayloadStore;
   /** The clock tool budgets run on. @default the process's clock */
   clock?: BudgetClock;
+  /** The MCP tool lists this worker has seen. @default none kept (read from the session) */
+  mcpLists?: McpToolLists;
 }
 
 /**
@@ -198,7 +202,9 @@ async function executeTool(
     input.version,
     input.lineage,
   );
-  const tool = tools.find((t) => t.name === input.toolName);
+  const tool = input.mcp
+    ? mcpToolOf(deps, agent, ctx, input.toolName, input.mcp)
+    : tools.find((t) => t.name === input.toolName);
   if (!tool) {
     const message = `Unknown tool '${input.toolName}'`;
     return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
@@ -217,6 +223,24 @@ async function executeTool(
     // The tool began: whatever ends this attempt now, no later attempt runs it.
     throw finalFailure(error);
   }
+}
+
+/**
+ * The tool an MCP call runs (the session recorded it when it opened); undefined when this
+ * worker's definition has no MCP servers.
+ */
+function mcpToolOf(
+  deps: ToolActivityDeps,
+  agent: ReturnType<AgentRegistry['agent']>,
+  ctx: Context,
+  name: string,
+  ref: McpToolRef,
+): ToolDefinition | undefined {
+  if (!agent.mcp) return undefined;
+  const lists = deps.mcpLists ?? new McpToolLists();
+  const recorded = async () =>
+    (await lists.get(ctx, ref.list).catch(() => undefined))?.tools.find((t) => t.name === name);
+  return mcpCallTool(agent.mcp, name, ref, recorded);
 }
 
 /** Run the tool, heartbeating, until it ends, its budget runs out, or it is cancelled. */

@@ -58,6 +58,10 @@ export {
   type TemporalPlugin,
   type TemporalInterceptorOptions,
   type ToolEnvOptions,
+  type McpServers,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpHttpServerConfig,
   type StreamOptions,
   type EncryptionOption,
   type EncryptionKeyFunction,
@@ -96,6 +100,7 @@ export {
   ToolError,
   EngineError,
   TemporalConnectionError,
+  McpServerError,
   type ErrorCode,
   type HookErrorRecord,
   type ModelErrorDetails,
@@ -137,6 +142,11 @@ export type {
   PermissionHandler,
   PendingPermission,
 } from './common/permission.js';
+export type {
+  PermissionRules,
+  PermissionRuleList,
+  PermissionRuleMatch,
+} from './common/permission-rules.js';
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

@@ -294,3 +294,19 @@ export function describeDefinitionActivity(taskQueue: string, eager = true, summ
 function notEager(eager: boolean): { allowEagerDispatch?: false } {
   return eager ? {} : { allowEagerDispatch: false };
 }
+
+/**
+ * The MCP tools of the definition's servers, listed on a worker of the session's version when
+ * the session opens (`session/mcp-tools.ts`): read-only, so retried; a stdio server started
+ * for it may take seconds (an `npx` download more), hence the two minutes. Refused
+ * (non-retryable) by a worker of another version, which the caller schedules again.
+ */
+export function listMcpToolsActivity(taskQueue: string, eager = true) {
+  return proxyActivities<Activities>({
+    summary: 'list the MCP servers’ tools',
+    taskQueue,
+    ...notEager(eager),
+    startToCloseTimeout: '2 minutes',
+    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
+  }).listMcpTools;
+}

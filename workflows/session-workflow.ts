@@ -34,6 +34,7 @@ import { setUpgradeHandler } from './handlers/upgrade.js';
 import { setSessionQueries } from './handlers/queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
 import { createSessionState } from './session/state.js';
+import { listSessionMcpTools } from './session/mcp-tools.js';
 import { syncSearchAttributes, watchSearchAttributes } from './session/search-attributes.js';
 import { contextStamper, forgetContext } from './session/context-sync.js';
 import { DEFAULTS } from '../src/common/defaults.js';
@@ -70,7 +71,10 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
 
   try {
     // A later run of the session: SessionStart ran in the first run, never again.
-    if (!carry) await runSessionStart(state);
+    if (!carry) {
+      await listSessionMcpTools(state);
+      await runSessionStart(state);
+    }
     if (state.startError) return await endFailedStart(state);
     state.status = 'open';
     setCurrentDetails('idle');

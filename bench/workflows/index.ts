@@ -19,6 +19,7 @@ import type {
   HookDispatchOutcome,
 } from '../../src/common/activity-io.js';
 import type { JsonObject } from '../../src/common/json.js';
+import type { ConversationMessage, ToolCall } from '../../src/common/conversation.js';
 
 interface BenchActivities {
   noop(): Promise<void>;
@@ -299,6 +300,99 @@ export async function benchTaskParent(input: { agentName: string }): Promise<voi
         role: 'parent',
         last: text,
       });
+    } finally {
+      release();
+    }
+  });
+  setHandler(stopUpdate, () => {
+    done = true;
+  });
+  await condition(() => done);
+}
+
+/**
+ * The baseline of `bench/mcp.ts`: an MCP tool call written by hand on Temporal. One Update
+ * per send runs a model step, the PreToolUse dispatch, an activity calling the MCP server's
+ * tool through its own client, the PostToolUse dispatch and a second model step. No
+ * recorded tool list, permission decision, timeline, abort or digest check.
+ */
+interface McpActivities {
+  dispatchHook(input: DispatchHookInput): Promise<HookDispatchOutcome>;
+  mcpModelStep(input: {
+    agentName: string;
+    messages: ConversationMessage[];
+  }): Promise<{ text: string; toolCalls?: ToolCall[] }>;
+  mcpCall(input: {
+    server: string;
+    tool: string;
+    args: JsonObject;
+    /** List the server's tools before the call, as our digest check does. */
+    list: boolean;
+  }): Promise<{ status: 'success' | 'error'; model: string }>;
+}
+
+const mcpActs = proxyActivities<McpActivities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
+  retry: { maximumAttempts: 1 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+export const mcpSendUpdate = defineUpdate<string, [string]>('mcpSend');
+
+export async function benchMcpSession(input: {
+  agentName: string;
+  server: string;
+  list: boolean;
+}): Promise<void> {
+  let done = false;
+  let busy = Promise.resolve();
+  let seq = 0;
+  const dispatch = async (event: 'PreToolUse' | 'PostToolUse', payload: JsonObject) => {
+    const outcome = await mcpActs.dispatchHook({
+      dispatchId: `d${seq++}`,
+      sessionId: 'hand',
+      agentName: input.agentName,
+      event: event as DispatchHookInput['event'],
+      payload,
+      budgetMs: 600_000,
+      callbackCount: 1,
+    });
+    if (outcome.status !== 'completed') throw new Error(`hook ${event}: ${outcome.status}`);
+  };
+  setHandler(mcpSendUpdate, async (prompt) => {
+    const previous = busy;
+    let release!: () => void;
+    busy = new Promise((resolve) => (release = resolve));
+    await previous;
+    try {
+      const messages: ConversationMessage[] = [{ role: 'user', content: prompt }];
+      const ask = await mcpActs.mcpModelStep({ agentName: input.agentName, messages });
+      const call = ask.toolCalls?.[0];
+      if (!call) return ask.text;
+      const tool = call.toolName.slice(`mcp__${input.server}__`.length);
+      const fields = { mcpServer: input.server, mcpTool: tool };
+      const { toolName, toolUseId, input: toolInput } = call;
+      await dispatch('PreToolUse', { toolName, toolInput, toolUseId, ...fields });
+      const result = await mcpActs.mcpCall({
+        server: input.server,
+        tool,
+        args: toolInput,
+        list: input.list,
+      });
+      await dispatch('PostToolUse', {
+        toolName,
+        toolInput,
+        toolOutput: result.model,
+        toolUseId,
+        ...fields,
+      });
+      messages.push(
+        { role: 'assistant', text: ask.text, toolCalls: [call] },
+        { role: 'tool', results: [{ toolUseId, toolName, ...result }] },
+      );
+      const answer = await mcpActs.mcpModelStep({ agentName: input.agentName, messages });
+      return answer.text;
     } finally {
       release();
     }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { mcpToolsLine } from '../history/timeline-mcp.js';
 import type {
   HistoryCallback,
   HistoryDispatch,
@@ -110,6 +111,7 @@ function timelineHeader(timeline: HistoryTimeline): string[] {
   if (sub) out.push(`sub-agent ${sub.agentPath} of session ${sub.parentSessionId}`);
   const agent = agentLine(timeline);
   if (agent) out.push(agent);
+  if (timeline.mcpTools) out.push(mcpToolsLine(timeline.mcpTools));
   out.push(`started ${formatTime(timeline.startedAt)}`);
   for (const move of timeline.upgrades ?? []) {
     out.push(

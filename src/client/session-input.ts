@@ -1,6 +1,6 @@
 /**
  * The input of a new session's workflow: what the session runs for good (its version and
- * fingerprint, hook counts, timeouts, tools, permission), from the agent's options and the
+ * fingerprint, hook counts, timeouts, tools, permission and its rules), from the agent's options and the
  * session's own.
  *
  * @module
@@ -47,7 +47,10 @@ export function sessionWorkflowInput(
       ? { toolHeartbeatTimeoutMs: options.temporal.toolHeartbeatTimeoutMs }
       : {}),
     tools: options.tools.map((tool) => ({ name: tool.name, kind: tool.kind })),
+    ...(options.mcpServers ? { mcpServers: Object.keys(options.mcpServers) } : {}),
     permission,
+    // Only when set, so sessions keep the inputs (and histories) they had before it existed.
+    ...(options.permissionRules ? { permissionRules: options.permissionRules } : {}),
     permissionTimeoutMs: options.permissionTimeoutMs,
     toolTimeoutMs: options.toolTimeoutMs,
     modelTimeoutMs: options.modelTimeoutMs,

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { McpToolRef } from './mcp.js';
 import type { SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest, SessionIdentity } from './identity.js';
@@ -32,6 +33,7 @@ export const ActivityNames = {
   archiveRun: 'archiveRun',
   publishStreamEvents: 'publishStreamEvents',
   describeDefinition: 'describeDefinition',
+  listMcpTools: 'listMcpTools',
 } as const;
 
 /** The name of one of the session's activities. */
@@ -155,6 +157,11 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
   hook?: DispatchHookInput;
   /** Where the session sits under the one that started it: set in sub-agents only. */
   lineage?: SessionLineage;
+  /**
+   * The digest of the MCP tool list the session started with (`McpToolList.digest`): the step
+   * offers the model exactly those tools. Absent when the session has no MCP servers.
+   */
+  mcpTools?: string;
 }
 
 /** What `modelStep` returns. */
@@ -251,6 +258,8 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
   hook?: DispatchHookInput;
   /** Where the session sits under the one that started it: set in sub-agents only. */
   lineage?: SessionLineage;
+  /** Set for an MCP tool: which one, as the session recorded it. */
+  mcp?: McpToolRef;
 }
 
 /**

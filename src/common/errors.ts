@@ -52,7 +52,12 @@ export type ErrorCode =
    * A worker claims the session's version with another definition (another fingerprint) and
    * refused the task; the message names what differs. Same classes as `WORKER_VERSION_MISMATCH`.
    */
-  | 'VERSION_FINGERPRINT_MISMATCH';
+  | 'VERSION_FINGERPRINT_MISMATCH'
+  /**
+   * An MCP server could not be started or reached, died or closed its connection mid-call, or
+   * is not configured: a `McpServerError` whose message names the server and why.
+   */
+  | 'MCP_SERVER_UNAVAILABLE';
 
 /** Base class of every error the SDK throws on purpose. */
 export class AgentSdkError extends Error {
@@ -195,6 +200,23 @@ export class ToolError extends AgentSdkError {
   }
 }
 
+/**
+ * An MCP server failed us: it could not be started (a stdio command that does not exist, a
+ * process that exits at once) or reached (an HTTP endpoint that does not answer), it died or
+ * dropped the connection during a call, or no server of that name is configured. The message
+ * names the server and says why; for a stdio server it ends with the last of its stderr.
+ */
+export class McpServerError extends AgentSdkError {
+  /** Always `MCP_SERVER_UNAVAILABLE`. */
+  declare readonly code: 'MCP_SERVER_UNAVAILABLE';
+  /** The server's name in `mcpServers`. */
+  readonly server: string;
+  constructor(server: string, message: string, options?: { cause?: unknown }) {
+    super('MCP_SERVER_UNAVAILABLE', message, options);
+    this.server = server;
+  }
+}
+
 /** The durable engine (Temporal server, CLI, worker) failed us. */
 export class EngineError extends AgentSdkError {
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
@@ -249,6 +271,8 @@ export interface SerializedError {
   statusCode?: number;
   provider?: string;
   model?: string;
+  /** Of an `MCP_SERVER_UNAVAILABLE`: the server's name. */
+  server?: string;
   stack?: string;
 }
 
@@ -383,6 +407,7 @@ export function serializeError(error: unknown): SerializedError {
       if (typeof e.provider === 'string') out.provider = clipErrorText(e.provider);
       if (typeof e.model === 'string') out.model = clipErrorText(e.model);
     }
+    if (e.code === 'MCP_SERVER_UNAVAILABLE' && typeof e.server === 'string') out.server = e.server;
     if (e.stack) out.stack = clipErrorText(e.stack);
     return out;
   }
@@ -460,6 +485,9 @@ export function deserializeError(s: SerializedError): Error {
     }
     case 'TOOL_ERROR':
       error = new ToolError(s.message);
+      break;
+    case 'MCP_SERVER_UNAVAILABLE':
+      error = new McpServerError(s.server ?? '', s.message);
       break;
     default:
       error = new Error(s.message);

@@ -112,6 +112,16 @@ export interface DefinitionManifest {
    * definitions without sub-agents are those they always had).
    */
   subagents?: { limits: string; agents: Record<string, string> };
+  /**
+   * `advanced.permissionRules`, when set: a hash of its `allow`, `ask` and `deny` patterns,
+   * in order. Absent when the definition has none (its fingerprint is the one it always had).
+   */
+  permissionRules?: string;
+  /**
+   * `mcpServers`, when set: per server, a hash of its transport, command, args, cwd and url,
+   * and the names (never the values) of its env variables and headers.
+   */
+  mcpServers?: Record<string, string>;
 }
 
 /**
@@ -174,6 +184,13 @@ export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest
   }
   if (a.permission !== b.permission) {
     out.push(`permission policy (${a.permission} vs ${b.permission})`);
+  }
+  if (a.permissionRules !== b.permissionRules) {
+    out.push(
+      a.permissionRules === undefined || b.permissionRules === undefined
+        ? `permission rules (only in the ${a.permissionRules === undefined ? 'second' : 'first'})`
+        : 'permission rules (allow, ask or deny patterns)',
+    );
   }
   const tools = [...new Set([...Object.keys(a.tools), ...Object.keys(b.tools)])].sort();
   for (const tool of tools) {

@@ -9,6 +9,7 @@
  * @module
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { McpToolList } from './mcp.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { ConversationMessage } from './conversation.js';
 import type { JsonObject } from './json.js';
@@ -73,6 +74,11 @@ export const Queries = {
   /** This run's transcript, one page from the given index. */
   transcriptPage: defineQuery<ConversationPage, [number]>('transcriptPage'),
   archives: defineQuery<SessionArchives>('archives'),
+  /**
+   * The MCP tools the session started with (`mcpServers`), schemas included; null when it
+   * has no MCP servers. A model step whose worker has no copy of the list reads it here.
+   */
+  mcpTools: defineQuery<McpToolList | null>('mcpTools'),
 } as const;
 
 /** The `archives` query's answer: earlier runs, and how much of the session they hold. */

@@ -7,6 +7,7 @@
  * @module
  */
 import type { PermissionAnswer, PermissionPreset, PermissionResult } from './permission.js';
+import type { PermissionRuleMatch } from './permission-rules.js';
 import type { ToolEndEvent, ToolStartEvent } from './tool-events.js';
 import type { ToolKind } from './types.js';
 
@@ -51,6 +52,8 @@ export type PermissionDecider =
   | 'preset'
   /** The permission function (`advanced.permission` as a function, or the session's). */
   | 'function'
+  /** A pattern of `advanced.permissionRules`, named in `rule` (before the preset or function). */
+  | 'rules'
   /** A person, through `session.approve()` / `session.deny()` (or the CLI's approve/deny). */
   | 'person'
   /** Nobody answered the `ask` by its deadline (`permissionTimeoutMs`): denied. */
@@ -68,12 +71,17 @@ export interface PermissionDecidedEvent {
   toolUseId: string;
   /** The tool's name. */
   toolName: string;
-  /** `ask`: a person is asked next (only a preset or the function decides `ask`). */
+  /** `ask`: a person is asked next (only a rule, a preset or the function decides `ask`). */
   behavior: 'allow' | 'deny' | 'ask';
-  /** Who decided: the preset, the permission function, a person, or the deadline. */
+  /** Who decided: a permission rule, the preset, the permission function, a person, or the deadline. */
   decidedBy: PermissionDecider;
   /** For `decidedBy: 'preset'`: which. */
   preset?: PermissionPreset;
+  /**
+   * For `decidedBy: 'rules'`: the rule that matched, its list and its pattern as given
+   * (`{ list: 'deny', pattern: 'mcp__github__*' }`).
+   */
+  rule?: PermissionRuleMatch;
   /**
    * For `decidedBy: 'person'`: the identity of the Temporal client that answered (its
    * `identity` option; Temporal's default is `<pid>@<host>`; the CLI's `--identity`).
@@ -105,8 +113,11 @@ interface PermissionEventCall {
   toolName: string;
 }
 
-/** How a preset or the permission function decided. */
-type PolicyDecider = { decidedBy: 'preset'; preset: PermissionPreset } | { decidedBy: 'function' };
+/** How a permission rule, a preset or the permission function decided. */
+type PolicyDecider =
+  | { decidedBy: 'rules'; rule: PermissionRuleMatch }
+  | { decidedBy: 'preset'; preset: PermissionPreset }
+  | { decidedBy: 'function' };
 
 /** How a person's answer came (or did not). */
 type PersonDecider =
@@ -129,6 +140,7 @@ export function permissionDecidedEvent(
     behavior: decision.behavior,
     decidedBy: by.decidedBy,
     ...(by.decidedBy === 'preset' ? { preset: by.preset } : {}),
+    ...(by.decidedBy === 'rules' ? { rule: { list: by.rule.list, pattern: by.rule.pattern } } : {}),
     ...(by.decidedBy === 'person' && by.identity ? { identity: by.identity } : {}),
     ...('permissionRequestId' in by ? { permissionRequestId: by.permissionRequestId } : {}),
     ...(message !== undefined ? { message } : {}),

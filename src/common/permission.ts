@@ -133,7 +133,10 @@ export interface PendingPermission {
   input: JsonObject;
   /** The paths the call would read or write, from the tool's `affectedPaths` (or none). */
   affectedPaths: string[];
-  /** The ask's message (the preset's or the permission function's), when it has one. */
+  /**
+   * The ask's message, when it has one: the permission function's, or the rule's
+   * (`Asked by permissionRules.ask 'mcp__github__*'`); a preset's ask has none.
+   */
   message?: string;
   /** Workflow time it was asked, ms since epoch. */
   askedAt: number;

@@ -76,7 +76,8 @@ export function childLineageOf(
 
 /**
  * The workflow input of a sub-agent's session, from its parent's: the parent's definition
- * (`version`, `fingerprint`, `manifest`), budgets, dispatch modes and task queue; the
+ * (`version`, `fingerprint`, `manifest`), budgets, dispatch modes, task queue and
+ * `permissionRules` (a sub-agent follows its top session's rules); the
  * sub-agent's tools, `maxTurns`, hook counts and permission; an ask's deadline of the
  * parent's `permissionTimeoutMs` or the `Task` budget, whichever is shorter; the `Task` tool
  * only when it may start sub-agents (its depth under `maxDepth`, and `mayUse` not empty).
@@ -114,6 +115,7 @@ export function childInputOf(
       'inlineDispatch',
       'turnStatus',
       'subagents',
+      'permissionRules',
     ),
     hookCounts: { ...spec.hookCounts },
     hookTimeoutMs: parent.hookTimeoutMs,

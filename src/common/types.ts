@@ -93,6 +93,13 @@ export interface HookInput {
   agentPath?: string;
   /** In a sub-agent's session only: how deep it is, 1 under the top session (top: absent, read as 0). */
   depth?: number;
+  /**
+   * For a call of an MCP tool (`mcpServers`) only, in the four tool events: its server's name
+   * (`github` in `mcp__github__create_issue`).
+   */
+  mcpServer?: string;
+  /** For a call of an MCP tool only: the tool's own name on its server (`create_issue`). */
+  mcpTool?: string;
   /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */
   [key: string]: unknown;
 }

@@ -6,11 +6,13 @@
  *
  * @module
  */
+import type { McpToolList } from './mcp.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
 import type { ConversationMessage } from './conversation.js';
 import type { PermissionPreset } from './permission.js';
+import type { PermissionRules } from './permission-rules.js';
 import type { SessionEndReason, ToolKind } from './types.js';
 import type { CleanupHandle } from './activity-io.js';
 import type { SendResult, SendStatus } from './messages.js';
@@ -114,6 +116,11 @@ export interface SessionWorkflowInput {
   toolHeartbeatTimeoutMs?: number;
   /** The tools the model may call, with their kinds (from the agent definition). */
   tools?: Array<{ name: string; kind: ToolKind }>;
+  /**
+   * The names of the definition's MCP servers (`mcpServers`): the session lists their tools
+   * when it opens and keeps that list (`listMcpTools`). Absent when it has none.
+   */
+  mcpServers?: string[];
   /** How permission is decided: a preset, or the agent's function (run as an activity). */
   permission?:
     | { preset: PermissionPreset }
@@ -121,6 +128,12 @@ export interface SessionWorkflowInput {
     | { handler: 'function' }
     /** `SessionOptions.permissionHandler`, on the worker of the process that created the session. */
     | { handler: 'session' };
+  /**
+   * `advanced.permissionRules`: tool name patterns the workflow decides by before `permission`
+   * (deny, then ask, then allow). A sub-agent's input carries its top session's. Absent when
+   * the definition has none (every session started before they existed).
+   */
+  permissionRules?: Required<PermissionRules>;
   /** How long an `ask` waits for a person before it is denied, ms. */
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms. */
@@ -257,6 +270,8 @@ export interface SessionCarry {
   recentSends: RecentSend[];
   /** The SessionEnd marker, when a SessionEnd already ran (and failed) in an earlier run. */
   endMarker?: { reason: SessionEndReason; at: number };
+  /** The MCP tools the session started with (its first run listed them). */
+  mcpTools?: McpToolList;
 }
 
 /** How a recent `send()` ended: its result, or the failure it raised. */

@@ -6,7 +6,8 @@
  * What it covers: each callback's source by event and position, the permission policy
  * (preset name or the function's source), the tools (name, kind, description, input JSON
  * schema, `affectedPaths` source), the deciding options ({@link DECIDING_OPTIONS}) and, only
- * when set, `advanced.subagents` (its limits, and each sub-agent but for its prompt and model).
+ * when set, `advanced.permissionRules` (each list's patterns, in order), `advanced.subagents`
+ * (its limits, and each sub-agent but for its prompt and model) and `mcpServers`.
  *
  * What it leaves out, on purpose: the model and its key or URL (the model proposes, hooks and
  * permission decide; a key rotation is not a policy change), `workspaceRoots` and `toolEnv`
@@ -24,6 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { McpServers } from '../mcp/options.js';
 import type { HookEvent } from '../common/hook-events.js';
 import {
   DECIDING_OPTIONS,
@@ -32,6 +34,7 @@ import {
   type SessionIdentity,
 } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
+import type { PermissionRules } from '../common/permission-rules.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 import type { ToolDefinition } from '../tools/tool.js';
 import type { ResolvedSubagents } from './options.js';
@@ -40,9 +43,13 @@ import type { ResolvedSubagents } from './options.js';
 interface DecidingDefinition extends DecidingOptions {
   hooks: HookMap;
   permission: PermissionPreset | PermissionHandler;
+  /** `advanced.permissionRules`; absent, the manifest has none (and earlier fingerprints hold). */
+  permissionRules?: Required<PermissionRules>;
   tools: readonly ToolDefinition[];
   /** `advanced.subagents`; absent, the manifest has no `subagents` (and earlier fingerprints hold). */
   subagents?: ResolvedSubagents;
+  /** `mcpServers`; absent, the manifest has no `mcpServers` (and earlier fingerprints hold). */
+  mcpServers?: McpServers;
 }
 
 const hash = (text: string, digits: number): string =>
@@ -159,6 +166,29 @@ function subagentsManifest(
   };
 }
 
+/**
+ * The manifest's `mcpServers`: per server, what says which server it is (transport, command,
+ * args, cwd, url) and the names of what it is given (env, headers), never their values,
+ * which hold secrets and may differ between workers. Its tools are listed by each session.
+ */
+function mcpServersManifest(servers: McpServers): Record<string, string> {
+  const manifest: Record<string, string> = {};
+  for (const [name, server] of Object.entries(servers)) {
+    const shape =
+      server.type === 'http'
+        ? { type: 'http', url: server.url, headers: Object.keys(server.headers ?? {}).sort() }
+        : {
+            type: 'stdio',
+            command: server.command,
+            args: server.args ?? [],
+            cwd: server.cwd ?? null,
+            env: Object.keys(server.env ?? {}).sort(),
+          };
+    manifest[name] = hash(canonical(shape), 12);
+  }
+  return manifest;
+}
+
 /** The manifest of a definition: each deciding part hashed on its own. Pure. */
 function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   const hooks = hookHashes(definition.hooks);
@@ -182,8 +212,12 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     permission: permissionText(definition.permission),
     tools,
     options,
-    // Only when set, so that every definition without sub-agents keeps its fingerprint.
+    // Only when set, so that every definition without them keeps its fingerprint.
+    ...(definition.permissionRules
+      ? { permissionRules: hash(canonical(definition.permissionRules), 12) }
+      : {}),
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
+    ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
   };
 }
 

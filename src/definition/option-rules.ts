@@ -14,6 +14,7 @@ import {
   VERSION_RULE_TEXT,
 } from '../common/identity.js';
 import { PERMISSION_PRESETS } from '../common/permission.js';
+import { permissionRulesProblems } from '../common/permission-rules.js';
 import { isAgentModel } from '../models/model.js';
 import { openKeyRing, type EncryptionKeyRing } from '../payloads/encryption.js';
 import { isPayloadStore } from '../payloads/store.js';
@@ -33,6 +34,7 @@ import {
   timeoutMs,
 } from './rule-builders.js';
 import { subagentsSchema } from './subagent-rules.js';
+import { mcpServersSchema } from './mcp-rules.js';
 
 const hookDispatchSchema = (path: string) =>
   fromProblem((value) => hookDispatchProblem(value, path));
@@ -368,6 +370,7 @@ const advancedSchema = z
     maxTurns: positiveInt('advanced.maxTurns'),
     idleTimeoutMs: timeoutMs('advanced.idleTimeoutMs'),
     permission: permissionSchema,
+    permissionRules: rule((value, issue) => permissionRulesProblems(value).forEach(issue)),
     permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
     toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
     maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
@@ -406,6 +409,7 @@ export const agentSchema = z.strictObject({
   name: ruled('name', AGENT_NAME_RULE, AGENT_NAME_RULE_TEXT),
   version: ruled('version', VERSION_RULE, VERSION_RULE_TEXT),
   tools: toolsSchema,
+  mcpServers: mcpServersSchema,
   workspaceRoots: workspaceRootsSchema,
   encryption: encryptionSchema,
   tracing: fromProblem(tracingProblem),

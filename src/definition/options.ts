@@ -8,6 +8,7 @@
 import type { HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import type { DefinitionManifest } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
+import type { PermissionRules } from '../common/permission-rules.js';
 import type { HookMap } from '../common/types.js';
 import type { AgentModel } from '../models/model.js';
 import type {
@@ -27,8 +28,16 @@ import type {
 } from '../temporal/options.js';
 import type { ToolEnvOptions } from '../tools/options.js';
 import type { ToolDefinition } from '../tools/tool.js';
+import type { McpServers } from '../mcp/options.js';
 import type { ResolvedTracing, TracingOption } from '../tracing/options.js';
 export type { ToolEnvOptions } from '../tools/options.js';
+export type { PermissionRules } from '../common/permission-rules.js';
+export type {
+  McpServerConfig,
+  McpServers,
+  McpStdioServerConfig,
+  McpHttpServerConfig,
+} from '../mcp/options.js';
 export type { StreamOptions } from '../stream/options.js';
 export type { EncryptionKeyFunction, EncryptionOption } from '../payloads/encryption.js';
 export type { TemporalTlsOptions } from '../temporal/connection-config.js';
@@ -72,6 +81,31 @@ export interface AdvancedOptions {
    * @default `'default'` (read-only tools run, the rest ask)
    */
   permission?: PermissionPreset | PermissionHandler;
+  /**
+   * Tool name patterns that decide a call before `permission` does, as Claude Code's
+   * `permissions` settings name them: `{ allow?, ask?, deny? }`, each an array of patterns.
+   * A pattern is an exact tool name (`'Read'`), a name with `*` globs anywhere
+   * (`'mcp__github__*'`, `'mcp__*__delete_*'`), or a bare MCP server (`'mcp__github'`: every
+   * tool of that server). The first matching pattern of `deny`, then `ask`, then `allow`
+   * decides, whatever the order the lists are given in: `deny` denies (the message names the
+   * rule, `Denied by permissionRules.deny 'mcp__github__*'`), `ask` waits for a person as a
+   * preset's ask does, `allow` runs the call. A call no pattern matches is decided by
+   * `permission` as before. PermissionRequest hooks still run first (and may deny). Decided in
+   * the session's workflow; a session's sub-agents follow the same rules; sessions cannot
+   * override them. Part of the fingerprint when set.
+   * @default none (`permission` decides every call)
+   * @throws {ConfigError} at `createAgent` for a list that is not an array, a pattern that is
+   *   not a string, is empty, or has characters outside `[A-Za-z0-9_*-]`, or an unknown key,
+   *   naming the field (`advanced.permissionRules.deny[0]`).
+   * @example
+   * ```ts
+   * advanced: {
+   *   permission: 'bypass-permissions',
+   *   permissionRules: { deny: ['mcp__github__delete_*'], ask: ['mcp__github__create_*'] },
+   * }
+   * ```
+   */
+  permissionRules?: PermissionRules;
   /** How long an `ask` waits for a person before it is denied, ms. @default 86400000 (24 h) */
   permissionTimeoutMs?: number;
   /** Time budget of one tool execution, ms; past it the tool is stopped. @default 600000 */
@@ -343,7 +377,8 @@ export interface AgentOptions {
    *   source by event and position, the permission policy, the tools (name, kind,
    *   description, input schema, `affectedPaths`) and the deciding options
    *   (`hookTimeoutMs`, `sessionEndHookTimeoutMs`, `toolHookErrors`, `permissionTimeoutMs`,
-   *   `maxTurns`) and `advanced.subagents` when set; see `src/definition/fingerprint.ts`
+   *   `maxTurns`), and `advanced.subagents` and `advanced.permissionRules` when set; see
+   *   `src/definition/fingerprint.ts`
    * @throws {ConfigError} at `createAgent` unless it is 1 to 255 letters, digits, `.`, `_` or
    *   `-`, starting with a letter or digit (`VERSION_RULE`); at worker start when another
    *   agent of this process claims the same name and version with another fingerprint.
@@ -351,6 +386,19 @@ export interface AgentOptions {
   version?: string;
   /** The tools the model may call. @default the built-ins: Read, Write, Edit, Bash, Glob, Grep */
   tools?: ToolDefinition[];
+  /**
+   * MCP servers whose tools the model may call, by server name, as the Claude Agent SDK
+   * takes them: stdio (`{ command, args?, env?, cwd? }`, started by each worker when first
+   * needed) or Streamable HTTP (`{ type: 'http', url, headers? }`). Their tools reach the
+   * model as `mcp__<server>__<tool>`, and every call goes through PreToolUse, permission and
+   * PostToolUse as a built-in tool's does. A session lists the tools when it opens and keeps
+   * that list: a tool outside it, or changed since, is refused without calling the server.
+   * Needs `@modelcontextprotocol/sdk` installed beside this package.
+   * @default none
+   * @throws {ConfigError} at `createAgent` for a bad name or field, naming it (see
+   *   {@link McpServerConfig}).
+   */
+  mcpServers?: McpServers;
   /** Folders the file tools may touch (and Bash's working directory). @default `[process.cwd()]` */
   workspaceRoots?: string[];
   /**
@@ -479,8 +527,12 @@ export interface ResolvedAgentOptions {
   tools: ToolDefinition[];
   /** `advanced.subagents`; undefined: none (and no `Task` tool). */
   subagents?: ResolvedSubagents;
+  /** `mcpServers`, as given; undefined: none. */
+  mcpServers?: McpServers;
   workspaceRoots: string[];
   permission: PermissionPreset | PermissionHandler;
+  /** `advanced.permissionRules` with all three lists; undefined when none has a pattern. */
+  permissionRules?: Required<PermissionRules>;
   permissionTimeoutMs: number;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;

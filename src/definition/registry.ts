@@ -19,6 +19,7 @@ import type { ToolDefinition } from '../tools/tool.js';
 import { publishInProcess } from '../stream/memory.js';
 import type { StreamTransport } from '../stream/transport.js';
 import type { SessionLineage } from '../common/workflow-io.js';
+import type { McpConnections } from '../mcp/connections.js';
 
 /** What a worker knows of one sub-agent of a definition; what is absent is the agent's. */
 export interface RegisteredSubagent {
@@ -76,6 +77,8 @@ interface RegisteredAgent {
   stream?: StreamTransport;
   /** The sub-agents by name (`advanced.subagents`); absent: none. */
   subagents?: ReadonlyMap<string, RegisteredSubagent>;
+  /** The connections to the definition's MCP servers (`mcpServers`); absent: none. */
+  mcp?: McpConnections;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */

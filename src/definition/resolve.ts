@@ -9,6 +9,7 @@ import { DEFAULTS } from '../common/defaults.js';
 import { ConfigError } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import { defaultTaskQueueOf } from '../common/identity.js';
+import type { PermissionRules } from '../common/permission-rules.js';
 import type { HookCallback, HookMap } from '../common/types.js';
 import {
   ENCRYPTION_KEYS_VARIABLE,
@@ -56,6 +57,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     maxTurns,
   );
   const permission = advanced.permission ?? 'default';
+  const permissionRules = resolvePermissionRules(advanced.permissionRules);
   const deciding = {
     hookTimeoutMs: advanced.hookTimeoutMs ?? DEFAULTS.hookTimeoutMs,
     sessionEndHookTimeoutMs: advanced.sessionEndHookTimeoutMs ?? DEFAULTS.sessionEndHookTimeoutMs,
@@ -63,8 +65,17 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     maxTurns,
   };
+  const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
   const identity = identityOf(
-    { ...deciding, hooks, tools, permission, ...(subagents ? { subagents } : {}) },
+    {
+      ...deciding,
+      hooks,
+      tools,
+      permission,
+      ...(permissionRules ? { permissionRules } : {}),
+      ...(subagents ? { subagents } : {}),
+      ...(mcpServers ? { mcpServers } : {}),
+    },
     options.version,
   );
   return {
@@ -81,8 +92,10 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     idleTimeoutMs: advanced.idleTimeoutMs,
     tools,
     ...(subagents ? { subagents } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
     permission,
+    ...(permissionRules ? { permissionRules } : {}),
     permissionTimeoutMs: deciding.permissionTimeoutMs,
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
@@ -180,6 +193,19 @@ function resolveTemporal(
     runtime: resolveRuntimeInstall(temporal.runtime),
     versioning: temporal.versioning ?? 'auto',
   };
+}
+
+/** The rules with all three lists (copies); undefined when no list has a pattern. */
+function resolvePermissionRules(
+  rules: PermissionRules | undefined,
+): Required<PermissionRules> | undefined {
+  const resolved = {
+    allow: [...(rules?.allow ?? [])],
+    ask: [...(rules?.ask ?? [])],
+    deny: [...(rules?.deny ?? [])],
+  };
+  const some = resolved.allow.length + resolved.ask.length + resolved.deny.length > 0;
+  return some ? resolved : undefined;
 }
 
 function resolveEncryption(

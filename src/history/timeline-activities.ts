@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { historyMcpTools } from './timeline-mcp.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { isPlainObject } from '../common/json.js';
 import {
@@ -75,7 +76,17 @@ const SCHEDULED_HANDLERS = new Map<string, ScheduledHandler>([
   [ActivityNames.awaitHookSettled, awaitHookSettledScheduled],
   [ActivityNames.checkPermission, permissionCheckScheduled],
   [ActivityNames.executeTool, executeToolScheduled],
+  [ActivityNames.listMcpTools, listMcpToolsScheduled],
 ]);
+
+/** A `listMcpTools` activity: the MCP tool list the session started with. */
+function listMcpToolsScheduled(build: TimelineBuild, event: HistoryEvent): void {
+  build.others.set(numberOf(event.eventId), (close) => {
+    if (close.kind !== 'completed') return;
+    const tools = historyMcpTools(close.result());
+    if (tools) build.timeline.mcpTools = tools;
+  });
+}
 
 /** An activity scheduled: handled by its type's handler (other types are not in the timeline). */
 export function activityScheduled(

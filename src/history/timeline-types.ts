@@ -172,6 +172,16 @@ export type HistoryWorkflowStatus =
   | 'TIMED_OUT'
   | 'CONTINUED_AS_NEW';
 
+/** The MCP tool list a session used, as its history records it. */
+export interface HistoryMcpTools {
+  /** sha256 (hex) of the list: what model steps name it by. */
+  digest: string;
+  /** Each tool, `mcp__<server>__<tool>`, with the digest of its definition. */
+  tools: Array<{ name: string; server: string; digest: string }>;
+  /** The servers that were down when the list was taken, and why. */
+  unavailable: Array<{ server: string; message: string }>;
+}
+
 /** A session's hook timeline rebuilt from its history. */
 export interface HistoryTimeline {
   /** The workflow id, when the history records it (servers from 1.24 on do). */
@@ -192,6 +202,13 @@ export interface HistoryTimeline {
   version?: string;
   /** The fingerprint of the agent's definition, when the input records one. */
   fingerprint?: string;
+  /**
+   * The MCP tools the session started with (`mcpServers`): the list's digest, each tool by
+   * name with its digest, and the servers that could not be reached. From the `listMcpTools`
+   * activity's result (a first run) or the carried list (a later run); absent without MCP
+   * servers (or while the listing runs).
+   */
+  mcpTools?: HistoryMcpTools;
   /** The workflow type (`sessionWorkflow` for sessions). */
   workflowType?: string;
   /** How the execution stands at the last event of the history. */

@@ -14,6 +14,7 @@
  *
  * @module
  */
+import { historyMcpTools } from './timeline-mcp.js';
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
@@ -128,6 +129,8 @@ function startTimeline(
   }
   if (typeof identity?.version === 'string') timeline.version = identity.version;
   if (typeof identity?.fingerprint === 'string') timeline.fingerprint = identity.fingerprint;
+  const carried = historyMcpTools(input?.carry?.mcpTools);
+  if (carried) timeline.mcpTools = carried;
   return { timeline, input };
 }
 

@@ -100,11 +100,13 @@ export function toToolSet(tools: readonly ToolDefinition[]): ToolSet | undefined
   if (tools.length === 0) return undefined;
   const set: ToolSet = {};
   for (const def of tools) {
-    const schema = z.toJSONSchema(def.inputSchema, {
-      target: 'draft-07',
-      io: 'input',
-      unrepresentable: 'any',
-    });
+    const schema =
+      def.inputJsonSchema ??
+      z.toJSONSchema(def.inputSchema, {
+        target: 'draft-07',
+        io: 'input',
+        unrepresentable: 'any',
+      });
     set[def.name] = tool({
       description: def.description,
       inputSchema: jsonSchema<JsonObject>(schema as Parameters<typeof jsonSchema>[0]),

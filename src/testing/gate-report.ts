@@ -4,6 +4,8 @@
  *
  * @module
  */
+import { mcpToolsLine } from '../history/timeline-mcp.js';
+import type { HistoryMcpTools } from '../history/timeline-types.js';
 import { type HookEvent } from '../common/hook-events.js';
 import type { CheckPermissionInput } from '../common/activity-io.js';
 import { type PermissionResult } from '../common/permission.js';
@@ -89,6 +91,11 @@ export interface GateSessionReport {
    * when the new definition's differs; presets record no check to replay.
    */
   policyChange?: { before: string; after: string };
+  /**
+   * The MCP tools the session started with (`mcpServers`), from its history: the new
+   * definition's calls will be checked against this list. Absent without MCP servers.
+   */
+  mcpTools?: HistoryMcpTools;
 }
 
 /** What {@link gateDeploy} found. */
@@ -134,11 +141,12 @@ export function formatGateReport(report: GateReport): string {
         : '');
     const head = `session ${session.sessionId} (${session.status}, ${checked} checked)`;
     const flips = session.flips.length + session.permissionFlips.length;
+    const mcp = session.mcpTools ? [`  ${mcpToolsLine(session.mcpTools)}`] : [];
     if (flips === 0 && session.uncompared.length === 0 && !session.policyChange) {
-      lines.push(`${head}: no flips`);
+      lines.push(`${head}: no flips`, ...mcp);
       continue;
     }
-    lines.push(`${head}: ${plural(flips, 'flip')}`);
+    lines.push(`${head}: ${plural(flips, 'flip')}`, ...mcp);
     if (session.flips.length > 0) {
       lines.push(
         ...formatGoldenChanges(session.flips)

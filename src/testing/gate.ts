@@ -59,6 +59,7 @@ import {
 } from '../common/workflow-io.js';
 import { decodeFirstPayload, decodeHistoryPayloads } from '../history/decode.js';
 import { fetchRunHistories } from '../history/files.js';
+import { timelineFromHistory } from '../history/timeline.js';
 import { fetchSubagentHistories, goldenFromHistories } from './golden.js';
 
 import {
@@ -241,6 +242,7 @@ async function gateSession(
     },
   );
   const before = input?.manifest?.permission;
+  const mcpTools = timelineFromHistory(histories[0]!, { payloadConverter: converter }).mcpTools;
   return {
     sessionId: input?.sessionId ?? row.sessionId,
     workflowId: row.workflowId,
@@ -253,6 +255,7 @@ async function gateSession(
     ...(before !== undefined && before !== resolved.manifest.permission
       ? { policyChange: { before, after: resolved.manifest.permission } }
       : {}),
+    ...(mcpTools ? { mcpTools } : {}),
   };
 }
 

@@ -87,3 +87,4 @@ export {
   type GateUncompared,
   type SubagentPolicies,
 } from './gate.js';
+export type { HistoryMcpTools } from '../history/timeline-types.js';

@@ -51,6 +51,12 @@ export interface ToolDefinition<Input extends JsonObject = JsonObject> {
   readonly description: string;
   /** Schema of its input; arguments that fail it give the model an error result. */
   readonly inputSchema: z.ZodType<Input>;
+  /**
+   * The JSON Schema the model is shown for the input, when it is given as such (an MCP
+   * server's tools): then it is shown as is, and `inputSchema` only checks the arguments.
+   * @default the JSON Schema of `inputSchema`'s input side
+   */
+  readonly inputJsonSchema?: JsonObject;
   /** `readonly`, `write` or `execute`; permission policies decide by it. */
   readonly kind: ToolKind;
   /** Paths the call would read or write, for permission requests. @default none */

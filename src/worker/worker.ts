@@ -29,6 +29,7 @@ import {
 import { ConversationCache } from '../../activities/conversation-cache.js';
 import { agentWorkerIdentity } from '../common/identity.js';
 import { toolEnvironment } from '../tools/builtin/bash.js';
+import { McpConnections, checkMcpSdk } from '../mcp/connections.js';
 import { agentPayloadsOf, type AgentPayloads } from '../payloads/data-converter.js';
 import type { TemporalPlugin } from '../definition/options.js';
 import {
@@ -88,6 +89,18 @@ export interface AgentWorker {
   shutdown(): Promise<void>;
 }
 
+/** What tests and the assembly may give a worker besides its options. */
+interface WorkerExtras {
+  registry?: AgentRegistry;
+  model?: AgentModel;
+  /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
+  clock?: BudgetClock;
+  /** Interceptors of every activity (the test env's worker kill switch). */
+  activityInterceptors?: ActivityInterceptorsFactory[];
+  /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
+  shutdownForceTimeMs?: number;
+}
+
 /**
  * Start a worker for one agent definition on `options.temporal.taskQueue`. Its Temporal
  * lines (and its activities' `Context.current().log`) go to `options.logger` at
@@ -102,20 +115,10 @@ export interface AgentWorker {
 export async function startAgentWorker(
   options: ResolvedAgentOptions,
   address: string,
-  extra: {
-    registry?: AgentRegistry;
-    model?: AgentModel;
-    /** The clock hook and tool budgets run on (the test env's, on the time-skipping server). */
-    clock?: BudgetClock;
-    /** Interceptors of every activity (the test env's worker kill switch). */
-    activityInterceptors?: ActivityInterceptorsFactory[];
-    /** After this long a shutdown stops waiting for activities, ms. @default wait for them */
-    shutdownForceTimeMs?: number;
-  } = {},
+  extra: WorkerExtras = {},
 ): Promise<AgentWorker> {
   const registry = extra.registry ?? new AgentRegistry();
-  // Refused (ConfigError) when another agent of this process claims this version with
-  // another definition: the worker runs only the definition its version names.
+  // Refused (ConfigError) when another agent of this process claims this version otherwise.
   const releaseVersion = registry.register(await registrationOf(options, extra.model));
   const { taskQueue, heartbeatIntervalMs } = options.temporal;
   const cleanupQueue = `${taskQueue}/cleanup/${randomUUID()}`;
@@ -128,6 +131,7 @@ export async function startAgentWorker(
   bundling.catch(() => undefined); // awaited below; a failed connect must not leave it unhandled
   const held: WorkerHold = {
     releaseVersion,
+    mcp: registry.agent(options.name, options.version).mcp,
     removeSink: addLogSink(options, [taskQueue, cleanupQueue]),
     tracing,
   };
@@ -226,6 +230,8 @@ function workerCreateError(error: unknown, address: string, namespace: string): 
 /** What a worker holds from its start on, given back by a failed start or its shutdown. */
 interface WorkerHold {
   releaseVersion: () => void;
+  /** The MCP servers' connections (stdio servers are this worker's processes), if any. */
+  mcp: McpConnections | undefined;
   removeSink: (() => void) | undefined;
   tracing: AgentTracing | undefined;
 }
@@ -236,6 +242,7 @@ async function releaseHold(held: WorkerHold, connection?: NativeConnection): Pro
   held.removeSink?.();
   held.releaseVersion();
   await held.tracing?.release();
+  await held.mcp?.close();
 }
 
 /** @see AgentWorker.shutdown */
@@ -252,6 +259,8 @@ async function stopAgentWorker(
   held.releaseVersion();
   // After the workers stopped: the workflow's last spans came through its sink.
   await held.tracing?.release();
+  // After the workers stopped: no MCP call is running any more.
+  await held.mcp?.close();
 }
 
 /** What the worker's registry holds of the definition: callbacks, model, tools, limits. */
@@ -260,6 +269,9 @@ async function registrationOf(
   model: AgentModel | undefined,
 ): Promise<Parameters<AgentRegistry['register']>[0]> {
   const subagents = subagentRegistrations(options);
+  if (options.mcpServers) await checkMcpSdk();
+  // Read once, here: tool processes never see the rest of this process's environment.
+  const toolEnv = toolEnvironment(options.toolEnv);
   return {
     name: options.name,
     version: options.version,
@@ -271,10 +283,13 @@ async function registrationOf(
     workspaceRoots: await workspaceRootsOf(options.workspaceRoots),
     ...(typeof options.permission === 'function' ? { permission: options.permission } : {}),
     maxToolOutputBytes: options.maxToolOutputBytes,
-    // Read once, here: tool processes never see the rest of this process's environment.
-    toolEnv: toolEnvironment(options.toolEnv),
+    toolEnv,
     ...(options.stream ? { stream: options.stream } : {}),
     ...(subagents ? { subagents } : {}),
+    // A stdio server's environment is the tools' own plus its `env`: never this process's.
+    ...(options.mcpServers
+      ? { mcp: new McpConnections(options.mcpServers, { env: toolEnv }) }
+      : {}),
   };
 }
 

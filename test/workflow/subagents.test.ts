@@ -59,6 +59,8 @@ interface Script {
 /** What the stubs saw. */
 interface Seen {
   dispatched: DispatchHookInput[];
+  /** The tools `executeTool` ran, by name. */
+  executed: string[];
 }
 
 const completed = (outputs: object[] = [{}]) =>
@@ -112,7 +114,7 @@ async function withParent(
 ): Promise<Seen> {
   const taskQueue = `subagents-test-${randomUUID()}`;
   const cleanupQueue = `${taskQueue}/cleanup`;
-  const seen: Seen = { dispatched: [] };
+  const seen: Seen = { dispatched: [], executed: [] };
   const activities = {
     async dispatchHook(dispatch: DispatchHookInput) {
       seen.dispatched.push(dispatch);
@@ -132,7 +134,8 @@ async function withParent(
     async checkPermission(): Promise<CheckPermissionOutput> {
       return script.permission ?? { ok: true, result: { behavior: 'allow' } };
     },
-    async executeTool() {
+    async executeTool(call: { toolName: string }) {
+      seen.executed.push(call.toolName);
       return { status: 'success', model: 'ran' };
     },
     async publishStreamEvents() {
@@ -344,6 +347,47 @@ describe('one child per Task call', () => {
     // The parent's PostToolUse sees the child's answer as the Task's output.
     const post = seen.dispatched.find((d) => d.event === HookEvent.PostToolUse);
     expect(post?.payload.toolOutput).toBe('the bug is on line 3');
+  });
+
+  it("the child follows its top session's permissionRules: a deny rule refuses its Bash even under its bypass-permissions", async () => {
+    const seen = await withParent(
+      {
+        model: async (path, step) =>
+          path === 'main/researcher'
+            ? step === 0
+              ? {
+                  text: '',
+                  toolCalls: [
+                    { toolUseId: 'b1', toolName: 'Bash', input: { command: 'rm -rf /' } },
+                  ],
+                  finishReason: 'tool-calls',
+                }
+              : answer('could not run it')
+            : step === 0
+              ? taskCall(researcherTask)
+              : answer('done'),
+      },
+      {
+        permissionRules: { allow: [], ask: [], deny: ['Bash'] },
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher', { permission: { preset: 'bypass-permissions' } })],
+        },
+      },
+      async (parent) => {
+        expect(await parent.send('go')).toMatchObject({ status: 'completed', text: 'done' });
+        const child = client.workflow.getHandle(`session-${parent.sessionId}/0-t1`);
+        await child.result();
+        const conversation: ConversationMessage[] = await child.query(Queries.conversation);
+        expect(conversation.flatMap((m) => (m.role === 'tool' ? m.results : []))).toMatchObject([
+          { toolName: 'Bash', status: 'error', model: "Denied by permissionRules.deny 'Bash'" },
+        ]);
+      },
+    );
+    // The Task call itself ran (no rule names it); the child's Bash never did.
+    expect(seen.executed).toEqual([]);
   });
 
   it('a Task call of a child at maxDepth is a tool error naming the limit; no grandchild starts', async () => {

@@ -35,6 +35,7 @@ export function setSessionQueries(state: SessionState): void {
   setHandler(Queries.children, () => [
     ...((state as SessionState & Pick<TaskCallState, 'children'>).children?.values() ?? []),
   ]);
+  setHandler(Queries.mcpTools, () => state.mcpTools ?? null);
   setHandler(Queries.timeline, () => state.timeline);
   setHandler(Queries.describe, () => describeSession(state));
   setHandler(Queries.abortReason, () => state.current?.abort ?? null);

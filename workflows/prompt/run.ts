@@ -184,6 +184,8 @@ function modelStep(
     ...(context ? { context } : {}),
     ...takeStreamEvents(state, requestId),
     ...(inline ? { hook: inline.hook } : {}),
+    // The MCP tools the session started with, by the list's digest.
+    ...(state.mcpTools?.tools.length ? { mcpTools: state.mcpTools.digest } : {}),
   };
   const timeoutMs = state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs;
   return withRefusalRetries(

@@ -1,6 +1,6 @@
 /**
- * The tool pipeline's permission stage: the agent's policy (a preset or its permission
- * function) and, for `ask`, the durable wait for a person's answer. Workflow code.
+ * The tool pipeline's permission stage: the agent's policy (its permission rules, then a
+ * preset or its permission function) and, for `ask`, the durable wait for a person's answer. Workflow code.
  *
  * @module
  */
@@ -13,6 +13,7 @@ import {
   type PermissionAnswer,
   type PermissionResult,
 } from '../../src/common/permission.js';
+import { matchPermissionRule, ruleDecision } from '../../src/common/permission-rules.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { permissionDecidedEvent } from '../../src/common/permission-events.js';
 import { approvalDetails, toolLabel } from '../../src/common/summaries.js';
@@ -78,8 +79,10 @@ function rememberDecided(
 }
 
 /**
- * What the agent's permission setting decides: a preset, or its permission function. The
- * decision goes to the send's stream (`permission-decided`) with the send's next activity.
+ * What the agent's permission setting decides: the first matching permission rule
+ * (`advanced.permissionRules`: deny, then ask, then allow), else a preset or its permission
+ * function. The decision goes to the send's stream (`permission-decided`) with the send's
+ * next activity.
  */
 export async function policyDecision(
   state: PermissionState,
@@ -91,6 +94,16 @@ export async function policyDecision(
 ): Promise<PermissionResult> {
   const permission = state.input.permission ?? { preset: 'default' as const };
   const call = { toolUseId, toolName };
+  const rule = matchPermissionRule(state.input.permissionRules, toolName);
+  if (rule) {
+    const decided = ruleDecision(rule);
+    queueStreamEvent(
+      state,
+      requestId,
+      permissionDecidedEvent(call, decided, { decidedBy: 'rules', rule }),
+    );
+    return decided;
+  }
   if ('preset' in permission) {
     const decided = presetDecision(permission.preset, description.kind);
     queueStreamEvent(

@@ -38,6 +38,8 @@ import type {
 } from '../../src/common/activity-io.js';
 import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
+import { unlistedMcpToolMessage, type McpToolList } from '../../src/common/mcp.js';
+import { describeMcpCall, mcpCallOf, mcpRefOf, type McpCall } from './mcp-calls.js';
 import {
   describeToolCallActivity,
   describeToolCallOnQueueActivity,
@@ -62,6 +64,8 @@ import { describeTask, isTaskCall, runTaskCall, type TaskCallState } from './tas
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends TaskCallState {
   pendingPermissions: Map<string, PendingPermissionEntry>;
+  /** The MCP tools the session started with (`mcpServers`); absent without MCP servers. */
+  mcpTools?: McpToolList;
 }
 
 /** How one call ended. */
@@ -83,6 +87,10 @@ interface CallRun {
   input: JsonObject;
   /** What the call is (its kind, the paths it touches), once described. */
   description?: ToolCallDescription;
+  /** Set when it calls an MCP tool of a session with MCP servers. */
+  readonly mcp: McpCall | undefined;
+  /** `mcpServer` and `mcpTool` for its hooks' inputs, when it calls an MCP tool. */
+  readonly mcpFields: { mcpServer?: string; mcpTool?: string };
 }
 
 /** Run one tool call through the whole pipeline. Rethrows only cancellation. */
@@ -93,7 +101,15 @@ export async function runToolCall(
   onExecuted: (outcome: ToolCallOutcome) => void = () => undefined,
 ): Promise<ToolCallOutcome> {
   const { toolName, toolUseId } = call;
-  const run: CallRun = { state, call, tags: { toolUseId, toolName, requestId }, input: call.input };
+  const mcp = mcpCallOf(state, call);
+  const run: CallRun = {
+    state,
+    call,
+    tags: { toolUseId, toolName, requestId },
+    input: call.input,
+    mcp,
+    mcpFields: mcp ? { mcpServer: mcp.server, mcpTool: mcp.tool } : {},
+  };
   // Each stage ends the call with an outcome, or lets it go on.
   const ended =
     (await preToolUse(run)) ??
@@ -131,7 +147,7 @@ function inlinePostToolUse(run: CallRun): DispatchHookInput | undefined {
   if (!run.state.input.inlineDispatch?.includes(HookEvent.PostToolUse)) return undefined;
   const { toolName, toolUseId } = run.call;
   // The activity adds `toolOutput` once the tool succeeded.
-  const payload = { toolName, toolInput: run.input, toolUseId };
+  const payload = { toolName, toolInput: run.input, toolUseId, ...run.mcpFields };
   return inlineDispatchInput(run.state, HookEvent.PostToolUse, payload, run.tags);
 }
 
@@ -211,7 +227,7 @@ async function preToolUse(run: CallRun): Promise<ToolCallOutcome | undefined> {
     const merged = await dispatchEvent(
       run.state,
       HookEvent.PreToolUse,
-      { toolName, toolInput: run.input, toolUseId },
+      { toolName, toolInput: run.input, toolUseId, ...run.mcpFields },
       run.tags,
     );
     if (merged) {
@@ -234,7 +250,10 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
   const { toolName } = run.call;
   run.description = await describeCall(run);
   if (!run.description.known) {
-    const message = `Unknown tool '${toolName}'`;
+    // An MCP tool outside the list the session started with never reaches its server.
+    const message = run.mcp
+      ? unlistedMcpToolMessage(run.state.mcpTools, toolName)
+      : `Unknown tool '${toolName}'`;
     return end(
       run,
       { status: 'error', model: message, error: { message, type: 'UnknownTool' } },
@@ -246,6 +265,7 @@ async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
 
 function describeCall(run: CallRun): Promise<ToolCallDescription> {
   if (isTaskCall(run.state, run.call)) return describeTask();
+  if (run.mcp) return Promise.resolve(describeMcpCall(run.mcp.recorded));
   return describeCallOf(run.state, run.call.toolName, run.input);
 }
 
@@ -263,6 +283,7 @@ async function permissionRequest(run: CallRun): Promise<ToolCallOutcome | undefi
         toolKind: description.kind,
         affectedPaths: description.affectedPaths,
         toolUseId,
+        ...run.mcpFields,
       },
       run.tags,
     );
@@ -330,6 +351,7 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
     const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
     const label = toolLabel(toolName, run.input);
     setCurrentDetails(`running tool ${label}`);
+    const mcp = mcpRefOf(state, run.mcp);
     const execInput = {
       sessionId: state.input.sessionId,
       agentName: state.input.agentName,
@@ -342,6 +364,7 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
       // The permission decision just made (a preset's, a person's) goes out with the tool.
       ...takeStreamEvents(state, run.tags.requestId),
       ...(hook ? { hook } : {}),
+      ...(mcp ? { mcp } : {}),
     };
     return await withRefusalRetries(
       state.input,
@@ -381,7 +404,13 @@ async function postToolUse(
       : await dispatchEvent(
           run.state,
           HookEvent.PostToolUse,
-          { toolName, toolInput: run.input, toolOutput: result.model, toolUseId },
+          {
+            toolName,
+            toolInput: run.input,
+            toolOutput: result.model,
+            toolUseId,
+            ...run.mcpFields,
+          },
           run.tags,
         );
     if (merged) result = applyPostToolUse(result, merged);
@@ -411,6 +440,7 @@ async function postToolUseFailure(
         toolOutput: failed.model,
         toolUseId,
         error: error as unknown as JsonObject,
+        ...run.mcpFields,
       },
       run.tags,
     );

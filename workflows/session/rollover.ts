@@ -158,6 +158,7 @@ export async function rollover(state: SessionState, input: SessionWorkflowInput)
     pendingCleanups: [...state.pendingCleanups.values()],
     recentSends: state.recentSends,
     ...(state.endMarker ? { endMarker: state.endMarker } : {}),
+    ...(state.mcpTools ? { mcpTools: state.mcpTools } : {}),
   };
   // The memo (session id, agent name) names the session in lists: the new run keeps it.
   const memo = workflowInfo().memo;

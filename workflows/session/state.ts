@@ -125,6 +125,7 @@ export function createSessionState(input: SessionWorkflowInput): SessionState {
       appendToContext(state.context, message, maxContextTokens, tokensOfChars(chars));
     },
     modelSteps: carry?.modelSteps ?? 0,
+    ...(carry?.mcpTools ? { mcpTools: carry.mcpTools } : {}),
     status: 'starting',
     readyAcked: false,
     serving: 0,

@@ -38,6 +38,7 @@ describe('session protocol names', () => {
       children: 'query children',
       transcriptPage: 'query transcriptPage',
       archives: 'query archives',
+      mcpTools: 'query mcpTools',
     });
   });
 
@@ -62,6 +63,7 @@ describe('session protocol names', () => {
       'describeToolCall',
       'dispatchHook',
       'executeTool',
+      'listMcpTools',
       'modelStep',
       'publishStreamEvents',
     ]);
