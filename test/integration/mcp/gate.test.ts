@@ -22,7 +22,7 @@ import {
   scriptedModel,
   toolCall,
 } from '../../../src/testing/index.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
 const server = fileURLToPath(new URL('../../fixtures/mcp-log-server.ts', import.meta.url));
@@ -243,6 +243,49 @@ describe('a server down when the session opens', () => {
       await session.close();
     } finally {
       await down.shutdown();
+    }
+  });
+});
+
+describe("a call past the tool's budget", () => {
+  it('is cancelled at the server (MCP notifications/cancelled) and ends in a timeout result', async () => {
+    const slowLog = join(dir, 'slow.log');
+    const timed = await createAgent({
+      name: 'mcp-gate-timeout',
+      model: scriptedModel([toolCall('mcp__notes__slow', {}), 'went on']),
+      tools: [],
+      mcpServers: {
+        notes: {
+          command: process.execPath,
+          args: ['--import', 'tsx', server],
+          env: { MCP_LOG: slowLog },
+        },
+      },
+      advanced: {
+        permission: 'bypass-permissions',
+        toolTimeoutMs: 1_500,
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('mcp-gate-timeout') },
+      },
+    });
+    try {
+      const session = await timed.createSession();
+      const response = await session.send('go');
+      expect(response.status).toBe('completed');
+      expect(response.text()).toBe('went on');
+      expect(response.toolCalls[0]).toMatchObject({
+        toolName: 'mcp__notes__slow',
+        status: 'error',
+      });
+      const conversation = await session.conversation();
+      const result = conversation.flatMap((m) => (m.role === 'tool' ? m.results : []))[0];
+      expect(result?.model).toMatch(/timed out after 1500 ms|exceeded 1500ms/);
+      // The server was told: its handler saw the request's signal abort (before any close).
+      const lines = () => readFileSync(slowLog, 'utf8').split('\n');
+      await waitFor(() => lines().includes('cancelled slow'), 10_000, "the server's cancel");
+      expect(lines().filter((l) => l.startsWith('call '))).toEqual(['call slow {}']);
+      await session.close();
+    } finally {
+      await timed.shutdown();
     }
   });
 });
