@@ -17,6 +17,7 @@ import { mcpResultToToolResult } from '../../../src/mcp/result.js';
 import { toolEnvironment } from '../../../src/tools/builtin/bash.js';
 import { waitFor } from '../../helpers/common.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
+import { alive, logServer } from '../../helpers/mcp.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const everything = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -48,15 +49,6 @@ const cancelServer = {
 
 function logLines(): string[] {
   return existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8').trim().split('\n') : [];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function freePort(): Promise<number> {
@@ -207,15 +199,8 @@ describe('cancellation and progress', () => {
 });
 
 describe('the tool list', () => {
-  const logServer = {
-    command: process.execPath,
-    args: ['--import', 'tsx', join(root, 'test/fixtures/mcp-log-server.ts')],
-    cwd: root,
-    env: { MCP_DYNAMIC: '1' },
-  };
-
   it('of a server that announces changes is kept until it says its tools changed', async () => {
-    const mcp = connect({ notes: logServer });
+    const mcp = connect({ notes: { ...logServer({ MCP_DYNAMIC: '1' }), cwd: root } });
     const first = await mcp.listTools('notes');
     expect(first.map((t) => t.tool)).toEqual(['read_note', 'write_note', 'slow', 'add_tool']);
     // Kept: the same list, not listed again.

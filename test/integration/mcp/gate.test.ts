@@ -7,12 +7,10 @@
  * changed since the session listed it is refused, naming the change; a worker secret does
  * not reach the server's environment.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, type Agent, type AgentOptions, type HookInput } from '../../../src/index.js';
-import type { JsonObject } from '../../../src/common/json.js';
 import type { McpToolList } from '../../../src/common/mcp.js';
 import { Queries } from '../../../src/common/messages.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
@@ -23,18 +21,13 @@ import {
   toolCall,
 } from '../../../src/testing/index.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { logLines, logServer, loggedCalls, promptedToolModel } from '../../helpers/mcp.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
-const server = fileURLToPath(new URL('../../fixtures/mcp-log-server.ts', import.meta.url));
 const dir = tempDir('mcp-gate');
 const logFile = join(dir, 'calls.log');
 const schemaFile = join(dir, 'schema');
-const calls = () =>
-  existsSync(logFile)
-    ? readFileSync(logFile, 'utf8')
-        .split('\n')
-        .filter((line) => line.startsWith('call '))
-    : [];
+const calls = () => loggedCalls(logFile);
 
 let agent: Agent;
 let options: AgentOptions;
@@ -48,28 +41,17 @@ const offered: string[][] = [];
 beforeAll(async () => {
   process.env.MCP_GATE_WORKER_SECRET = 'do-not-leak';
   // Each prompt's first step calls the tool its prompt names (`call <tool> <json>`).
-  const model = scriptedModel((request) => {
-    offered.push(request.toolNames);
-    const last = request.messages.at(-1);
-    if (last?.role === 'tool') return `got: ${last.results[0]?.model ?? ''}`;
-    const prompt = typeof request.prompt === 'string' ? request.prompt : '';
-    const [, tool, args] = /^call (\S+) (.*)$/.exec(prompt) ?? [];
-    return toolCall(tool!, JSON.parse(args!) as JsonObject);
-  });
+  const model = promptedToolModel({ onRequest: (request) => offered.push(request.toolNames) });
   options = {
     name: 'mcp-gate',
     model,
     tools: [],
     mcpServers: {
-      notes: {
-        command: process.execPath,
-        args: ['--import', 'tsx', server],
-        env: {
-          MCP_LOG: logFile,
-          MCP_SCHEMA_FILE: schemaFile,
-          MCP_REPORT_ENV: 'MCP_GATE_WORKER_SECRET,PATH',
-        },
-      },
+      notes: logServer({
+        MCP_LOG: logFile,
+        MCP_SCHEMA_FILE: schemaFile,
+        MCP_REPORT_ENV: 'MCP_GATE_WORKER_SECRET,PATH',
+      }),
     },
     advanced: {
       hooks: {
@@ -254,13 +236,7 @@ describe("a call past the tool's budget", () => {
       name: 'mcp-gate-timeout',
       model: scriptedModel([toolCall('mcp__notes__slow', {}), 'went on']),
       tools: [],
-      mcpServers: {
-        notes: {
-          command: process.execPath,
-          args: ['--import', 'tsx', server],
-          env: { MCP_LOG: slowLog },
-        },
-      },
+      mcpServers: { notes: logServer({ MCP_LOG: slowLog }) },
       advanced: {
         permission: 'bypass-permissions',
         toolTimeoutMs: 1_500,
@@ -280,9 +256,9 @@ describe("a call past the tool's budget", () => {
       const result = conversation.flatMap((m) => (m.role === 'tool' ? m.results : []))[0];
       expect(result?.model).toMatch(/timed out after 1500 ms|exceeded 1500ms/);
       // The server was told: its handler saw the request's signal abort (before any close).
-      const lines = () => readFileSync(slowLog, 'utf8').split('\n');
-      await waitFor(() => lines().includes('cancelled slow'), 10_000, "the server's cancel");
-      expect(lines().filter((l) => l.startsWith('call '))).toEqual(['call slow {}']);
+      const cancelled = () => logLines(slowLog).includes('cancelled slow');
+      await waitFor(cancelled, 10_000, "the server's cancel");
+      expect(loggedCalls(slowLog)).toEqual(['call slow {}']);
       await session.close();
     } finally {
       await timed.shutdown();

@@ -5,9 +5,7 @@
  * `allow` runs a write tool without asking under the default preset; an `ask` pattern waits
  * for a person, who approves it. Each decision is on the send's stream as `decidedBy: 'rules'`.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createAgent,
@@ -17,41 +15,21 @@ import {
   type Session,
   type StreamedEvent,
 } from '../../../src/index.js';
-import type { JsonObject } from '../../../src/common/json.js';
-import { scriptedModel, toolCall } from '../../../src/testing/index.js';
 import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { logServer, loggedCalls, promptedToolModel } from '../../helpers/mcp.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
-const server = fileURLToPath(new URL('../../fixtures/mcp-log-server.ts', import.meta.url));
 const dir = tempDir('mcp-rules');
 const logFile = join(dir, 'calls.log');
-const calls = () =>
-  existsSync(logFile)
-    ? readFileSync(logFile, 'utf8')
-        .split('\n')
-        .filter((line) => line.startsWith('call '))
-    : [];
+const calls = () => loggedCalls(logFile);
 
 /** An agent whose model calls the tool its prompt names (`call <tool> <json>`). */
 function agentWith(name: string, advanced: AdvancedOptions): Promise<Agent> {
-  const model = scriptedModel((request) => {
-    const last = request.messages.at(-1);
-    if (last?.role === 'tool') return `got: ${last.results[0]?.model ?? ''}`;
-    const prompt = typeof request.prompt === 'string' ? request.prompt : '';
-    const [, tool, args] = /^call (\S+) (.*)$/.exec(prompt) ?? [];
-    return toolCall(tool!, JSON.parse(args!) as JsonObject);
-  });
   return createAgent({
     name,
-    model,
+    model: promptedToolModel(),
     tools: [],
-    mcpServers: {
-      notes: {
-        command: process.execPath,
-        args: ['--import', 'tsx', server],
-        env: { MCP_LOG: logFile },
-      },
-    },
+    mcpServers: { notes: logServer({ MCP_LOG: logFile }) },
     advanced: {
       ...advanced,
       temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue(name) },

@@ -11,25 +11,21 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentClient, type AgentClient } from '../../../src/index.js';
 import { MCP_WORKER_SECRET, mcpAgentOptions, type McpAgentEnv } from '../../fixtures/mcp-agent.js';
 import { runCli } from '../../helpers/cli-process.js';
 import { pendingAsk, waitFor } from '../../helpers/common.js';
 import { crashEnv, killAll, startWorkerProcess } from '../../helpers/processes.js';
+import { MCP_LOG_SERVER, alive, logLines as mcpLogLines } from '../../helpers/mcp.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
-const logServer = fileURLToPath(new URL('../../fixtures/mcp-log-server.ts', import.meta.url));
 const secret = `planted-${randomUUID()}`;
 
 /** The lines the servers of `env` wrote (both logs). */
 function logLines(env: McpAgentEnv): string[] {
-  return [env.mcpLog, `${env.mcpLog}.vault`].flatMap((file) =>
-    existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [],
-  );
+  return [env.mcpLog, `${env.mcpLog}.vault`].flatMap((file) => mcpLogLines(file));
 }
 
 /** The `call ...` lines the servers of `env` wrote. */
@@ -41,15 +37,6 @@ const serverPids = (env: McpAgentEnv) =>
     .flatMap((line) => /^start (\d+)$/.exec(line)?.[1] ?? [])
     .map(Number);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function killQuietly(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
@@ -60,7 +47,7 @@ function killQuietly(pid: number): void {
 
 /** The log server over Streamable HTTP on a free port, once it listens; its URL. */
 async function startHttpServer(logFile: string, started: ChildProcess[]): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', logServer], {
+  const child = spawn(process.execPath, ['--import', 'tsx', MCP_LOG_SERVER], {
     env: { ...process.env, MCP_HTTP_PORT: '0', MCP_LOG: logFile },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -189,8 +176,7 @@ describe.each(['stdio', 'http'] as const)(
           'got: note k1: secret=***',
         );
         const notesPids = () =>
-          readFileSync(env.mcpLog, 'utf8')
-            .split('\n')
+          mcpLogLines(env.mcpLog)
             .flatMap((line) => /^start (\d+)$/.exec(line)?.[1] ?? [])
             .map(Number);
         const running = notesPids().filter(alive);
@@ -217,7 +203,7 @@ describe.each(['stdio', 'http'] as const)(
           'got: note e1: secret=***',
         );
         await session.close();
-        const lines = readFileSync(env.mcpLog, 'utf8');
+        const lines = mcpLogLines(env.mcpLog);
         expect(lines).toContain(`env ${MCP_WORKER_SECRET}=unset`);
         expect(lines).toContain('env PATH=set');
         expect(lines).not.toContain(`env ${MCP_WORKER_SECRET}=set`);
