@@ -22,7 +22,17 @@
  *    with the text the sub-agent's result gives, `notes.md` (with the writer's content) is
  *    the workspace's only file and the hook saw one `Write`, the hook saw `main` and
  *    `main/writer` once each, and the worker stopped cleanly when its stdin closed.
- * 5. The installed package's cluster command runs (`npx tsx
+ * 5. MCP servers, as a user of the installed package meets them: before the optional peer
+ *    `@modelcontextprotocol/sdk` is installed, `createAgent` with `mcpServers` fails with a
+ *    `ConfigError` naming the package (skipped, with its ok line, when the folder already has
+ *    the SDK from another dependency); then, with the SDK and `server-everything` installed at
+ *    the repo's devDependencies' versions, `mcp-agent.ts` (type-checked with the first agent,
+ *    before the SDK was there) runs the docs' quick-start server through `npx`: the scripted
+ *    model calls `mcp__everything__echo` (allowed by `permissionRules`) and answers with the
+ *    result. Checked: the send completed, the model got the echo, the PreToolUse hook saw
+ *    server `everything` and tool `echo`, and the server's processes (the app's own
+ *    descendants in `ps` while the hook ran) are gone within 5 s of `agent.close()`.
+ * 6. The installed package's cluster command runs (`npx tsx
  *    node_modules/durable-agent-sdk/scripts/cluster.ts`): the tarball ships the `deploy/`
  *    files it reads, as in the repo; `certs` makes a CA; and when this clone has built the
  *    cluster's binaries (`npx tsx scripts/cluster.ts build`) and PostgreSQL is installed, `start`
@@ -256,6 +266,124 @@ console.log(
 );
 `;
 
+/** An agent with `mcpServers` in a folder without `@modelcontextprotocol/sdk`: what it throws. */
+const MCP_MISSING = `import { ConfigError, createAgent } from 'durable-agent-sdk';
+import { scriptedModel } from 'durable-agent-sdk/testing';
+
+let outcome: { thrown: string; code?: string; configError: boolean; message: string } | 'started';
+try {
+  const agent = await createAgent({
+    model: scriptedModel(['never asked']),
+    tools: [],
+    mcpServers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] } },
+    advanced: { temporal: { address: process.env.TEMPORAL_ADDRESS! } },
+  });
+  await agent.close();
+  outcome = 'started';
+} catch (error) {
+  const e = error as Error & { code?: string };
+  outcome = { thrown: e.name, code: e.code, configError: error instanceof ConfigError, message: e.message };
+}
+console.log(JSON.stringify(outcome));
+`;
+
+/**
+ * The docs' MCP quick start, cut to one call: the scripted model calls the everything
+ * server's echo, then answers with what it got; the PreToolUse hook records the call's server
+ * and tool, and this process's descendants running the server (it runs while a session is
+ * open), which must be gone soon after `agent.close()`.
+ */
+const MCP_AGENT = `import { execFileSync } from 'node:child_process';
+import { createAgent, HookEvent } from 'durable-agent-sdk';
+import { scriptedModel, toolCall } from 'durable-agent-sdk/testing';
+
+/** This process's descendants whose command line names server-everything. */
+function serverProcesses(): { pid: number; args: string }[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .trim()
+    .split('\\n')
+    .map((line) => {
+      const [pid, ppid, ...args] = line.trim().split(/\\s+/);
+      return { pid: Number(pid), ppid: Number(ppid), args: args.join(' ') };
+    });
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const row of rows) if (mine.has(row.ppid) && !mine.has(row.pid)) grew = Boolean(mine.add(row.pid));
+  }
+  return rows
+    .filter((row) => row.pid !== process.pid && mine.has(row.pid) && row.args.includes('server-everything'))
+    .map(({ pid, args }) => ({ pid, args }));
+}
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const message = process.env.PACK_MCP_MESSAGE!;
+let toolResult: string | undefined;
+const hookSaw: { toolName?: string; mcpServer?: string; mcpTool?: string }[] = [];
+let running: { pid: number; args: string }[] = [];
+const ms: Record<string, number> = {};
+let last = performance.now();
+const lap = (name: string) => {
+  ms[name] = Math.round(performance.now() - last);
+  last = performance.now();
+};
+const agent = await createAgent({
+  model: scriptedModel((request) => {
+    const lastMessage = request.messages.at(-1);
+    if (lastMessage?.role !== 'tool') return toolCall('mcp__everything__echo', { message });
+    toolResult = lastMessage.results[0]?.model;
+    return \`the echo said: \${String(toolResult)}\`;
+  }),
+  tools: [],
+  mcpServers: {
+    everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] },
+  },
+  advanced: {
+    permissionRules: { allow: ['mcp__everything__echo'] },
+    hooks: {
+      [HookEvent.PreToolUse]: [
+        async (input) => {
+          hookSaw.push({ toolName: input.toolName, mcpServer: input.mcpServer, mcpTool: input.mcpTool });
+          running = serverProcesses();
+          return { action: 'continue' };
+        },
+      ],
+    },
+    temporal: { address: process.env.TEMPORAL_ADDRESS! },
+  },
+});
+lap('createAgent');
+const response = await agent.send('Echo the message');
+lap('send');
+await agent.close();
+lap('close');
+let aliveAfterClose = running.filter(({ pid }) => alive(pid));
+for (const waitUntil = Date.now() + 5_000; aliveAfterClose.length > 0 && Date.now() < waitUntil; ) {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  aliveAfterClose = aliveAfterClose.filter(({ pid }) => alive(pid));
+}
+lap('serverGone');
+console.log(
+  JSON.stringify({
+    ms,
+    status: response.status,
+    text: response.text(),
+    toolCalls: response.toolCalls.map(({ toolName, status }) => ({ toolName, status })),
+    toolResult,
+    hookSaw,
+    running,
+    aliveAfterClose,
+  }),
+);
+`;
+
 function fail(message: string): never {
   console.error(`check-package: FAILED: ${message}`);
   process.exit(1);
@@ -414,6 +542,129 @@ async function runSubagentApp(
   return undefined;
 }
 
+/** Runs `out/<name>.js` of the app with node against `address`; its last line, parsed. */
+function runAppScript<T>(app: string, name: string, address: string, env: NodeJS.ProcessEnv): T {
+  let printed: string;
+  try {
+    printed = execFileSync(process.execPath, [join(app, 'out', `${name}.js`)], {
+      cwd: app,
+      encoding: 'utf8',
+      env: { ...process.env, ...env, TEMPORAL_ADDRESS: address, DURABLE_AGENT_WORKFLOW_BUNDLE: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+    });
+  } catch (error) {
+    const e = error as { stderr?: string; stdout?: string; message: string };
+    fail(`${name}.js failed: ${(e.stderr || e.stdout || e.message).trim()}`);
+  }
+  return JSON.parse(printed.trim().split('\n').at(-1) ?? '{}') as T;
+}
+
+/**
+ * Step 5: an agent with `mcpServers` in the app, before `@modelcontextprotocol/sdk` is
+ * installed (a `ConfigError` naming it), then after installing it and `server-everything` at
+ * the repo's devDependencies' versions (the docs' quick-start server through npx, one echo).
+ */
+function runMcpApp(app: string, address: string): void {
+  const sdk = '@modelcontextprotocol/sdk';
+  const hoisted = join(app, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json');
+  if (existsSync(hoisted)) {
+    const { version } = JSON.parse(readFileSync(hoisted, 'utf8')) as { version: string };
+    ok(
+      `MCP without its SDK not tried: the app folder already has ${sdk} ${version} from another ` +
+        'dependency of the package',
+    );
+  } else {
+    const outcome = runAppScript<
+      { thrown: string; code?: string; configError: boolean; message: string } | 'started'
+    >(app, 'mcp-missing', address, {});
+    if (outcome === 'started') {
+      fail(`createAgent with mcpServers started without ${sdk} installed: no ConfigError`);
+    }
+    if (
+      !outcome.configError ||
+      outcome.code !== 'CONFIG_INVALID' ||
+      !outcome.message.includes(sdk)
+    ) {
+      fail(
+        `createAgent with mcpServers and no ${sdk} did not throw a ConfigError naming the ` +
+          `package: ${JSON.stringify(outcome)}`,
+      );
+    }
+    ok(
+      `without ${sdk} (an optional peer, not installed), createAgent with mcpServers threw ` +
+        `${outcome.thrown} (${outcome.code}): ${outcome.message.slice(0, outcome.message.lastIndexOf(' (') >>> 0)}`,
+    );
+  }
+
+  const { devDependencies } = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+    devDependencies: Record<string, string>;
+  };
+  const wanted = [sdk, '@modelcontextprotocol/server-everything'].map((name) => {
+    if (!devDependencies[name]) fail(`the repo's package.json has no devDependency ${name}`);
+    return `${name}@${devDependencies[name]}`;
+  });
+  const installStarted = performance.now();
+  run('npm', ['install', ...wanted, '--no-audit', '--no-fund', '--loglevel=error'], app);
+  const installMs = Math.round(performance.now() - installStarted);
+  const message = `hello from the packed package ${randomUUID().slice(0, 8)}`;
+  const seen = runAppScript<{
+    ms: Record<string, number>;
+    status: string;
+    text: string;
+    toolCalls: { toolName: string; status: string }[];
+    toolResult?: string;
+    hookSaw: { toolName?: string; mcpServer?: string; mcpTool?: string }[];
+    running: { pid: number; args: string }[];
+    aliveAfterClose: { pid: number; args: string }[];
+  }>(app, 'mcp-agent', address, { PACK_MCP_MESSAGE: message });
+  const echo = `Echo: ${message}`;
+  const [call] = seen.toolCalls;
+  const [hook] = seen.hookSaw;
+  if (seen.status !== 'completed' || seen.text !== `the echo said: ${echo}`) {
+    fail(
+      `the MCP session did not complete with the echo ('the echo said: ${echo}'): ` +
+        JSON.stringify(seen),
+    );
+  }
+  if (seen.toolResult !== echo || seen.toolCalls.length !== 1 || call?.status !== 'success') {
+    fail(
+      `mcp__everything__echo did not run once with the result '${echo}': result ` +
+        `${JSON.stringify(seen.toolResult)}, calls ${JSON.stringify(seen.toolCalls)}`,
+    );
+  }
+  if (
+    seen.hookSaw.length !== 1 ||
+    hook?.toolName !== 'mcp__everything__echo' ||
+    hook.mcpServer !== 'everything' ||
+    hook.mcpTool !== 'echo'
+  ) {
+    fail(
+      `the PreToolUse hook did not see one call of server everything, tool echo: ` +
+        JSON.stringify(seen.hookSaw),
+    );
+  }
+  if (seen.running.length === 0) {
+    fail(
+      'no process of the app named server-everything while the hook ran: the stdio server ' +
+        'was not found in ps (or ran elsewhere)',
+    );
+  }
+  if (seen.aliveAfterClose.length > 0) {
+    fail(
+      `the MCP server's processes were still running 5 s after agent.close(): ` +
+        JSON.stringify(seen.aliveAfterClose),
+    );
+  }
+  ok(
+    `with ${wanted.join(' and ')} installed (${installMs} ms), an agent of the installed package ` +
+      `ran the quick-start server through npx: mcp__everything__echo returned '${echo}', the ` +
+      `PreToolUse hook saw server everything, tool echo, the send completed; the server's ` +
+      `${seen.running.length} process(es) (${seen.running.map(({ pid }) => pid).join(', ')}) ` +
+      `were gone after agent.close() (${JSON.stringify(seen.ms)})`,
+  );
+}
+
 // 1. The build's bundle is the sources' bundle.
 const manifestPath = join(dist, WORKFLOW_BUNDLE_MANIFEST_FILE);
 const built = checkPrebuiltBundle(manifestPath);
@@ -474,6 +725,8 @@ try {
   writeFileSync(join(app, 'subagent-agent.ts'), SUBAGENT_AGENT);
   writeFileSync(join(app, 'subagent-worker.ts'), SUBAGENT_WORKER);
   writeFileSync(join(app, 'subagent-client.ts'), SUBAGENT_CLIENT);
+  writeFileSync(join(app, 'mcp-missing.ts'), MCP_MISSING);
+  writeFileSync(join(app, 'mcp-agent.ts'), MCP_AGENT);
   writeFileSync(
     join(app, 'tsconfig.json'),
     JSON.stringify({
@@ -488,7 +741,14 @@ try {
         types: ['node'],
         outDir: 'out',
       },
-      files: ['first-agent.ts', 'subagent-agent.ts', 'subagent-worker.ts', 'subagent-client.ts'],
+      files: [
+        'first-agent.ts',
+        'subagent-agent.ts',
+        'subagent-worker.ts',
+        'subagent-client.ts',
+        'mcp-missing.ts',
+        'mcp-agent.ts',
+      ],
     }),
   );
   // The repo's TypeScript, on the app's files: the app's zod must fit defineTool's types.
@@ -502,7 +762,8 @@ try {
   }
   ok(
     'first-agent.ts (defineTool with the app’s own zod) and the sub-agent app ' +
-      '(subagent-agent.ts, subagent-worker.ts, subagent-client.ts) type-check against the package',
+      '(subagent-agent.ts, subagent-worker.ts, subagent-client.ts) and the MCP scripts ' +
+      '(mcp-missing.ts, mcp-agent.ts: no @modelcontextprotocol/sdk installed yet) type-check against the package',
   );
 
   let address = process.env.TEMPORAL_ADDRESS;
@@ -567,7 +828,10 @@ try {
   const subagentFailure = await runSubagentApp(app, subagentDir, address);
   if (subagentFailure) fail(`sub-agents: ${subagentFailure}`);
 
-  // 5. The cluster command of the installed package.
+  // 5. MCP: first without the optional peer @modelcontextprotocol/sdk, then with it.
+  runMcpApp(app, address);
+
+  // 6. The cluster command of the installed package.
   for (const file of [SERVER_CONFIG_FILE, DYNAMIC_CONFIG_FILE, SCHEMA_SETUP_SCRIPT]) {
     const shipped = join(installed, relative(repo, file));
     if (!existsSync(shipped)) fail(`${packed} has no ${relative(repo, file)}`);
