@@ -18,14 +18,16 @@
  * - history events and bytes per send on each side.
  *
  *   npm run bench:mcp     (BENCH_N=100 sends per series after BENCH_WARMUP=20; BENCH_ADDRESS
- *                          to reuse a server)
+ *                          to reuse a server; BENCH_MCP_SAVE=<dir> saves each side's last
+ *                          session history there, for bench/mcp-replay.ts)
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -50,6 +52,8 @@ const ROTATE = Number(process.env.BENCH_ROTATE ?? 50);
 const WITH_LIST = process.env.BENCH_MCP_LIST !== '0';
 /** Sends per side, after the timed ones, whose history events are broken down. */
 const BREAKDOWN = Number(process.env.BENCH_BREAKDOWN ?? 20);
+/** A folder to save each side's last session history in (for bench/mcp-replay.ts). */
+const SAVE = process.env.BENCH_MCP_SAVE;
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
 const now = () => performance.now();
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -313,6 +317,15 @@ async function latency(): Promise<string[][]> {
     breakdown.push(...where(s.name, (events ?? []).slice(from[k]), spans[k]!));
   }
   await Promise.all(series.map((s) => s.sender.close()));
+  if (SAVE) {
+    // The last session of each side, for bench/mcp-replay.ts.
+    mkdirSync(SAVE, { recursive: true });
+    for (const s of series) {
+      const history = await client.workflow.getHandle(s.sender.workflowId()).fetchHistory();
+      writeFileSync(join(SAVE, `${s.name}.json`), historyToJSON(history) + '\n');
+    }
+    console.log(`histories saved in ${SAVE}`);
+  }
   const [ours, hand, listed] = series.map((s) => s.times);
   latencyBreakdown = breakdown;
   return [
