@@ -58,3 +58,21 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }
+
+/**
+ * JSON with object keys sorted (at every depth), so equal values give equal text: what the
+ * definition's fingerprint and MCP tool digests hash. `'undefined'` for `undefined`.
+ */
+export function canonicalJson(value: unknown): string {
+  return (
+    JSON.stringify(value, (_key, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
+              a < b ? -1 : a > b ? 1 : 0,
+            ),
+          )
+        : v,
+    ) ?? 'undefined'
+  );
+}

@@ -25,6 +25,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { canonicalJson } from '../common/json.js';
 import type { McpServers } from '../mcp/options.js';
 import type { HookEvent } from '../common/hook-events.js';
 import {
@@ -55,22 +56,11 @@ interface DecidingDefinition extends DecidingOptions {
 const hash = (text: string, digits: number): string =>
   createHash('sha256').update(text).digest('hex').slice(0, digits);
 
-/** JSON with object keys sorted, so equal values give equal text. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) =>
-            a < b ? -1 : a > b ? 1 : 0,
-          ),
-        )
-      : v,
-  );
-}
-
 function schemaText(schema: unknown): string {
   try {
-    return canonical(z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any', io: 'input' }));
+    return canonicalJson(
+      z.toJSONSchema(schema as z.ZodType, { unrepresentable: 'any', io: 'input' }),
+    );
   } catch {
     // A schema zod cannot describe: its constructor stands for it (documented limit).
     return `unrepresentable:${(schema as object | undefined)?.constructor?.name ?? typeof schema}`;
@@ -148,7 +138,7 @@ function subagentsManifest(
   const agents: Record<string, string> = {};
   for (const [name, agent] of Object.entries(subagents.agents)) {
     agents[name] = hash(
-      canonical({
+      canonicalJson({
         tools: agent.tools.map((tool) => tool.name),
         maxTurns: agent.maxTurns,
         hooks: agent.hooks ? hookHashes(agent.hooks) : 'inherit',
@@ -184,7 +174,7 @@ function mcpServersManifest(servers: McpServers): Record<string, string> {
             cwd: server.cwd ?? null,
             env: Object.keys(server.env ?? {}).sort(),
           };
-    manifest[name] = hash(canonical(shape), 12);
+    manifest[name] = hash(canonicalJson(shape), 12);
   }
   return manifest;
 }
@@ -195,7 +185,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
   const tools: Record<string, string> = {};
   for (const tool of definition.tools) {
     tools[tool.name] = hash(
-      canonical({
+      canonicalJson({
         kind: tool.kind,
         description: tool.description,
         inputSchema: schemaText(tool.inputSchema),
@@ -214,7 +204,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     options,
     // Only when set, so that every definition without them keeps its fingerprint.
     ...(definition.permissionRules
-      ? { permissionRules: hash(canonical(definition.permissionRules), 12) }
+      ? { permissionRules: hash(canonicalJson(definition.permissionRules), 12) }
       : {}),
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
     ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
@@ -223,7 +213,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
 
 /** The fingerprint of a manifest: 16 hex digits of the SHA-256 of its canonical JSON. Pure. */
 export function fingerprintOf(manifest: DefinitionManifest): string {
-  return hash(canonical(manifest), 16);
+  return hash(canonicalJson(manifest), 16);
 }
 
 /**

@@ -4,13 +4,12 @@
  *
  * @module
  */
-import { describeValue, rule, type Issue } from './rule-builders.js';
+import { ENV_NAME, describeValue, rule, type Issue } from './rule-builders.js';
 
 /** A server's name: what its tools' names (`mcp__<server>__<tool>`) carry. */
 const SERVER_NAME_RULE = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/;
 const SERVER_NAME_RULE_TEXT =
   "1 to 64 letters, digits, '-' or single '_' (no '__', no '_' at either end)";
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 const STDIO_FIELDS = ['type', 'command', 'args', 'env', 'cwd'];

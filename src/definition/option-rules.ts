@@ -25,6 +25,7 @@ import { tracingProblem } from '../tracing/options.js';
 import {
   checked,
   describeValue,
+  ENV_NAME,
   fromProblem,
   hooksSchema,
   optionalString,
@@ -130,8 +131,6 @@ const permissionSchema = rule((value, issue) => {
     );
   }
 });
-
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const toolEnvSchema = rule((value, issue) => {
   if (value === undefined) return;

@@ -9,6 +9,9 @@ import { z } from 'zod';
 import { ALL_HOOK_EVENTS, isHookEvent } from '../common/hook-events.js';
 import { MAX_TIMEOUT_MS } from '../common/defaults.js';
 
+/** An environment variable's name, as `advanced.toolEnv` and `mcpServers.<name>.env` take it. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /** Reports one problem of a field's value. */
 export type Issue = (message: string) => void;
 

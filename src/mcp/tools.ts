@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
+import { canonicalJson, isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
 import { mcpToolName, type McpToolSpec } from '../common/mcp.js';
 
 /** A tool as an MCP server lists it (`tools/list`); the SDK's `Tool` fits this shape. */
@@ -95,17 +95,6 @@ function propertiesOf(schema: JsonObject): JsonObject {
 function changedKeys(before: JsonObject, after: JsonObject): string[] {
   const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
   return [...keys].filter((key) => canonicalJson(before[key]) !== canonicalJson(after[key])).sort();
-}
-
-/** JSON with object keys sorted, so equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  return (
-    JSON.stringify(value, (_key, v: unknown) =>
-      isPlainObject(v)
-        ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-        : v,
-    ) ?? 'undefined'
-  );
 }
 
 /** `value` as a JSON value (a deep copy without what JSON cannot carry), or `undefined`. */

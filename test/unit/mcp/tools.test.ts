@@ -3,13 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/common/errors.js';
 import { McpConnections, checkMcpSdk, stdioEnvironment } from '../../../src/mcp/connections.js';
 import { mcpResultToToolResult } from '../../../src/mcp/result.js';
+import { canonicalJson } from '../../../src/common/json.js';
 import { mcpToolName, parseMcpToolName } from '../../../src/common/mcp.js';
-import {
-  canonicalJson,
-  describeToolChange,
-  mcpToolSpec,
-  type McpToolInfo,
-} from '../../../src/mcp/tools.js';
+import { describeToolChange, mcpToolSpec, type McpToolInfo } from '../../../src/mcp/tools.js';
 
 const writeFile: McpToolInfo = {
   name: 'write_file',
