@@ -26,7 +26,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -37,7 +37,8 @@ import type { ConversationMessage } from '../src/common/conversation.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import type { JsonObject } from '../src/common/json.js';
 import { AgentRegistry } from '../src/definition/registry.js';
-import { createAgent, HookEvent, type Session } from '../src/index.js';
+import { createAgent, HookEvent } from '../src/index.js';
+import { handSender, historySize, oursSender } from './senders.js';
 import { McpConnections } from '../src/mcp/connections.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall, type RecordedModelRequest } from '../src/testing/index.js';
@@ -193,76 +194,24 @@ const handRunning = handWorker.run();
 const clientConnection = await Connection.connect({ address: server.address });
 const client = new Client({ connection: clientConnection });
 
-interface Sender {
-  send(prompt: string): Promise<void>;
-  rotate(): Promise<void>;
-  close(): Promise<void>;
-  workflowId(): string;
-}
-
-async function oursSender(): Promise<Sender> {
-  let session: Session = await agent.createSession();
-  let sent = 0;
-  return {
-    async send(prompt) {
-      const response = await session.send(prompt);
-      if (response.text() !== 'ok' || response.toolCalls[0]?.status !== 'success') {
-        throw new Error(`send: ${response.status} ${response.text()}`);
-      }
-      sent++;
-    },
-    async rotate() {
-      if (sent % ROTATE !== 0) return;
-      await session.close();
-      session = await agent.createSession();
-    },
-    close: () => session.close().then(() => undefined),
-    workflowId: () => session.workflowId,
-  };
-}
-
-async function handSender(list: boolean): Promise<Sender> {
-  const open = async (): Promise<WorkflowHandle> => {
-    // A worker version is known to the server about a second after its worker starts.
-    for (let tries = 0; ; tries++) {
-      try {
-        return await client.workflow.start('benchMcpSession', {
-          taskQueue: handQueue,
-          workflowId: `hand-mcp-${randomUUID()}`,
-          args: [{ agentName: 'mcp-hand', server: SERVER, list }],
-          ...(handDeployment ? { versioningOverride: { pinnedTo: handDeployment } } : {}),
-        });
-      } catch (error) {
-        if (!handDeployment || tries >= 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+const sendOurs = () =>
+  oursSender(agent, ROTATE, (response) => {
+    if (response.text() !== 'ok' || response.toolCalls[0]?.status !== 'success') {
+      throw new Error(`send: ${response.status} ${response.text()}`);
     }
-  };
-  let handle = await open();
-  let sent = 0;
-  return {
-    async send(prompt) {
-      const text = await handle.executeUpdate('mcpSend', { args: [prompt] });
-      if (text !== 'ok') throw new Error(`hand send: ${String(text)}`);
-      sent++;
-    },
-    async rotate() {
-      if (sent % ROTATE !== 0) return;
-      await handle.executeUpdate('stop');
-      handle = await open();
-    },
-    close: () => handle.executeUpdate('stop').then(() => undefined),
-    workflowId: () => handle.workflowId,
-  };
-}
-
-/** Events and bytes of `workflowId`'s history. */
-async function historySize(workflowId: string): Promise<{ events: number; bytes: number }> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const bytes = proto.temporal.api.history.v1.History.encode({ events }).finish().length;
-  return { events: events.length, bytes };
-}
+  });
+const sendHand = (list: boolean) =>
+  handSender({
+    client,
+    taskQueue: handQueue,
+    deployment: handDeployment,
+    workflowType: 'benchMcpSession',
+    workflowIdPrefix: 'hand-mcp',
+    args: [{ agentName: 'mcp-hand', server: SERVER, list }],
+    update: 'mcpSend',
+    expect: 'ok',
+    rotateEvery: ROTATE,
+  });
 
 const p = percentile;
 const row = (label: string, a: number[], b: number[], target = ''): string[] => [
@@ -275,10 +224,10 @@ const row = (label: string, a: number[], b: number[], target = ''): string[] => 
 
 async function latency(): Promise<string[][]> {
   const series = [
-    { name: 'ours', sender: await oursSender(), times: [] as number[] },
-    { name: 'hand', sender: await handSender(false), times: [] as number[] },
+    { name: 'ours', sender: await sendOurs(), times: [] as number[] },
+    { name: 'hand', sender: await sendHand(false), times: [] as number[] },
     ...(WITH_LIST
-      ? [{ name: 'hand+list', sender: await handSender(true), times: [] as number[] }]
+      ? [{ name: 'hand+list', sender: await sendHand(true), times: [] as number[] }]
       : []),
   ];
   for (let i = 0; i < N + WARMUP; i++) {
@@ -296,9 +245,9 @@ async function latency(): Promise<string[][]> {
   const sizes: string[] = [];
   const from: number[] = [];
   for (const s of series) {
-    const before = await historySize(s.sender.workflowId());
+    const before = await historySize(client, s.sender.workflowId());
     await s.sender.send('history');
-    const after = await historySize(s.sender.workflowId());
+    const after = await historySize(client, s.sender.workflowId());
     sizes.push(`${after.events - before.events} / ${after.bytes - before.bytes}`);
     from.push(after.events);
   }

@@ -18,15 +18,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
-import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { createHookActivities } from '../activities/hook-dispatch.js';
 import { DEFAULTS } from '../src/common/defaults.js';
 import { AgentRegistry } from '../src/definition/registry.js';
-import { createAgent, defineTool, HookEvent, type Session } from '../src/index.js';
+import { createAgent, defineTool, HookEvent } from '../src/index.js';
+import { handSender, historySize, oursSender } from './senders.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
 import { installQuietRuntime } from '../src/worker/worker.js';
@@ -154,70 +154,29 @@ const handRunning = handWorker.run();
 const clientConnection = await Connection.connect({ address: server.address });
 const client = new Client({ connection: clientConnection });
 
-interface Sender {
-  send(prompt: string): Promise<void>;
-  rotate(): Promise<void>;
-  close(): Promise<void>;
-}
-
-async function oursSender(): Promise<Sender> {
-  let session: Session = await agent.createSession();
-  let sent = 0;
-  return {
-    async send(prompt) {
-      const response = await session.send(prompt);
-      if (response.text() !== 'ok' || response.toolCalls[0]?.status !== 'success') {
-        throw new Error(`send: ${response.status} ${response.text()}`);
-      }
-      sent++;
-    },
-    async rotate() {
-      if (sent % ROTATE !== 0) return;
-      await session.close();
-      session = await agent.createSession();
-    },
-    close: () => session.close().then(() => undefined),
-  };
-}
-
-async function handSender(): Promise<Sender> {
-  const open = async (): Promise<WorkflowHandle> => {
-    // A worker version is known to the server about a second after its worker starts.
-    for (let tries = 0; ; tries++) {
-      try {
-        return await client.workflow.start('benchTaskParent', {
-          taskQueue: handQueue,
-          workflowId: `hand-task-${randomUUID()}`,
-          args: [{ agentName: 'task' }],
-          ...(handDeployment ? { versioningOverride: { pinnedTo: handDeployment } } : {}),
-        });
-      } catch (error) {
-        if (!handDeployment || tries >= 100) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+const sendOurs = () =>
+  oursSender(agent, ROTATE, (response) => {
+    if (response.text() !== 'ok' || response.toolCalls[0]?.status !== 'success') {
+      throw new Error(`send: ${response.status} ${response.text()}`);
     }
-  };
-  let handle = await open();
-  let sent = 0;
-  return {
-    async send(prompt) {
-      const text = await handle.executeUpdate('taskSend', { args: [prompt] });
-      if (text !== 'delegate') throw new Error(`hand send: ${String(text)}`);
-      sent++;
-    },
-    async rotate() {
-      if (sent % ROTATE !== 0) return;
-      await handle.executeUpdate('stop');
-      handle = await open();
-    },
-    close: () => handle.executeUpdate('stop').then(() => undefined),
-  };
-}
+  });
+const sendHand = () =>
+  handSender({
+    client,
+    taskQueue: handQueue,
+    deployment: handDeployment,
+    workflowType: 'benchTaskParent',
+    workflowIdPrefix: 'hand-task',
+    args: [{ agentName: 'task' }],
+    update: 'taskSend',
+    expect: 'delegate',
+    rotateEvery: ROTATE,
+  });
 
 async function latency(): Promise<string[][]> {
   const series = [
-    { name: 'ours', sender: await oursSender(), times: [] as number[] },
-    { name: 'hand', sender: await handSender(), times: [] as number[] },
+    { name: 'ours', sender: await sendOurs(), times: [] as number[] },
+    { name: 'hand', sender: await sendHand(), times: [] as number[] },
   ];
   const warmup = 5;
   for (let i = 0; i < SENDS + warmup; i++) {
@@ -244,32 +203,15 @@ async function latency(): Promise<string[][]> {
   ];
 }
 
-/** Events and bytes of `workflowId`'s history, and the last child workflow it started. */
-async function historySize(
-  workflowId: string,
-): Promise<{ events: number; bytes: number; lastChild?: string }> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const bytes = proto.temporal.api.history.v1.History.encode({ events }).finish().length;
-  const started = events
-    .map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)
-    .filter((id): id is string => typeof id === 'string');
-  return {
-    events: events.length,
-    bytes,
-    ...(started.length ? { lastChild: started.at(-1)! } : {}),
-  };
-}
-
 async function history(): Promise<string[][]> {
   const rows: string[][] = [];
   for (const calls of [1, 10, 50]) {
     const session = await agent.createSession();
     await session.send('warm up');
-    const before = await historySize(session.workflowId);
+    const before = await historySize(client, session.workflowId);
     await session.send(`calls:${calls}`);
-    const after = await historySize(session.workflowId);
-    const child = after.lastChild ? await historySize(after.lastChild) : undefined;
+    const after = await historySize(client, session.workflowId);
+    const child = after.lastChild ? await historySize(client, after.lastChild) : undefined;
     await session.close();
     rows.push([
       `sub-agent with ${calls} tool call(s): parent's history per send, events / bytes`,
