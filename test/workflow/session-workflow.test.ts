@@ -21,6 +21,7 @@ import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { startTimeSkippingServer } from '../../src/server/test-server.js';
 import { workflowBundle } from '../../src/worker/workflow-code.js';
 import { temporalAddress, waitFor } from '../helpers/common.js';
+import { settleStub } from '../helpers/settle-stub.js';
 
 type Server = Awaited<ReturnType<typeof startTimeSkippingServer>>;
 let server: Server;
@@ -117,18 +118,7 @@ async function withSession(
       return { runId, ref: 'stub', ...run };
     },
   };
-  const settle = {
-    async awaitHookSettled(): Promise<'settled'> {
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), 200);
-      try {
-        await script.settled;
-      } finally {
-        clearInterval(beat);
-      }
-      return 'settled';
-    },
-  };
+  const settle = settleStub(script.settled);
   const bundle = await workflowBundle();
   const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
   const cleanup = await Worker.create({ connection, taskQueue: cleanupQueue, activities: settle });

@@ -27,6 +27,7 @@ import type { SessionWorkflowInput, SubagentSpec } from '../../src/common/workfl
 import { startTimeSkippingServer } from '../../src/server/test-server.js';
 import { workflowBundle } from '../../src/worker/workflow-code.js';
 import { waitFor } from '../helpers/common.js';
+import { settleStub } from '../helpers/settle-stub.js';
 
 type Server = Awaited<ReturnType<typeof startTimeSkippingServer>>;
 let server: Server;
@@ -142,18 +143,7 @@ async function withParent(
       return undefined;
     },
   };
-  const settle = {
-    async awaitHookSettled(): Promise<'settled'> {
-      const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), 200);
-      try {
-        await script.settled;
-      } finally {
-        clearInterval(beat);
-      }
-      return 'settled';
-    },
-  };
+  const settle = settleStub(script.settled);
   const bundle = await workflowBundle();
   const worker = await Worker.create({ connection, taskQueue, workflowBundle: bundle, activities });
   const cleanup = await Worker.create({ connection, taskQueue: cleanupQueue, activities: settle });
