@@ -189,7 +189,8 @@ async function checkPermission(
  * Before the tool runs, the attempt has the server record that it began (`attempt-record.ts`):
  * a later attempt that finds the record ends as lost (`refuseToolIfBegun`), so a tool runs at
  * most once, and an attempt lost before it (a task the matching service never delivered) is
- * retried.
+ * retried. An idempotent call (`ExecuteToolInput.idempotent`: read-only) sends no record: an
+ * attempt lost while it ran is retried too.
  */
 async function executeTool(
   deps: ToolActivityDeps,
@@ -209,13 +210,17 @@ async function executeTool(
     const message = `Unknown tool '${input.toolName}'`;
     return { status: 'error', model: message, error: { message, type: 'UnknownTool' } };
   }
-  const recorded = await recordBegan(
-    ctx,
-    { began: input.toolUseId },
-    `Tool ${input.toolName}`,
-    TOOL_EXECUTION_NOT_BEGUN_TYPE,
-    Math.max(1000, 4 * deps.heartbeatIntervalMs),
-  );
+  // An idempotent call may run again after a lost attempt: no record that it began.
+  const recorded =
+    input.idempotent === true
+      ? 'not-recorded'
+      : await recordBegan(
+          ctx,
+          { began: input.toolUseId },
+          `Tool ${input.toolName}`,
+          TOOL_EXECUTION_NOT_BEGUN_TYPE,
+          Math.max(1000, 4 * deps.heartbeatIntervalMs),
+        );
   if (recorded === 'cancelled') throw new CancelledFailure('Tool execution was cancelled');
   try {
     return await runWithinBudget(deps, clock, ctx, agent, tool, input);

@@ -10,6 +10,8 @@
  *                                       round, BENCH_ROUNDS=4, BENCH_SIDES=ours,hand)
  *   BENCH_COUNT=1       also count the promises created in the workflow's context and the
  *                       calls into it (the counting costs CPU: timings are not comparable)
+ *   BENCH_COUNT=sites   as 1, and print where each side's promises are made: a send's count by
+ *                       the two innermost functions of the workflow bundle that made them
  *   BENCH_NO_STACKS=1   without the promise hook Temporal's worker installs (a source-mapped
  *                       stack trace of every promise created in workflow code, for its stack
  *                       trace query): what that hook costs each side
@@ -32,7 +34,8 @@ const dir = process.argv[2] ?? join(here, '..', '.scratch', 'mcp-histories');
 const REPLAYS = Number(process.env.BENCH_REPLAYS ?? 15);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const SIDES = (process.env.BENCH_SIDES ?? 'ours,hand').split(',');
-const COUNT = process.env.BENCH_COUNT === '1';
+const SITES = process.env.BENCH_COUNT === 'sites';
+const COUNT = process.env.BENCH_COUNT === '1' || SITES;
 const NO_STACKS = process.env.BENCH_NO_STACKS === '1';
 
 installQuietRuntime('ERROR');
@@ -47,16 +50,33 @@ if (NO_STACKS) {
 }
 let promises = 0;
 let vmCalls = 0;
+/** Promises made, by site (`inner < outer` function names), of the side replaying now. */
+let sites = new Map<string, number>();
 if (COUNT) {
   // A promise of the workflow's context is another realm's: not this one's `Promise`.
   promiseHooks.onInit((promise) => {
-    if (!(promise instanceof Promise)) promises++;
+    if (promise instanceof Promise) return;
+    promises++;
+    if (SITES) {
+      const site = siteOf(new Error().stack ?? '');
+      sites.set(site, (sites.get(site) ?? 0) + 1);
+    }
   });
   const run = Script.prototype.runInContext;
   Script.prototype.runInContext = function (this: Script, ...args: Parameters<typeof run>) {
     vmCalls++;
     return run.apply(this, args);
   };
+}
+
+/** The two innermost frames of a stack that are in a workflow bundle, by function name. */
+function siteOf(stack: string): string {
+  const frames = stack
+    .split('\n')
+    .filter((line) => line.includes('workflow-bundle') || line.includes('/workflows/'))
+    .map((line) => /at (?:async )?([^\s(]+)/.exec(line)?.[1] ?? '?')
+    .slice(0, 2);
+  return frames.length ? frames.join(' < ') : '(SDK or no workflow frame)';
 }
 
 const quiet = { info() {}, warn() {}, error() {}, debug() {}, trace() {}, log() {} };
@@ -92,6 +112,7 @@ interface Sample {
   promises: number;
   vmCalls: number;
 }
+const sitesBySide = new Map<string, Map<string, number>>();
 const sides = SIDES.map((name) => {
   if (name !== 'ours' && name !== 'hand') throw new Error(`BENCH_SIDES: ${name}?`);
   const file = join(dir, `${name}.json`);
@@ -112,6 +133,8 @@ async function replay(side: (typeof sides)[number], count: number): Promise<Samp
   let t0 = performance.now();
   let c0 = process.cpuUsage();
   promises = vmCalls = 0;
+  sites = sitesBySide.get(side.name) ?? new Map();
+  sitesBySide.set(side.name, sites);
   const options = { workflowBundle: bundles[side.name as keyof typeof bundles] };
   for await (const result of Worker.runReplayHistories(options, histories)) {
     if (result.error) throw result.error;
@@ -153,6 +176,18 @@ for (const side of sides) {
           `workflow's context a task ${fmt(p50(side, 'vmCalls') / side.tasks, 2)}`
         : ''),
   );
+}
+if (SITES) {
+  for (const side of sides) {
+    const bySite = [...(sitesBySide.get(side.name) ?? new Map<string, number>())];
+    // Every replay of the side counted (the dropped first ones too): per send, over all.
+    const replays = ROUNDS * (REPLAYS + 1);
+    console.log(`\n${side.name}: promises a send by site (innermost < caller)`);
+    for (const [site, n] of bySite.sort((a, b) => b[1] - a[1])) {
+      const perSend = n / replays / side.sends;
+      if (perSend >= 0.05) console.log(`  ${fmt(perSend, 2).padStart(6)}  ${site}`);
+    }
+  }
 }
 const [ours, hand] = sides;
 if (ours && hand) {

@@ -213,7 +213,8 @@ export function checkPermissionActivity(taskQueue: string, eager = true, summary
  * the server record that it began before the tool runs, and a later attempt that finds the
  * record fails at once as lost (`activities/tool-exec.ts`). What a retry recovers is an
  * attempt lost before the tool: a task the matching service marked started but never
- * delivered, a worker killed as it received the task. Cancellation waits for the tool to
+ * delivered, a worker killed as it received the task; for an idempotent call (no record),
+ * also one lost while the tool ran. Cancellation waits for the tool to
  * finish cleaning up (e.g. kill its process group) before the prompt ends.
  * @param inlineBudgetMs the budget of the inline PostToolUse dispatch the execution runs
  *   after the tool (`ExecuteToolInput.hook`), when it runs one.

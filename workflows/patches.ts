@@ -36,5 +36,20 @@ export interface WorkflowPatch {
   readonly fixture: string;
 }
 
-/** The patches of the session workflow; none at 0.1 (the baseline). */
-export const WORKFLOW_PATCHES: readonly WorkflowPatch[] = [];
+/** The patches of the session workflow since 0.1 (the baseline). */
+export const WORKFLOW_PATCHES: readonly WorkflowPatch[] = [
+  {
+    id: 'hot-path-0.2.0',
+    since: '0.2.0',
+    stage: 'patched',
+    why:
+      "0.2's performance patch (one a release, CONTRIBUTING.md): a tool call's stages with " +
+      'nothing to do (no callbacks for PreToolUse, PermissionRequest, PostToolUse or ' +
+      "PostToolUseFailure; an MCP or Task call's description; a permission rule's or preset's " +
+      'decision) end without an `await`. The commands are the same, but a call resumes in ' +
+      'fewer microtask ticks, which can reorder its commands against another coroutine of the ' +
+      'same activation (parallel calls, an abort, an Update): histories from before take ' +
+      "every stage's `await`. Decided at the start of each run.",
+    fixture: 'mcp-session-run1.json',
+  },
+];

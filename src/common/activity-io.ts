@@ -260,6 +260,14 @@ export interface ExecuteToolInput extends Partial<SessionIdentity> {
   lineage?: SessionLineage;
   /** Set for an MCP tool: which one, as the session recorded it. */
   mcp?: McpToolRef;
+  /**
+   * The call may run again after a lost attempt: a read-only tool (kind `readonly`: `Read`,
+   * `Grep`, `Glob`, a custom tool so declared, an MCP tool with `readOnlyHint`) or an MCP tool
+   * its server marks `idempotentHint`. Such an attempt sends no record that it began, so one
+   * lost with its worker is retried (up to {@link TOOL_EXECUTION_MAX_ATTEMPTS}) instead of
+   * ending as lost. Absent: the tool runs at most once.
+   */
+  idempotent?: true;
 }
 
 /**

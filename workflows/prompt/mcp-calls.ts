@@ -44,6 +44,11 @@ export function describeMcpCall(recorded: McpToolSpec | undefined): ToolCallDesc
     : { known: false, kind: 'execute', affectedPaths: [] };
 }
 
+/** Whether the server marks the recorded tool idempotent (`idempotentHint`). */
+export function mcpIdempotent(call: McpCall | undefined): boolean {
+  return call?.recorded?.annotations?.['idempotentHint'] === true;
+}
+
 /** What `executeTool` of a recorded MCP tool carries; undefined for any other call. */
 export function mcpRefOf(
   state: { mcpTools?: McpToolList },

@@ -77,7 +77,12 @@ export function isTaskCall(state: Pick<TaskCallState, 'input'>, call: ToolCall):
 
 /** A `Task` call's description (kind `readonly`, no paths), without a local activity. */
 export function describeTask(): Promise<ToolCallDescription> {
-  return Promise.resolve({ ...TASK_DESCRIPTION, affectedPaths: [] });
+  return Promise.resolve(taskDescription());
+}
+
+/** What a `Task` call is: read-only (its sub-agent's own calls ask for themselves), no paths. */
+export function taskDescription(): ToolCallDescription {
+  return { ...TASK_DESCRIPTION, affectedPaths: [] };
 }
 
 /**

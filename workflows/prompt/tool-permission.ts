@@ -92,6 +92,29 @@ export async function policyDecision(
   description: { kind: ToolKind; affectedPaths: string[] },
   requestId?: string,
 ): Promise<PermissionResult> {
+  const inWorkflow = workflowDecision(state, toolUseId, toolName, description, requestId);
+  if (inWorkflow) return inWorkflow;
+  const decided = await functionDecision(state, toolUseId, toolName, input, description, requestId);
+  queueStreamEvent(
+    state,
+    requestId,
+    permissionDecidedEvent({ toolUseId, toolName }, decided, { decidedBy: 'function' }),
+  );
+  return decided;
+}
+
+/**
+ * What {@link policyDecision} decides without an activity: the first matching permission
+ * rule, else a preset (its decision queued for the send's stream, as there); undefined when a
+ * permission function decides.
+ */
+export function workflowDecision(
+  state: PermissionState,
+  toolUseId: string,
+  toolName: string,
+  description: { kind: ToolKind },
+  requestId?: string,
+): PermissionResult | undefined {
   const permission = state.input.permission ?? { preset: 'default' as const };
   const call = { toolUseId, toolName };
   const rule = matchPermissionRule(state.input.permissionRules, toolName);
@@ -104,20 +127,12 @@ export async function policyDecision(
     );
     return decided;
   }
-  if ('preset' in permission) {
-    const decided = presetDecision(permission.preset, description.kind);
-    queueStreamEvent(
-      state,
-      requestId,
-      permissionDecidedEvent(call, decided, { decidedBy: 'preset', preset: permission.preset }),
-    );
-    return decided;
-  }
-  const decided = await functionDecision(state, toolUseId, toolName, input, description, requestId);
+  if (!('preset' in permission)) return undefined;
+  const decided = presetDecision(permission.preset, description.kind);
   queueStreamEvent(
     state,
     requestId,
-    permissionDecidedEvent(call, decided, { decidedBy: 'function' }),
+    permissionDecidedEvent(call, decided, { decidedBy: 'preset', preset: permission.preset }),
   );
   return decided;
 }

@@ -39,7 +39,7 @@ import type {
 import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
 import { unlistedMcpToolMessage, type McpToolList } from '../../src/common/mcp.js';
-import { describeMcpCall, mcpCallOf, mcpRefOf, type McpCall } from './mcp-calls.js';
+import { describeMcpCall, mcpCallOf, mcpIdempotent, mcpRefOf, type McpCall } from './mcp-calls.js';
 import {
   describeToolCallActivity,
   describeToolCallOnQueueActivity,
@@ -51,6 +51,7 @@ import {
   askPerson,
   deniedResult,
   policyDecision,
+  workflowDecision,
   type PendingPermissionEntry,
 } from './tool-permission.js';
 import { takeStreamEvents } from '../session/stream-outbox.js';
@@ -59,13 +60,25 @@ import {
   versionRefusalOf,
   withRefusalRetries,
 } from '../session/version-refusal.js';
-import { describeTask, isTaskCall, runTaskCall, type TaskCallState } from './task-call.js';
+import {
+  describeTask,
+  isTaskCall,
+  runTaskCall,
+  taskDescription,
+  type TaskCallState,
+} from './task-call.js';
 
 /** The session state the pipeline reads and writes. */
 export interface ToolPipelineState extends TaskCallState {
   pendingPermissions: Map<string, PendingPermissionEntry>;
   /** The MCP tools the session started with (`mcpServers`); absent without MCP servers. */
   mcpTools?: McpToolList;
+  /**
+   * Decided once a run (`patched('hot-path-0.2.0')` at its start): stages with nothing to do
+   * end without an `await` (no hook callbacks for the event, an MCP call's description, a
+   * decision made in the workflow). Histories recorded before 0.2 take every stage's `await`.
+   */
+  skipIdleStages?: boolean;
 }
 
 /** How one call ended. */
@@ -111,11 +124,27 @@ export async function runToolCall(
     mcpFields: mcp ? { mcpServer: mcp.server, mcpTool: mcp.tool } : {},
   };
   // Each stage ends the call with an outcome, or lets it go on.
-  const ended =
-    (await preToolUse(run)) ??
-    (await describe(run)) ??
-    (await permissionRequest(run)) ??
-    (await permission(run));
+  let ended: ToolCallOutcome | undefined;
+  if (state.skipIdleStages) {
+    // The same stages, each awaited only when it has something to wait for.
+    ended =
+      (hasCallbacks(state, HookEvent.PreToolUse) ? await preToolUse(run) : undefined) ??
+      (run.mcp || isTaskCall(state, call) ? describedNow(run) : await describe(run)) ??
+      (hasCallbacks(state, HookEvent.PermissionRequest) ? await permissionRequest(run) : undefined);
+    if (!ended) {
+      const decided = workflowDecision(state, toolUseId, toolName, run.description!, requestId);
+      ended =
+        decided && decided.behavior !== 'ask'
+          ? permitted(run, decided)
+          : await permission(run, decided);
+    }
+  } else {
+    ended =
+      (await preToolUse(run)) ??
+      (await describe(run)) ??
+      (await permissionRequest(run)) ??
+      (await permission(run));
+  }
   if (ended) return ended;
   if (isTaskCall(state, call)) {
     // A sub-agent instead of executeTool; its PostToolUse is never inline (no activity).
@@ -136,10 +165,21 @@ export async function runToolCall(
   }
   const { hook: decided, ...result } = executed;
   // The tool ran: if the prompt is aborted from here on, its result still stands.
-  onExecuted(end(run, result, result.status === 'success' ? 'success' : 'error'));
+  const ran = end(run, result, result.status === 'success' ? 'success' : 'error');
+  onExecuted(ran);
+  if (state.skipIdleStages) {
+    const event =
+      result.status === 'success' ? HookEvent.PostToolUse : HookEvent.PostToolUseFailure;
+    if (!hasCallbacks(state, event)) return ran;
+  }
   if (result.status !== 'success') return postToolUseFailure(run, result);
   // A worker of an SDK from before inline dispatch ran the tool alone: dispatched as usual.
   return postToolUse(run, result, hook && decided ? { hook, outcome: decided } : undefined);
+}
+
+/** Whether the agent has callbacks for `event` (a dispatch of it would do nothing). */
+function hasCallbacks(state: ToolPipelineState, event: HookEvent): boolean {
+  return (state.input.hookCounts[event] ?? 0) > 0;
 }
 
 /** The inline PostToolUse dispatch the execution runs, when this session runs one. */
@@ -247,9 +287,20 @@ async function preToolUse(run: CallRun): Promise<ToolCallOutcome | undefined> {
 
 /** 2. What the call is: its kind and the paths it touches. An unknown tool ends here. */
 async function describe(run: CallRun): Promise<ToolCallOutcome | undefined> {
-  const { toolName } = run.call;
   run.description = await describeCall(run);
-  if (!run.description.known) {
+  return unknownTool(run);
+}
+
+/** {@link describe} of a call described in the workflow (MCP, `Task`), without an `await`. */
+function describedNow(run: CallRun): ToolCallOutcome | undefined {
+  run.description = run.mcp ? describeMcpCall(run.mcp.recorded) : taskDescription();
+  return unknownTool(run);
+}
+
+/** The end of a call whose tool the description says is unknown. */
+function unknownTool(run: CallRun): ToolCallOutcome | undefined {
+  const { toolName } = run.call;
+  if (!run.description!.known) {
     // An MCP tool outside the list the session started with never reaches its server.
     const message = run.mcp
       ? unlistedMcpToolMessage(run.state.mcpTools, toolName)
@@ -304,19 +355,20 @@ async function permissionRequest(run: CallRun): Promise<ToolCallOutcome | undefi
   return undefined;
 }
 
-/** 4. The policy decides; `ask` waits durably for a person. */
-async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
+/**
+ * 4. The policy decides (`decided`: it has, in the workflow); `ask` waits durably for a
+ * person.
+ */
+async function permission(
+  run: CallRun,
+  decided?: PermissionResult,
+): Promise<ToolCallOutcome | undefined> {
   const { state, input } = run;
   const { toolName, toolUseId } = run.call;
   const description = run.description!;
-  let decision: PermissionResult | PermissionAnswer = await policyDecision(
-    state,
-    toolUseId,
-    toolName,
-    input,
-    description,
-    run.tags.requestId,
-  );
+  let decision: PermissionResult | PermissionAnswer =
+    decided ??
+    (await policyDecision(state, toolUseId, toolName, input, description, run.tags.requestId));
   if (decision.behavior === 'ask') {
     decision = await askPerson(
       state,
@@ -331,6 +383,15 @@ async function permission(run: CallRun): Promise<ToolCallOutcome | undefined> {
       run.tags.requestId,
     );
   }
+  return permitted(run, decision);
+}
+
+/** The call after its permission decision: ended when denied, its input as approved if not. */
+function permitted(
+  run: CallRun,
+  decision: Exclude<PermissionResult, { behavior: 'ask' }> | PermissionAnswer,
+): ToolCallOutcome | undefined {
+  const { toolName } = run.call;
   if (decision.behavior === 'deny') {
     const message = decision.message ?? `Permission to run ${toolName} was denied`;
     const interrupt = decision.interrupt === true;
@@ -365,6 +426,8 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
       ...takeStreamEvents(state, run.tags.requestId),
       ...(hook ? { hook } : {}),
       ...(mcp ? { mcp } : {}),
+      // Run again if lost: a read-only or idempotent call whose activity runs no callbacks.
+      ...(!hook && idempotent(run) ? { idempotent: true as const } : {}),
     };
     return await withRefusalRetries(
       state.input,
@@ -385,6 +448,11 @@ async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteT
     const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
     return { status: 'error', model: message, error: { message, type: 'ToolExecutionFailed' } };
   }
+}
+
+/** Whether the call may run twice with the effect of once: read-only, or marked idempotent. */
+function idempotent(run: CallRun): boolean {
+  return run.description?.kind === 'readonly' || mcpIdempotent(run.mcp);
 }
 
 /**

@@ -104,4 +104,32 @@ describe('an inline dispatch whose worker is killed', () => {
     openGate(env);
     await session.close();
   }, 120_000);
+
+  it('PostToolUse inline after a read-only tool: the call keeps its record, so a kill still runs tool and callbacks once', async () => {
+    // A read-only call alone may run again after a lost worker; one whose activity runs
+    // PostToolUse callbacks may not (they run at most once).
+    const env = crashEnv({
+      hookDispatch: { PostToolUse: 'inline' },
+      toolHooks: true,
+      recordKind: 'readonly',
+      toolHeartbeatTimeoutMs: 2_000,
+    });
+    const a = await startWorkerProcess(env, 'A');
+    const client = await createAgentClient(crashAgentOptions(env));
+    clients.push(client);
+    const session = await client.createSession();
+    const pending = session.send('record:hold-read');
+    await session.approve(await pendingAsk(session, 15_000, 'the ask'));
+    await waitForEffect(env, 'A PostToolUse:start recorded hold-read');
+    await a.kill();
+    await startWorkerProcess(env, 'B');
+    expect((await pending).text()).toBe('done:error');
+    expect(count(env, 'Record hold-read')).toBe(1);
+    expect(count(env, 'PostToolUse:start')).toBe(1);
+    expect(effects(env).filter((line) => line.includes('PostToolUseFailure:start'))).toEqual([
+      expect.stringMatching(/^B PostToolUseFailure:start .*attempt 1 began the tool/),
+    ]);
+    openGate(env);
+    await session.close();
+  }, 120_000);
 });

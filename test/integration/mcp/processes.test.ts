@@ -240,5 +240,29 @@ describe.each(['stdio', 'http'] as const)(
       expect(slowCalls()).toHaveLength(before + 1);
       await session.close();
     }, 90_000);
+
+    it('the worker killed with SIGKILL mid-call of a read-only tool: the new worker runs it again and the model reads its result', async () => {
+      const session = await client.createSession();
+      const id = `lost-${transport}`;
+      const readCalls = () => calls(env).filter((l) => l.includes(`"${id}"`));
+      // 5 s: long enough to be cut, so the first run never answers.
+      const pending = session.send(`call mcp__notes__read_note {"id":"${id}","ms":5000}`);
+      await waitFor(
+        () => readCalls().length > 0,
+        30_000,
+        'the call of read_note to reach the server',
+      );
+      await killAll();
+      await startWorkerProcess(env, 'B', { [MCP_WORKER_SECRET]: secret });
+
+      const response = await pending;
+      // Read-only (`readOnlyHint`): the retried attempt ran it again, and it answered.
+      expect(readCalls()).toHaveLength(2);
+      expect(response.toolCalls).toMatchObject([
+        { toolName: 'mcp__notes__read_note', status: 'success' },
+      ]);
+      expect(response.text()).toBe(`got: note ${id}: secret=***`);
+      await session.close();
+    }, 90_000);
   },
 );

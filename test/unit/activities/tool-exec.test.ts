@@ -153,6 +153,30 @@ describe('executeTool attempts', () => {
     expect(log).toEqual(['record {"began":"call-v4"}', 'recorded', 'ran v4']);
   });
 
+  it('an idempotent call sends no record: a later attempt runs it again', async () => {
+    const log: string[] = [];
+    const { executeTool } = createToolActivities({ registry: setup(log), heartbeatIntervalMs: 20 });
+    const input: ExecuteToolInput = { ...toolInput('v5'), idempotent: true };
+    const first = await runIn(
+      new MockActivityEnvironment(own, { client: recordingClient(log) }),
+      executeTool,
+      input,
+    );
+    expect(first.status).toBe('success');
+    // Attempt 2 of the same call (its first lost with its worker): it runs again.
+    const second = await runIn(
+      new MockActivityEnvironment(
+        { ...own, attempt: 2, heartbeatDetails: undefined },
+        { client: recordingClient(log) },
+      ),
+      executeTool,
+      input,
+    );
+    expect(second.status).toBe('success');
+    expect(log.filter((line) => line.startsWith('record'))).toEqual([]);
+    expect(log).toEqual(['ran v5', 'ran v5']);
+  });
+
   it('a failure after the tool ran (its inline PostToolUse threw) is final: no attempt runs it again', async () => {
     const log: string[] = [];
     const { executeTool } = createToolActivities({ registry: setup(log), heartbeatIntervalMs: 20 });
