@@ -14,12 +14,8 @@ import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
 import { isTaskCall, runningChildren } from './task-call.js';
 import { passTurn, taskGroupOf } from './task-group.js';
-import {
-  cancelledResult,
-  runToolCall,
-  type ToolCallOutcome,
-  type ToolPipelineState,
-} from './tool-pipeline.js';
+import { runToolCall } from './tool-pipeline.js';
+import { cancelledResult, type ToolCallOutcome, type ToolPipelineState } from './tool-call-run.js';
 
 /** The session state the calls of a step read and write. */
 export interface ToolCallsState extends ToolPipelineState {

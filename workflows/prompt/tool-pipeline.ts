@@ -5,20 +5,9 @@
  *
  * @module
  */
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancelledFailure,
-  isCancellation,
-  setCurrentDetails,
-} from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { ToolCall } from '../../src/common/conversation.js';
-import { DEFAULTS } from '../../src/common/defaults.js';
-import {
-  hookErrorRecord,
-  type HookErrorRecord,
-  type SerializedError,
-} from '../../src/common/errors.js';
+import type { SerializedError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
 import {
   applyPermissionRequest,
@@ -33,78 +22,29 @@ import type {
   DispatchHookInput,
   ExecuteToolOutput,
   HookDispatchOutcome,
-  InlineToolDetail,
   ToolCallDescription,
 } from '../../src/common/activity-io.js';
-import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { ToolResult } from '../../src/common/types.js';
-import { unlistedMcpToolMessage, type McpToolList } from '../../src/common/mcp.js';
-import { describeMcpCall, mcpCallOf, mcpIdempotent, mcpRefOf, type McpCall } from './mcp-calls.js';
-import {
-  describeToolCallActivity,
-  describeToolCallOnQueueActivity,
-  executeToolActivity,
-} from '../activity-options.js';
-import { dispatchEvent, inlineCancelled, inlineDispatchInput, settleInline } from './dispatch.js';
-import { failureMessage, toFailure } from '../session/failures.js';
-import {
-  askPerson,
-  deniedResult,
-  policyDecision,
-  workflowDecision,
-  type PendingPermissionEntry,
-} from './tool-permission.js';
-import { takeStreamEvents } from '../session/stream-outbox.js';
+import { unlistedMcpToolMessage } from '../../src/common/mcp.js';
+import { describeMcpCall, mcpCallOf } from './mcp-calls.js';
+import { describeToolCallActivity, describeToolCallOnQueueActivity } from '../activity-options.js';
+import { dispatchEvent, inlineCancelled, settleInline } from './dispatch.js';
+import { askPerson, deniedResult, policyDecision, workflowDecision } from './tool-permission.js';
 import {
   identityFields,
   versionRefusalOf,
   withRefusalRetries,
 } from '../session/version-refusal.js';
+import { describeTask, isTaskCall, runTaskCall, taskDescription } from './task-call.js';
 import {
-  describeTask,
-  isTaskCall,
-  runTaskCall,
-  taskDescription,
-  type TaskCallState,
-} from './task-call.js';
-
-/** The session state the pipeline reads and writes. */
-export interface ToolPipelineState extends TaskCallState {
-  pendingPermissions: Map<string, PendingPermissionEntry>;
-  /** The MCP tools the session started with (`mcpServers`); absent without MCP servers. */
-  mcpTools?: McpToolList;
-  /**
-   * Decided once a run (`patched('hot-path-0.2.0')` at its start): stages with nothing to do
-   * end without an `await` (no hook callbacks for the event, an MCP call's description, a
-   * decision made in the workflow). Histories recorded before 0.2 take every stage's `await`.
-   */
-  skipIdleStages?: boolean;
-}
-
-/** How one call ended. */
-export interface ToolCallOutcome {
-  result: ToolResult;
-  record: ToolCallRecord;
-  /** A denial asked to stop the running prompt (`interrupt: true`). */
-  interrupt: boolean;
-  /** A hook of the call failed and `toolHookErrors` is `'reject'`: the send rejects with this. */
-  rejectWith?: ApplicationFailure;
-}
-
-/** One call on its way through the pipeline. */
-interface CallRun {
-  readonly state: ToolPipelineState;
-  readonly call: ToolCall;
-  readonly tags: { toolUseId: string; toolName: string; requestId: string };
-  /** The input as it stands now: PreToolUse, PermissionRequest and the policy may edit it. */
-  input: JsonObject;
-  /** What the call is (its kind, the paths it touches), once described. */
-  description?: ToolCallDescription;
-  /** Set when it calls an MCP tool of a session with MCP servers. */
-  readonly mcp: McpCall | undefined;
-  /** `mcpServer` and `mcpTool` for its hooks' inputs, when it calls an MCP tool. */
-  readonly mcpFields: { mcpServer?: string; mcpTool?: string };
-}
+  end,
+  hasCallbacks,
+  hookFailed,
+  type CallRun,
+  type ToolCallOutcome,
+  type ToolPipelineState,
+} from './tool-call-run.js';
+import { execute, inlinePostToolUse, inlineToolDetailOf } from './tool-execute.js';
 
 /** Run one tool call through the whole pipeline. Rethrows only cancellation. */
 export async function runToolCall(
@@ -175,89 +115,6 @@ export async function runToolCall(
   if (result.status !== 'success') return postToolUseFailure(run, result);
   // A worker of an SDK from before inline dispatch ran the tool alone: dispatched as usual.
   return postToolUse(run, result, hook && decided ? { hook, outcome: decided } : undefined);
-}
-
-/** Whether the agent has callbacks for `event` (a dispatch of it would do nothing). */
-function hasCallbacks(state: ToolPipelineState, event: HookEvent): boolean {
-  return (state.input.hookCounts[event] ?? 0) > 0;
-}
-
-/** The inline PostToolUse dispatch the execution runs, when this session runs one. */
-function inlinePostToolUse(run: CallRun): DispatchHookInput | undefined {
-  if (!run.state.input.inlineDispatch?.includes(HookEvent.PostToolUse)) return undefined;
-  const { toolName, toolUseId } = run.call;
-  // The activity adds `toolOutput` once the tool succeeded.
-  const payload = { toolName, toolInput: run.input, toolUseId, ...run.mcpFields };
-  return inlineDispatchInput(run.state, HookEvent.PostToolUse, payload, run.tags);
-}
-
-/** What an execution cancelled during its inline callbacks carries: the tool's result. */
-function inlineToolDetailOf(error: unknown): InlineToolDetail | undefined {
-  const cause = error instanceof ActivityFailure ? error.cause : undefined;
-  if (!(cause instanceof CancelledFailure)) return undefined;
-  const last = cause.details.at(-1) as Partial<InlineToolDetail> | null | undefined;
-  const result = last?.inlineTool;
-  if (!result || typeof result !== 'object' || result.status !== 'success') return undefined;
-  return { inlineTool: result, durationMs: Number(last.durationMs) || 0 };
-}
-
-/** How the call ended: its result for the model and its record (`reason`: why it did not run). */
-function end(
-  run: CallRun,
-  result: ToolResult,
-  status: ToolCallRecord['status'],
-  interrupt = false,
-  hookError?: HookErrorRecord,
-  reason?: string,
-): ToolCallOutcome {
-  const { toolUseId, toolName } = run.call;
-  return {
-    result,
-    record: {
-      toolUseId,
-      toolName,
-      toolInput: run.input,
-      status,
-      ...(result.display ? { display: result.display } : {}),
-      ...(result.outputRef ? { outputRef: result.outputRef } : {}),
-      ...(hookError ? { hookError } : {}),
-      ...(reason !== undefined ? { reason } : {}),
-    },
-    interrupt,
-  };
-}
-
-/**
- * A hook failed: the record says how; the model gets `result` (by default an error result
- * naming the hook), or, with `toolHookErrors: 'reject'`, the send rejects with the error.
- */
-function hookFailed(
-  run: CallRun,
-  event: HookEvent,
-  error: unknown,
-  result?: ToolResult,
-): ToolCallOutcome {
-  const outcome = end(
-    run,
-    result ?? hookErrorResult(event, error),
-    'error',
-    false,
-    hookErrorRecord(
-      event,
-      detailOf(error) ?? { name: 'HookError', message: failureMessage(error) },
-    ),
-  );
-  if (run.state.input.toolHookErrors !== 'reject') return outcome;
-  const rejectWith =
-    error instanceof ApplicationFailure
-      ? error
-      : toFailure({
-          name: 'HookError',
-          code: 'HOOK_CALLBACK_FAILED',
-          message: failureMessage(error),
-          event,
-        });
-  return { ...outcome, rejectWith };
 }
 
 /** 1. PreToolUse: its hooks may skip or abort the call, or edit its input. */
@@ -402,60 +259,6 @@ function permitted(
 }
 
 /**
- * 5. Execution. A tool that could not run gives an error result, as a tool error does. With
- * `hook`, the activity runs that inline PostToolUse dispatch after a tool that succeeded.
- */
-async function execute(run: CallRun, hook?: DispatchHookInput): Promise<ExecuteToolOutput> {
-  const { state } = run;
-  const { toolName, toolUseId } = run.call;
-  try {
-    const timeoutMs = state.input.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs;
-    const label = toolLabel(toolName, run.input);
-    setCurrentDetails(`running tool ${label}`);
-    const mcp = mcpRefOf(state, run.mcp);
-    const execInput = {
-      sessionId: state.input.sessionId,
-      agentName: state.input.agentName,
-      ...identityFields(state.input),
-      toolUseId,
-      toolName,
-      input: run.input,
-      timeoutMs,
-      requestId: run.tags.requestId,
-      // The permission decision just made (a preset's, a person's) goes out with the tool.
-      ...takeStreamEvents(state, run.tags.requestId),
-      ...(hook ? { hook } : {}),
-      ...(mcp ? { mcp } : {}),
-      // Run again if lost: a read-only or idempotent call whose activity runs no callbacks.
-      ...(!hook && idempotent(run) ? { idempotent: true as const } : {}),
-    };
-    return await withRefusalRetries(
-      state.input,
-      { task: `the execution of ${toolName}` },
-      timeoutMs,
-      (eager) =>
-        executeToolActivity(
-          state.taskQueue,
-          timeoutMs,
-          eager,
-          `tool ${label}`,
-          hook?.budgetMs,
-          state.input.toolHeartbeatTimeoutMs,
-        )(execInput),
-    );
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    const message = `Tool ${toolName} failed to run: ${failureMessage(error)}`;
-    return { status: 'error', model: message, error: { message, type: 'ToolExecutionFailed' } };
-  }
-}
-
-/** Whether the call may run twice with the effect of once: read-only, or marked idempotent. */
-function idempotent(run: CallRun): boolean {
-  return run.description?.kind === 'readonly' || mcpIdempotent(run.mcp);
-}
-
-/**
  * 6a. PostToolUse, after a call that succeeded; `inline`: its callbacks ran in the tool's
  * activity already, and this is what they reported.
  */
@@ -552,33 +355,4 @@ async function describeCallOf(
       () => describeToolCallOnQueueActivity(state.taskQueue, false, summary)(describeInput),
     );
   }
-}
-
-/** The result given to a call that never ran because its prompt was aborted or interrupted. */
-export function cancelledResult(toolName: string, why: string): ToolResult {
-  const message = `Tool ${toolName} did not run: ${why}`;
-  return { status: 'error', model: message, error: { message, type: 'Cancelled' } };
-}
-
-/** The serialized error a failed dispatch raised, when it raised one of ours. */
-function detailOf(error: unknown): SerializedError | undefined {
-  if (!(error instanceof ApplicationFailure)) return undefined;
-  const detail = error.details?.[0] as SerializedError | undefined;
-  return detail && typeof detail.name === 'string' && typeof detail.message === 'string'
-    ? detail
-    : undefined;
-}
-
-function hookErrorResult(event: HookEvent, error: unknown): ToolResult {
-  const detail = detailOf(error);
-  const message = `${event} hook failed: ${detail?.message ?? failureMessage(error)}`;
-  return {
-    status: 'error',
-    model: message,
-    error: {
-      message,
-      type: detail?.name ?? 'HookError',
-      ...(detail?.code ? { code: detail.code } : {}),
-    },
-  };
 }
