@@ -384,9 +384,16 @@ console.log(
 );
 `;
 
-function fail(message: string): never {
-  console.error(`check-package: FAILED: ${message}`);
+/** A failed check: thrown by {@link fail}, so every `finally` on its way out runs first. */
+class CheckFailed extends Error {}
+// Reported once the stack has unwound (the temp folder removed, the dev server stopped).
+process.on('uncaughtException', (error) => {
+  if (!(error instanceof CheckFailed)) throw error;
+  console.error(`check-package: FAILED: ${error.message}`);
   process.exit(1);
+});
+function fail(message: string): never {
+  throw new CheckFailed(message);
 }
 function ok(message: string): void {
   console.log(`check-package: ok: ${message}`);
@@ -860,7 +867,7 @@ try {
   } else {
     const port = await freeClusterPort();
     const clusterEnv = { ...process.env, DURABLE_AGENT_CACHE_DIR: cache };
-    // fail() exits at once: the cluster is stopped before any failure is reported.
+    // The cluster is stopped before any failure is reported.
     let failure: string | undefined;
     try {
       const exports = execFileSync(
