@@ -29,7 +29,7 @@ import {
 } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import {
   clientTlsConfig,
   freeClusterPort,

@@ -23,7 +23,7 @@ import type { DispatchHookInput, ExecuteToolInput } from '../src/common/activity
 import { defineTool, HookEvent } from '../src/index.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { fmt, percentile, printTable } from './stats.js';
 import { testIdentity } from '../test/helpers/registry-identity.js';
 

@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { createAgentClient, HookEvent, type Session } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { fmt, percentile, printTable } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -24,7 +24,7 @@ import type { DispatchHookInput } from '../src/common/activity-io.js';
 import { createAgent, createAgentClient, HookEvent, type HookMap } from '../src/index.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { benchAgentOptions } from './bench-agent.js';
 import { fmt, percentile, printTable } from './stats.js';
 import { testIdentity } from '../test/helpers/registry-identity.js';

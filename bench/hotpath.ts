@@ -45,7 +45,7 @@ import {
 } from '../src/index.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { startDevServer } from '../src/server/dev-server.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { workflowBundle } from '../src/worker/workflow-code.js';
 import { processCacheStats } from '../activities/conversation-cache.js';
 import { scriptedModel } from '../src/testing/index.js';

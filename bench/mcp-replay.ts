@@ -26,7 +26,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { Configuration } from 'webpack';
 import { workflowBundle } from '../src/worker/workflow-code.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { fmt, percentile } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -42,7 +42,7 @@ import { handSender, historySize, oursSender } from './senders.js';
 import { McpConnections } from '../src/mcp/connections.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall, type RecordedModelRequest } from '../src/testing/index.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { testIdentity } from '../test/helpers/registry-identity.js';
 import { fmt, percentile, printTable } from './stats.js';
 

@@ -29,7 +29,7 @@ import { createAgent, defineTool, HookEvent } from '../src/index.js';
 import { handSender, historySize, oursSender } from './senders.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
-import { installQuietRuntime } from '../src/worker/worker.js';
+import { installQuietRuntime } from '../src/worker/runtime.js';
 import { testIdentity } from '../test/helpers/registry-identity.js';
 import { fmt, percentile, printTable } from './stats.js';
 

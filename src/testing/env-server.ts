@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../common/errors.js';
 import { freePort, startDevServer, type DevServer } from '../server/dev-server.js';
 import { startTimeSkippingServer } from '../server/test-server.js';
-import { installQuietRuntime } from '../worker/worker.js';
+import { installQuietRuntime } from '../worker/runtime.js';
 
 /**
  * Which server a hook test env runs on:

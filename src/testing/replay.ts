@@ -12,7 +12,7 @@ import { hasWorkflowTask, normalizeHistory } from '../history/decode.js';
 import type { SessionHistory } from '../history/files.js';
 import { describeHistoryEvent, describeNondeterminism } from '../history/nondeterminism.js';
 import { workflowBundle } from '../worker/workflow-code.js';
-import { installQuietRuntime } from '../worker/worker.js';
+import { installQuietRuntime } from '../worker/runtime.js';
 
 /**
  * Replay session histories against the current workflow code (one replay worker for all).

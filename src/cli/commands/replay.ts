@@ -80,6 +80,6 @@ export async function replay(args: CommandArgs, io: CliOutput): Promise<number> 
  */
 async function installReplayRuntime(): Promise<void> {
   // Loaded here, as the worker is: its native runtime costs startup time other commands need not pay.
-  const { installQuietRuntime } = await import('../../worker/worker.js');
+  const { installQuietRuntime } = await import('../../worker/runtime.js');
   installQuietRuntime(resolveLogLevel(undefined, process.env, 'ERROR'));
 }
