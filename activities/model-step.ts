@@ -17,6 +17,7 @@ import {
   type ModelStepOutput,
 } from '../src/common/activity-io.js';
 import { leavesPromptAsIs } from '../src/common/hook-rules.js';
+import { allowedByPatterns } from '../src/common/permission-rules.js';
 import { readConversationPages } from '../src/temporal/conversation-reader.js';
 import type { Prompt } from '../src/common/types.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
@@ -169,9 +170,9 @@ async function callModel(
       ? own
       : [
           ...own,
-          ...(await (deps.mcpLists ?? new McpToolLists()).get(ctx, input.mcpTools)).tools.map(
-            offeredMcpTool,
-          ),
+          ...(await (deps.mcpLists ?? new McpToolLists()).get(ctx, input.mcpTools)).tools
+            .filter((tool) => allowedByPatterns(input.mcpAllow, tool.name))
+            .map(offeredMcpTool),
         ];
   const { stream } = agent;
   const cached = inline?.cached;

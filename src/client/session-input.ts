@@ -104,6 +104,7 @@ function subagentsSpecOf(
             ? { handler: 'function' }
             : { preset: agent.permission },
       mayUse: [...agent.subagents],
+      ...(agent.mcpTools ? { mcpTools: [...agent.mcpTools] } : {}),
     })),
   };
 }

@@ -162,6 +162,8 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * offers the model exactly those tools. Absent when the session has no MCP servers.
    */
   mcpTools?: string;
+  /** A sub-agent's `mcpAllow`: of that list, only the tools these names or patterns match. */
+  mcpAllow?: string[];
 }
 
 /** What `modelStep` returns. */

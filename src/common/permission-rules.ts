@@ -51,6 +51,18 @@ export function toolNameMatches(pattern: string, toolName: string): boolean {
   return bareServer && globMatches(`${pattern}__*`, toolName);
 }
 
+/**
+ * Whether a sub-agent limited to `patterns` (its MCP tools, `SessionWorkflowInput.mcpAllow`)
+ * may call `toolName`: one of them matches it ({@link toolNameMatches}); `undefined`: no
+ * limit. Pure.
+ */
+export function allowedByPatterns(
+  patterns: readonly string[] | undefined,
+  toolName: string,
+): boolean {
+  return patterns === undefined || patterns.some((pattern) => toolNameMatches(pattern, toolName));
+}
+
 /** `*` is any run of characters; the rest is literal. Linear enough for names and patterns. */
 function globMatches(pattern: string, text: string): boolean {
   const parts = pattern.split('*');

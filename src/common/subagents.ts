@@ -116,6 +116,7 @@ export function childInputOf(
       'turnStatus',
       'subagents',
       'permissionRules',
+      'mcpServers',
     ),
     hookCounts: { ...spec.hookCounts },
     hookTimeoutMs: parent.hookTimeoutMs,

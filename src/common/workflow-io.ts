@@ -121,6 +121,16 @@ export interface SessionWorkflowInput {
    * when it opens and keeps that list (`listMcpTools`). Absent when it has none.
    */
   mcpServers?: string[];
+  /**
+   * A sub-agent's: the MCP tool list of the session that started it (a sub-agent lists
+   * none of its own), so it offers and checks the tools its parent recorded.
+   */
+  mcpTools?: McpToolList;
+  /**
+   * A sub-agent's, when its definition lists its `tools`: the MCP tools of the list it may
+   * call, as patterns (`mcp__notes__*`); the others are neither offered nor run.
+   */
+  mcpAllow?: string[];
   /** How permission is decided: a preset, or the agent's function (run as an activity). */
   permission?:
     | { preset: PermissionPreset }
@@ -230,6 +240,11 @@ export interface SubagentSpec {
   permission: NonNullable<SessionWorkflowInput['permission']>;
   /** The sub-agents it may start (when its depth is under `maxDepth`). */
   mayUse: string[];
+  /**
+   * The MCP tools it may call, as patterns (`mcp__notes__*`), when its `tools` are listed;
+   * absent: every MCP tool of the session.
+   */
+  mcpTools?: string[];
 }
 
 /** `advanced.subagents` as a session's workflow input carries it. */

@@ -145,6 +145,8 @@ function subagentsManifest(
         permission: agent.permission ? permissionText(agent.permission) : 'inherit',
         subagents: agent.subagents,
         timeoutMs: agent.timeoutMs,
+        // Only when it names MCP tools, so earlier fingerprints hold.
+        ...(agent.mcpTools ? { mcpTools: agent.mcpTools } : {}),
       }),
       12,
     );

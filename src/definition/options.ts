@@ -272,10 +272,12 @@ export interface SubagentDefinition {
   /**
    * Names of the agent's tools it may call. It gets the `Task` tool by its `subagents`
    * instead: naming `Task` here changes nothing, and is refused while `maxDepth` is 1 or
-   * `subagents` is empty.
-   * @default every tool of the agent but `Task`
+   * `subagents` is empty. MCP tools of the agent's `mcpServers` by name or pattern, as
+   * permission rules name them: `mcp__notes__read_note`, `mcp__notes__*`, or `mcp__notes`
+   * (every tool of the server); it may call those of the session's list that match.
+   * @default every tool of the agent but `Task`, and every MCP tool of the session
    * @throws {ConfigError} at `createAgent` for a name the agent has no tool of (the message
-   *   lists the agent's tools).
+   *   lists the agent's tools), or an `mcp__` name of a server `mcpServers` does not have.
    */
   tools?: string[];
   /**
@@ -313,6 +315,8 @@ export interface ResolvedSubagent {
   prompt: string;
   /** The agent's tools it may call (never `Task`). */
   tools: ToolDefinition[];
+  /** The MCP tools it may call, as patterns (`mcp__notes__*`); undefined: all the session's. */
+  mcpTools?: string[];
   /** `'inherit'`: the agent's model. */
   model: string | AgentModel | 'inherit';
   maxTurns: number;

@@ -55,6 +55,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     advanced.subagents,
     options.tools ? [...options.tools] : builtinTools(),
     maxTurns,
+    Object.keys(options.mcpServers ?? {}),
   );
   const permission = advanced.permission ?? 'default';
   const permissionRules = resolvePermissionRules(advanced.permissionRules);

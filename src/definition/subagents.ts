@@ -8,6 +8,7 @@
  */
 import { DEFAULTS } from '../common/defaults.js';
 import { ConfigError } from '../common/errors.js';
+import { MCP_TOOL_PREFIX } from '../common/mcp.js';
 import { TASK_TOOL } from '../common/subagents.js';
 import { taskTool } from '../tools/builtin/task.js';
 import type { HookMap } from '../common/types.js';
@@ -27,14 +28,16 @@ const PATH = 'advanced.subagents';
  *
  * @param tools the agent's tools (`tools`, else the built-ins).
  * @param maxTurns the agent's `maxTurns`, each sub-agent's default.
+ * @param mcpServers the names of the agent's `mcpServers`.
  * @throws {ConfigError} naming each problem's path: a sub-agent's tool the agent lacks (and
- *   the agent's tools), an agent tool named `Task`, an unknown name in a sub-agent's
+ *   the agent's tools), an `mcp__` tool of a server the agent lacks, an agent tool named `Task`, an unknown name in a sub-agent's
  *   `subagents`, `Task` or `subagents` in a sub-agent while `maxDepth` is 1.
  */
 export function resolveSubagents(
   options: SubagentsOptions | undefined,
   tools: ToolDefinition[],
   maxTurns: number,
+  mcpServers: readonly string[] = [],
 ): { subagents?: ResolvedSubagents; tools: ToolDefinition[] } {
   if (options === undefined) return { tools };
   const maxDepth = options.maxDepth ?? DEFAULTS.subagentsMaxDepth;
@@ -56,6 +59,7 @@ export function resolveSubagents(
       description: definition.description,
       prompt: definition.prompt,
       tools: subagentTools(definition, tools, maxDepth, problem),
+      ...subagentMcpTools(definition, tools, mcpServers, problem),
       model: definition.model ?? 'inherit',
       maxTurns: definition.maxTurns ?? maxTurns,
       hooks:
@@ -94,6 +98,8 @@ function subagentTools(
   for (const name of definition.tools) {
     const tool = byName.get(name);
     if (tool) chosen.push(tool);
+    else if (name.startsWith(MCP_TOOL_PREFIX))
+      continue; // an MCP tool: `subagentMcpTools`
     else if (name !== TASK_TOOL) {
       problem(
         `.tools: '${name}' is not a tool of the agent (it has: ${own.map((t) => t.name).join(', ') || 'none'})`,
@@ -109,6 +115,36 @@ function subagentTools(
     }
   }
   return chosen;
+}
+
+/**
+ * The MCP tools a sub-agent that lists its `tools` may call: its `mcp__` names, kept as
+ * patterns (the session's list is only known when it opens); none when it lists none. Nothing
+ * when `tools` is not given (it may call every MCP tool of the session) or the agent has no
+ * MCP servers.
+ */
+function subagentMcpTools(
+  definition: SubagentDefinition,
+  tools: readonly ToolDefinition[],
+  mcpServers: readonly string[],
+  problem: (message: string) => void,
+): { mcpTools?: string[] } {
+  if (definition.tools === undefined) return {};
+  // A tool of the agent's own named `mcp__...` is an ordinary tool (`subagentTools`).
+  const patterns = definition.tools.filter(
+    (name) => name.startsWith(MCP_TOOL_PREFIX) && !tools.some((tool) => tool.name === name),
+  );
+  for (const pattern of patterns) {
+    const server = pattern.slice(MCP_TOOL_PREFIX.length).split('__')[0]!;
+    if (!mcpServers.includes(server)) {
+      problem(
+        `.tools: '${pattern}' names MCP server '${server}', which mcpServers does not have ` +
+          `(it has: ${mcpServers.join(', ') || 'none'})`,
+      );
+    }
+  }
+  // Without MCP servers there is nothing to limit (and earlier inputs and fingerprints hold).
+  return mcpServers.length > 0 ? { mcpTools: patterns } : {};
 }
 
 /** The sub-agents a sub-agent may spawn. */

@@ -14,7 +14,8 @@ import {
   type McpToolSpec,
 } from '../../src/common/mcp.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
-import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
+import { allowedByPatterns } from '../../src/common/permission-rules.js';
+import type { SessionWorkflowInput, SubagentSpec } from '../../src/common/workflow-io.js';
 
 /** A call of an MCP tool, by name; `recorded` absent when the session's list has none. */
 export interface McpCall {
@@ -33,7 +34,8 @@ export function mcpCallOf(
 ): McpCall | undefined {
   if (!state.input.mcpServers?.length) return undefined;
   const parsed = parseMcpToolName(call.toolName);
-  if (!parsed) return undefined;
+  // A tool a sub-agent may not call is not one of its tools: unknown, as any other.
+  if (!parsed || !allowedByPatterns(state.input.mcpAllow, call.toolName)) return undefined;
   return { ...parsed, recorded: recordedMcpTool(state.mcpTools, call.toolName) };
 }
 
@@ -42,6 +44,27 @@ export function describeMcpCall(recorded: McpToolSpec | undefined): ToolCallDesc
   return recorded
     ? { known: true, kind: recorded.kind, affectedPaths: [] }
     : { known: false, kind: 'execute', affectedPaths: [] };
+}
+
+/**
+ * What a sub-agent of spec `spec` gets of the session's MCP tools: the same list (it lists
+ * none of its own), and, when its definition names its tools or the session itself may call
+ * only some, the names it may call (those both allow); nothing without MCP servers.
+ */
+export function childMcpTools(
+  state: { input: SessionWorkflowInput; mcpTools?: McpToolList },
+  spec: SubagentSpec,
+): Pick<SessionWorkflowInput, 'mcpTools' | 'mcpAllow'> {
+  if (!state.input.mcpServers?.length) return {};
+  const own = state.input.mcpAllow;
+  const limits = [own, spec.mcpTools].filter((p): p is string[] => p !== undefined);
+  const allowed = (name: string) => limits.every((patterns) => allowedByPatterns(patterns, name));
+  return {
+    ...(state.mcpTools ? { mcpTools: state.mcpTools } : {}),
+    ...(limits.length > 0
+      ? { mcpAllow: (state.mcpTools?.tools ?? []).map((t) => t.name).filter(allowed) }
+      : {}),
+  };
 }
 
 /** Whether the server marks the recorded tool idempotent (`idempotentHint`). */

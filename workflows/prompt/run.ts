@@ -186,6 +186,9 @@ function modelStep(
     ...(inline ? { hook: inline.hook } : {}),
     // The MCP tools the session started with, by the list's digest.
     ...(state.mcpTools?.tools.length ? { mcpTools: state.mcpTools.digest } : {}),
+    ...(state.mcpTools?.tools.length && state.input.mcpAllow
+      ? { mcpAllow: state.input.mcpAllow }
+      : {}),
   };
   const timeoutMs = state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs;
   return withRefusalRetries(

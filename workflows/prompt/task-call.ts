@@ -19,6 +19,8 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { ToolCall } from '../../src/common/conversation.js';
+import type { McpToolList } from '../../src/common/mcp.js';
+import { childMcpTools } from './mcp-calls.js';
 import type { SerializedError } from '../../src/common/errors.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ToolCallDescription } from '../../src/common/activity-io.js';
@@ -62,6 +64,8 @@ export interface TaskCallState extends DispatchState {
   searchAttributes?: boolean;
   /** The parallel group of `Task` calls running now, if any (`tool-calls.ts`). */
   taskGroup?: TaskGroup;
+  /** The MCP tools the session started with; its sub-agents get the same list. */
+  mcpTools?: McpToolList;
 }
 
 /** Finished sub-agents a run keeps in {@link TaskCallState.children}. */
@@ -285,11 +289,14 @@ function childOfCall(
     requestId,
   });
   const workflowId = sessionWorkflowId(sessionId);
-  const args = childInputOf({ ...state.input, taskQueue: state.taskQueue }, spec, {
-    sessionId,
-    lineage,
-    task: { requestId: `task-${call.toolUseId}`, prompt: input.prompt as string },
-  });
+  const args = {
+    ...childInputOf({ ...state.input, taskQueue: state.taskQueue }, spec, {
+      sessionId,
+      lineage,
+      task: { requestId: `task-${call.toolUseId}`, prompt: input.prompt as string },
+    }),
+    ...childMcpTools(state, spec),
+  };
   const child: ChildRun = {
     toolUseId: call.toolUseId,
     sessionId,

@@ -125,7 +125,8 @@ export function createSessionState(input: SessionWorkflowInput): SessionState {
       appendToContext(state.context, message, maxContextTokens, tokensOfChars(chars));
     },
     modelSteps: carry?.modelSteps ?? 0,
-    ...(carry?.mcpTools ? { mcpTools: carry.mcpTools } : {}),
+    // A sub-agent's is its parent's (`input.mcpTools`).
+    ...(carry?.mcpTools || input.mcpTools ? { mcpTools: carry?.mcpTools ?? input.mcpTools } : {}),
     status: 'starting',
     readyAcked: false,
     serving: 0,

@@ -45,6 +45,42 @@ function refusal(options: AgentOptions): ConfigError {
   throw new Error('expected a ConfigError, but the options resolved');
 }
 
+describe("a sub-agent's MCP tools", () => {
+  const notes = { command: 'node', args: ['server.js'] };
+
+  it('keeps the mcp__ names of its tools as patterns, only when the agent has MCP servers', () => {
+    const listed = { ...researcher, tools: ['Read', 'mcp__notes__read_note', 'mcp__notes__*'] };
+    const withServers = resolveAgentOptions(
+      withSubagents({ agents: { researcher: listed } }, { mcpServers: { notes } }),
+    );
+    const agent = withServers.subagents!.agents.researcher!;
+    expect(agent.tools.map((t) => t.name)).toEqual(['Read']);
+    expect(agent.mcpTools).toEqual(['mcp__notes__read_note', 'mcp__notes__*']);
+    // Without a tools list: every MCP tool of the session (no limit).
+    const all = resolveAgentOptions(
+      withSubagents({ agents: { researcher } }, { mcpServers: { notes } }),
+    );
+    expect(all.subagents!.agents.researcher!.mcpTools).toBeUndefined();
+    // Without MCP servers nothing changes (inputs and fingerprints as before).
+    const none = resolveAgentOptions(
+      withSubagents({ agents: { researcher: { ...researcher, tools: ['Read'] } } }),
+    );
+    expect(none.subagents!.agents.researcher!.mcpTools).toBeUndefined();
+  });
+
+  it('refuses an mcp__ tool of a server the agent does not have, naming it and the servers', () => {
+    const error = refusal(
+      withSubagents(
+        { agents: { researcher: { ...researcher, tools: ['mcp__github__create_issue'] } } },
+        { mcpServers: { notes } },
+      ),
+    );
+    expect(error.message).toContain(
+      "advanced.subagents.agents.researcher.tools: 'mcp__github__create_issue' names MCP server 'github', which mcpServers does not have (it has: notes)",
+    );
+  });
+});
+
 describe('advanced.subagents: refused at createAgent, naming the path and what is wrong', () => {
   it('a sub-agent tool the agent lacks, listing the tools the agent has', () => {
     const error = refusal(
