@@ -162,6 +162,12 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * offers the model exactly those tools. Absent when the session has no MCP servers.
    */
   mcpTools?: string;
+  /**
+   * Set in sessions with a budget only: the most output tokens the step may produce (the
+   * provider's limit, and its reservation's output part). The step's output then carries
+   * `usage`.
+   */
+  maxOutputTokens?: number;
 }
 
 /** What `modelStep` returns. */
@@ -179,6 +185,12 @@ export interface ModelStepOutput {
    * stamped context (`'context'`). `text` is then '' and the workflow runs the step itself.
    */
   deferred?: 'hook' | 'context';
+  /**
+   * Tokens the provider reported for this step (streamed usage included). Kept in the output
+   * of sessions with a budget only (`ModelStepInput.maxOutputTokens`); absent when the model
+   * reported none (the session then counts the documented estimate).
+   */
+  usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
 }
 
 /**

@@ -92,7 +92,8 @@ function promptCompleted(
       status === 'completed' ||
       status === 'interrupted' ||
       status === 'aborted' ||
-      status === 'max_turns'
+      status === 'max_turns' ||
+      status === 'budget_exceeded'
         ? status
         : 'completed';
     if (typeof result?.text === 'string') prompt.text = result.text;

@@ -143,7 +143,7 @@ export interface HistoryPrompt {
   /** When it ended, ms since epoch (absent while it runs). */
   completedAt?: number;
   /** How it ended (`failed`: the Update failed); absent while it runs. */
-  status?: 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'failed';
+  status?: 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'budget_exceeded' | 'failed';
   /** The answer's text, or the failure's message. */
   text?: string;
   /** `seq` of the dispatches scheduled while it ran, in order. */
