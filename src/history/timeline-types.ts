@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { HistoryBudget } from './timeline-budget.js';
 import type { HookErrorRecord } from '../common/errors.js';
 import type { HookOutput } from '../common/types.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
@@ -209,6 +210,11 @@ export interface HistoryTimeline {
    * servers (or while the listing runs).
    */
   mcpTools?: HistoryMcpTools;
+  /**
+   * The session's budget recounted from this history (and the ledger an earlier run carried
+   * in): caps, spend, what is left. Absent without a budget.
+   */
+  budget?: HistoryBudget;
   /** The workflow type (`sessionWorkflow` for sessions). */
   workflowType?: string;
   /** How the execution stands at the last event of the history. */

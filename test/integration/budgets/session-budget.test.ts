@@ -12,7 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, createAgentClient } from '../../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../../fixtures/openai-server.js';
 import { budgetAgentOptions, type BudgetAgentEnv } from '../../fixtures/budget-agent.js';
-import { temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { timelineFromHistory } from '../../../src/history/timeline.js';
+import { budgetLine } from '../../../src/history/timeline-budget.js';
+import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
 const workerScript = fileURLToPath(new URL('../../fixtures/budget-worker.ts', import.meta.url));
@@ -109,6 +112,13 @@ describe('a per-session budget', () => {
     // Counted over both runs (the agent continues as new after every prompt).
     expect(after.budget?.spent.totalTokens).toBe(450);
     expect(after.budget?.raises[0]?.identity).toBe('alice@ops');
+    // inspect's line, recounted from the last run's history and the ledger carried into it.
+    const temporal = await rawClient();
+    const history = await temporal.workflow.getHandle(sessionWorkflowId(session.id)).fetchHistory();
+    await temporal.connection.close();
+    const recounted = timelineFromHistory(history).budget!;
+    expect(recounted.spent.totalTokens).toBe(450);
+    expect(budgetLine(recounted)).toContain('totalTokens 450 of 1000 (550 left)');
     // UserPromptSubmit got what was left each time.
     expect(hookLines()).toEqual([
       { remaining: { totalTokens: 400 } },
