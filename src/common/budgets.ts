@@ -31,7 +31,7 @@ export interface BudgetCaps {
 export type BudgetName = keyof BudgetCaps;
 
 /** Every cap, in the order a reservation checks them. */
-export const BUDGET_NAMES: readonly BudgetName[] = [
+const BUDGET_NAMES: readonly BudgetName[] = [
   'modelCalls',
   'toolCalls',
   'inputTokens',
@@ -82,10 +82,15 @@ export interface SessionBudgetSpec {
 
 /** What a session has spent. */
 export interface BudgetSpend {
+  /** Input tokens, as providers reported them (or estimated: `estimatedSteps`). */
   inputTokens: number;
+  /** Output tokens. */
   outputTokens: number;
+  /** Input + output tokens. */
   totalTokens: number;
+  /** Model steps settled. */
   modelCalls: number;
+  /** Tool calls started. */
   toolCalls: number;
   /** US dollars, rounded to 1e-9. */
   costUsd: number;
@@ -107,8 +112,11 @@ export interface BudgetExceeded {
 
 /** One `raiseBudget`: the caps it set, who set them, when (ms since the epoch). */
 export interface BudgetRaise {
+  /** The caps it set. */
   caps: BudgetCaps;
+  /** Who raised it (the client's identity, or `unknown`). */
   identity: string;
+  /** When, ms since the epoch (workflow time). */
   at: number;
 }
 

@@ -49,7 +49,7 @@ export const Updates = {
 } as const;
 
 /** The `raiseBudget` Update's argument. */
-export interface RaiseBudgetRequest {
+interface RaiseBudgetRequest {
   /** The caps to set (others stay as they are). */
   caps: BudgetCaps;
   /** Who raised it: the client's identity (Temporal does not hand it to the workflow). */

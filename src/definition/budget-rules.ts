@@ -71,7 +71,7 @@ export const sessionBudgetsSchema = rule((value, issue) => {
  * The ids a price may be given under for `model`: the id itself, or a model object's `name`
  * and the part of it after `provider:` (`openai:gpt-4o` gives `gpt-4o` too).
  */
-export function modelIdsOf(model: string | AgentModel | undefined): string[] {
+function modelIdsOf(model: string | AgentModel | undefined): string[] {
   if (model === undefined) return [];
   if (typeof model === 'string') return [model];
   const colon = model.name.indexOf(':');

@@ -231,7 +231,7 @@ async function runStep(ctx: ProviderContext, request: ModelStepRequest): Promise
  * The step's usage as the AI SDK reports it (from the stream's final chunk when streaming), or
  * undefined when the provider reported no token counts. A missing total is input + output.
  */
-export function reportedUsage(
+function reportedUsage(
   usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
 ): ModelStepOutput['usage'] {
   const input = usage?.inputTokens;

@@ -24,7 +24,7 @@ import type { ModelStepOutput } from '../../src/common/activity-io.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 
 /** The state the budget reads: the ledger, the spec in the input, the model's context. */
-export interface BudgetState {
+interface BudgetState {
   input: Pick<SessionWorkflowInput, 'budget'>;
   /** The ledger; absent in sessions without a budget (nothing here does anything then). */
   budget?: BudgetLedger;
@@ -33,7 +33,7 @@ export interface BudgetState {
 }
 
 /** A reserved model step: the estimates its settlement needs. */
-export interface StepReservation {
+interface StepReservation {
   /** Input tokens reserved: the context's estimate plus the calibrated overhead. */
   inputEstimate: number;
   /** The context's own estimate (JSON characters / 4). */
