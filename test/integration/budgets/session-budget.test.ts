@@ -35,6 +35,14 @@ beforeAll(async () => {
     { text: 'after the raise', usage: { prompt: 200, completion: 10 } },
     // The second session: a server that reports no usage.
     { text: 'no usage here', usage: null },
+    // The third: two tool calls in one step under a toolCalls cap of 1.
+    {
+      toolCalls: [
+        { name: 'Echo', arguments: { n: 1 } },
+        { name: 'Echo', arguments: { n: 2 } },
+      ],
+      usage: { prompt: 10, completion: 5 },
+    },
   ]);
   const hookFile = join(tempDir('budgets'), 'hook.log');
   writeFileSync(hookFile, '');
@@ -136,6 +144,21 @@ describe('a per-session budget', () => {
     expect(budget.spent.modelCalls).toBe(1);
     expect(budget.spent.outputTokens).toBeGreaterThan(0);
     expect(budget.caps).toEqual({ totalTokens: 400, modelCalls: 5 });
+    await session.close();
+  }, 60_000);
+
+  it('a tool call past toolCalls does not start; the prompt ends budget_exceeded after the step', async () => {
+    const session = await client.createSession({ budgets: { toolCalls: 1 } });
+    const requests = server.chatBodies.length;
+    const response = await session.send('echo twice');
+    expect(response.status).toBe('budget_exceeded');
+    expect(response.budgetExceeded).toMatchObject({ budget: 'toolCalls', limit: 1, spent: 1 });
+    expect(response.toolCalls.map((call) => call.status)).toEqual(['success', 'cancelled']);
+    // No model step after the refused call.
+    expect(server.chatBodies.length).toBe(requests + 1);
+    const conversation = JSON.stringify(await session.conversation());
+    expect(conversation).toContain("the session's toolCalls budget (1) is spent");
+    expect((await session.describe()).budget?.spent.toolCalls).toBe(1);
     await session.close();
   }, 60_000);
 
