@@ -101,8 +101,9 @@ export interface HookInput {
   /** For a call of an MCP tool only: the tool's own name on its server (`create_issue`). */
   mcpTool?: string;
   /**
-   * UserPromptSubmit, in a session with a budget (`advanced.budgets`, session `budgets`): what
-   * is left of each cap set, e.g. `{ remaining: { totalTokens: 1200 } }`.
+   * UserPromptSubmit and PreToolUse, in a session with a budget (`advanced.budgets`, session
+   * `budgets`): what is left of each cap set, e.g. `{ remaining: { totalTokens: 1200 } }`
+   * (PreToolUse: the call itself counted).
    */
   budget?: { remaining: Record<string, number> };
   /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */

@@ -78,11 +78,14 @@ afterAll(async () => {
   await server?.close();
 });
 
-const hookLines = () =>
+/** What the session's UserPromptSubmit and PreToolUse callbacks got of the budget, in order. */
+const hookLines = (sessionId: string) =>
   readFileSync(env.hookFile, 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l) as { event: string; sessionId: string; budget: unknown })
+    .filter((line) => line.sessionId === sessionId)
+    .map(({ event, budget }) => ({ event, ...(budget as object) }));
 
 describe('a per-session budget', () => {
   it('stops the session at its token cap with the exact count; a raise lets the next send go on', async () => {
@@ -127,10 +130,12 @@ describe('a per-session budget', () => {
     const recounted = timelineFromHistory(history).budget!;
     expect(recounted.spent.totalTokens).toBe(450);
     expect(budgetLine(recounted)).toContain('totalTokens 450 of 1000 (550 left)');
-    // UserPromptSubmit got what was left each time.
-    expect(hookLines()).toEqual([
-      { remaining: { totalTokens: 400 } },
-      { remaining: { totalTokens: 760 } },
+    // UserPromptSubmit and PreToolUse got what was left each time.
+    expect(hookLines(session.id)).toEqual([
+      { event: 'UserPromptSubmit', remaining: { totalTokens: 400 } },
+      { event: 'PreToolUse', remaining: { totalTokens: 280 } },
+      { event: 'PreToolUse', remaining: { totalTokens: 160 } },
+      { event: 'UserPromptSubmit', remaining: { totalTokens: 760 } },
     ]);
     await session.close();
   }, 60_000);
@@ -159,6 +164,9 @@ describe('a per-session budget', () => {
     const conversation = JSON.stringify(await session.conversation());
     expect(conversation).toContain("the session's toolCalls budget (1) is spent");
     expect((await session.describe()).budget?.spent.toolCalls).toBe(1);
+    // The refused call never reached PreToolUse; the one that ran saw itself counted.
+    const pre = hookLines(session.id).filter((line) => line.event === 'PreToolUse');
+    expect(pre).toMatchObject([{ remaining: { toolCalls: 0 } }]);
     await session.close();
   }, 60_000);
 
