@@ -202,6 +202,11 @@ async function callModel(
       }),
       deadline.reached,
     ]);
+    // Usage is recorded only where a budget reads it: other sessions' histories stay as they were.
+    if (input.maxOutputTokens === undefined && output.usage) {
+      const { usage: _usage, ...kept } = output;
+      return boundOutput(kept);
+    }
     return boundOutput(output);
   } catch (error) {
     throw asStepFailure(error);

@@ -9,7 +9,8 @@
  * With names, only those fixtures are recorded (e.g. `continued-as-new`), so the others keep
  * the histories of the code that recorded them. The sub-agent scenarios (`subagent-task`, ...)
  * are in scripts/record-subagent-histories.ts; each saves its sub-agents' histories too. The
- * MCP session (`mcp-session`) is in scripts/record-mcp-histories.ts. The demo's session is recorded by the demo:
+ * MCP session (`mcp-session`) is in scripts/record-mcp-histories.ts, the budget session
+ * (`budget-session`) in scripts/record-budget-histories.ts. The demo's session is recorded by the demo:
  * `npm run demo -- --record-fixture test/fixtures/histories/demo-session.json`; the session
  * moved between deployment versions by the deploy test:
  * `RECORD_UPGRADE_HISTORY=$PWD/test/fixtures/histories/upgraded-session.json npx vitest run
@@ -34,6 +35,7 @@ import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
 import { recordSubagentHistories } from './record-subagent-histories.js';
 import { recordMcpHistories } from './record-mcp-histories.js';
+import { recordBudgetHistories } from './record-budget-histories.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(repoRoot, 'test', 'fixtures', 'histories');
@@ -303,6 +305,7 @@ try {
   }
   await recordSubagentHistories({ address: server.address, client, out, repoRoot, want });
   await recordMcpHistories({ address: server.address, client, out, repoRoot, want });
+  await recordBudgetHistories({ address: server.address, client, out, want });
 } finally {
   await client.connection.close();
   await agent.shutdown();

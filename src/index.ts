@@ -148,5 +148,15 @@ export type {
   PermissionRuleMatch,
 } from './common/permission-rules.js';
 export type { ConversationMessage, ToolCall } from './common/conversation.js';
+export type {
+  BudgetCaps,
+  BudgetExceeded,
+  BudgetName,
+  BudgetOptions,
+  BudgetRaise,
+  BudgetSpend,
+  BudgetStatus,
+  ModelPrice,
+} from './common/budgets.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

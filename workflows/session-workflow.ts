@@ -32,6 +32,7 @@ import { rollover, rolloverDue } from './session/rollover.js';
 import { setSendHandler } from './handlers/send.js';
 import { runSubagentSession } from './handlers/subagent.js';
 import { setUpgradeHandler } from './handlers/upgrade.js';
+import { setBudgetHandler } from './handlers/budget.js';
 import { setSessionQueries } from './handlers/queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
 import { createSessionState } from './session/state.js';
@@ -70,6 +71,7 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
   setApprovalHandler(state);
   setSessionQueries(state);
   setUpgradeHandler(state);
+  setBudgetHandler(state);
   watchSearchAttributes(state);
 
   try {

@@ -5,6 +5,7 @@
  * @module
  */
 import { mcpToolsLine } from '../history/timeline-mcp.js';
+import { budgetLine } from '../history/timeline-budget.js';
 import type {
   HistoryCallback,
   HistoryDispatch,
@@ -112,6 +113,7 @@ function timelineHeader(timeline: HistoryTimeline): string[] {
   const agent = agentLine(timeline);
   if (agent) out.push(agent);
   if (timeline.mcpTools) out.push(mcpToolsLine(timeline.mcpTools));
+  if (timeline.budget) out.push(budgetLine(timeline.budget));
   out.push(`started ${formatTime(timeline.startedAt)}`);
   for (const move of timeline.upgrades ?? []) {
     out.push(

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { ConfigError, deserializeError, serializeError } from '../common/errors.js';
 import type { SendResult, SendStatus, ToolCallRecord } from '../common/messages.js';
 import type { Prompt } from '../common/types.js';
+import type { BudgetExceeded } from '../common/budgets.js';
 import { localAbortReason, rememberAbortReason } from '../definition/registry.js';
 
 /** Options of {@link Session.send}. */
@@ -26,8 +27,13 @@ export interface SendOptions {
 export class SendResponse {
   /** The request's id (also TaskCompleted's `taskId`). */
   readonly requestId: string;
-  /** `completed`, `aborted`, `interrupted` (a permission denial stopped it) or `max_turns`. */
+  /**
+   * `completed`, `aborted`, `interrupted` (a permission denial stopped it), `max_turns`, or
+   * `budget_exceeded` (a cap of the session's budget stopped it: {@link SendResponse.budgetExceeded}).
+   */
   readonly status: SendStatus;
+  /** When `status` is `budget_exceeded`: the cap, its value, the spend, what was reserved. */
+  readonly budgetExceeded: BudgetExceeded | undefined;
   /**
    * The tool calls the model made, in order, with how each ended. An aborted send lists the
    * calls made before the abort too (a tool that ran keeps its status; the calls it cut short
@@ -46,6 +52,7 @@ export class SendResponse {
     this.status = result.status;
     this.toolCalls = result.toolCalls;
     this.#text = result.text;
+    this.budgetExceeded = result.budgetExceeded;
     if (result.abort) {
       const local = localAbortReason(result.abort.abortId);
       this.abortReason = local.found ? local.reason : deserializeError(result.abort.reason);

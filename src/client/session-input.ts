@@ -13,6 +13,7 @@ import {
 import type { SessionWorkflowInput, SubagentsSpec } from '../common/workflow-io.js';
 import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
 import { hookCountsOf } from '../definition/resolve.js';
+import { sessionBudgetSpec } from '../definition/budget-rules.js';
 
 /** The workflow input of session `sessionId` of the agent of `options`. */
 export function sessionWorkflowInput(
@@ -26,6 +27,7 @@ export function sessionWorkflowInput(
       : typeof options.permission === 'function'
         ? { handler: 'function' }
         : { preset: options.permission };
+  const budget = sessionBudgetSpec(options.budgets, options.model, sessionOptions.budgets);
   return {
     sessionId,
     agentName: options.name,
@@ -68,6 +70,8 @@ export function sessionWorkflowInput(
     ...(sessionOptions.resumeSessionId
       ? { isResume: true, resumeSessionId: sessionOptions.resumeSessionId }
       : {}),
+    // Only when set, so sessions without a budget keep the inputs (and histories) they had.
+    ...(budget ? { budget } : {}),
     // Only when set, so sessions without sub-agents keep the inputs they always had.
     ...(options.subagents
       ? { subagents: subagentsSpecOf(options, sessionOptions, permission) }

@@ -15,6 +15,7 @@ import {
   type UpgradeAnswer,
 } from '../common/messages.js';
 import type { TimelineEntry } from '../common/workflow-io.js';
+import { capsProblems, type BudgetCaps, type BudgetStatus } from '../common/budgets.js';
 import { upgradeSession } from './upgrade.js';
 import type { ConversationMessage } from '../common/conversation.js';
 import type { JsonObject } from '../common/json.js';
@@ -295,6 +296,31 @@ export class Session {
       if (error instanceof ConfigError || error instanceof SessionClosedError) throw error;
       throw toSdkError(error, this.id);
     }
+  }
+
+  /**
+   * Set caps of the session's budget (`advanced.budgets`, the session's `budgets`): each cap
+   * given replaces the one in force, the others stay. Recorded in the session's history (the
+   * `raiseBudget` Update) with `identity`, and in `describe().budget.raises`. A prompt that
+   * ended `budget_exceeded` stays ended; the next `send()` runs under the new caps.
+   * @param caps the caps to set, as `advanced.budgets` takes them.
+   * @param options.identity who raises it. @default the client's Temporal identity
+   * @returns the budget as it stands after the raise.
+   * @throws {ConfigError} for a negative or non-integer cap (naming it), or a session without
+   *   a budget, before anything is recorded.
+   * @throws {SessionClosedError} when the session is closed.
+   * @example
+   * ```ts
+   * const status = await session.raiseBudget({ totalTokens: 500_000 }, { identity: 'alice@ops' });
+   * ```
+   */
+  async raiseBudget(caps: BudgetCaps, options: { identity?: string } = {}): Promise<BudgetStatus> {
+    const problems = capsProblems(caps, 'caps');
+    if (problems.length > 0) throw new ConfigError(`Invalid raiseBudget: ${problems.join('; ')}`);
+    const identity = options.identity ?? this.#handle.client.options.identity ?? 'unknown';
+    return this.#update(Updates.raiseBudget, [{ caps, identity }], {
+      updateId: `raise-budget-${randomUUID()}`,
+    });
   }
 
   /**

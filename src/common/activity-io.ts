@@ -164,6 +164,12 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
   mcpTools?: string;
   /** A sub-agent's `mcpAllow`: of that list, only the tools these names or patterns match. */
   mcpAllow?: string[];
+  /**
+   * Set in sessions with a budget only: the most output tokens the step may produce (the
+   * provider's limit, and its reservation's output part). The step's output then carries
+   * `usage`.
+   */
+  maxOutputTokens?: number;
 }
 
 /** What `modelStep` returns. */
@@ -181,6 +187,12 @@ export interface ModelStepOutput {
    * stamped context (`'context'`). `text` is then '' and the workflow runs the step itself.
    */
   deferred?: 'hook' | 'context';
+  /**
+   * Tokens the provider reported for this step (streamed usage included). Kept in the output
+   * of sessions with a budget only (`ModelStepInput.maxOutputTokens`); absent when the model
+   * reported none (the session then counts the documented estimate).
+   */
+  usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
 }
 
 /**

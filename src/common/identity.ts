@@ -122,6 +122,8 @@ export interface DefinitionManifest {
    * and the names (never the values) of its env variables and headers.
    */
   mcpServers?: Record<string, string>;
+  /** `advanced.budgets`, when set: a hash of its caps, prices and `maxOutputTokens`. */
+  budgets?: string;
 }
 
 /**
@@ -206,6 +208,13 @@ export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest
     }
   }
   out.push(...subagentDifferences(a.subagents, b.subagents));
+  if (a.budgets !== b.budgets) {
+    out.push(
+      a.budgets === undefined || b.budgets === undefined
+        ? `budgets (only in the ${a.budgets === undefined ? 'second' : 'first'})`
+        : 'budgets (caps, prices or maxOutputTokens)',
+    );
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { McpToolList } from './mcp.js';
+import type { BudgetCaps, BudgetExceeded, BudgetStatus } from './budgets.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { ConversationMessage } from './conversation.js';
 import type { JsonObject } from './json.js';
@@ -43,7 +44,17 @@ export const Updates = {
    * around the client's re-pin (`session.upgrade()`, `workflows/handlers/upgrade.ts`).
    */
   upgrade: defineUpdate<UpgradeAnswer, [UpgradeRequest]>('upgrade'),
+  /** Set caps of the session's budget (a person raising it); answers the budget as it stands. */
+  raiseBudget: defineUpdate<BudgetStatus, [RaiseBudgetRequest]>('raiseBudget'),
 } as const;
+
+/** The `raiseBudget` Update's argument. */
+interface RaiseBudgetRequest {
+  /** The caps to set (others stay as they are). */
+  caps: BudgetCaps;
+  /** Who raised it: the client's identity (Temporal does not hand it to the workflow). */
+  identity?: string;
+}
 
 /**
  * The session workflow's Queries, typed as {@link Updates} are. The names are in running
@@ -120,8 +131,11 @@ interface HandoffRequest {
   taskQueue: string;
 }
 
-/** Status of a finished `send()`. */
-export type SendStatus = 'completed' | 'interrupted' | 'aborted' | 'max_turns';
+/**
+ * Status of a finished `send()`. `budget_exceeded`: a model step or tool call would have
+ * passed a cap of the session's budget and was not made (`SendResult.budgetExceeded` names it).
+ */
+export type SendStatus = 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'budget_exceeded';
 
 /** A tool call the model made during one `send()`. */
 export interface ToolCallRecord {
@@ -170,6 +184,8 @@ export interface SendResult {
   toolCalls: ToolCallRecord[];
   /** The abort that stopped this prompt, when `status` is `aborted`. */
   abort?: AbortRecord;
+  /** The cap that stopped this prompt, when `status` is `budget_exceeded`. */
+  budgetExceeded?: BudgetExceeded;
 }
 
 /** An abort as the workflow records it. */
@@ -253,6 +269,8 @@ export interface SessionDescription {
   upgrades?: VersionUpgrade[];
   /** Moves begun whose client never finished nor cancelled them, oldest first (absent until the first). */
   abandonedUpgrades?: AbandonedUpgrade[];
+  /** The session's budget: caps, spend and what is left (absent when it has none). */
+  budget?: BudgetStatus;
 }
 
 /**

@@ -100,6 +100,12 @@ export interface HookInput {
   mcpServer?: string;
   /** For a call of an MCP tool only: the tool's own name on its server (`create_issue`). */
   mcpTool?: string;
+  /**
+   * UserPromptSubmit and PreToolUse, in a session with a budget (`advanced.budgets`, session
+   * `budgets`): what is left of each cap set, e.g. `{ remaining: { totalTokens: 1200 } }`
+   * (PreToolUse: the call itself counted).
+   */
+  budget?: { remaining: Record<string, number> };
   /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */
   [key: string]: unknown;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { McpToolList } from './mcp.js';
+import type { BudgetLedger, SessionBudgetSpec } from './budgets.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
@@ -176,6 +177,11 @@ export interface SessionWorkflowInput {
   /** What an earlier run of this session handed on (absent in the first run). */
   carry?: SessionCarry;
   /**
+   * The session's budget (`advanced.budgets` and the session's `budgets`). Absent when it has
+   * none: such sessions run, and record, exactly as before budgets existed.
+   */
+  budget?: SessionBudgetSpec;
+  /**
    * The sub-agents the model may start through the `Task` tool, and the limits
    * (`advanced.subagents`). Absent when the definition has none: every session started
    * before sub-agents existed, and every one without them, runs as it always did.
@@ -287,6 +293,8 @@ export interface SessionCarry {
   endMarker?: { reason: SessionEndReason; at: number };
   /** The MCP tools the session started with (its first run listed them). */
   mcpTools?: McpToolList;
+  /** The budget's ledger: caps as raised, spend, raises (absent without a budget). */
+  budget?: BudgetLedger;
 }
 
 /** How a recent `send()` ended: its result, or the failure it raised. */

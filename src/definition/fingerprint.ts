@@ -26,6 +26,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../common/json.js';
+import type { BudgetOptions } from '../common/budgets.js';
 import type { McpServers } from '../mcp/options.js';
 import type { HookEvent } from '../common/hook-events.js';
 import {
@@ -51,6 +52,8 @@ interface DecidingDefinition extends DecidingOptions {
   subagents?: ResolvedSubagents;
   /** `mcpServers`; absent, the manifest has no `mcpServers` (and earlier fingerprints hold). */
   mcpServers?: McpServers;
+  /** `advanced.budgets`; absent, the manifest has no `budgets` (and earlier fingerprints hold). */
+  budgets?: BudgetOptions;
 }
 
 const hash = (text: string, digits: number): string =>
@@ -210,6 +213,7 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
       : {}),
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
     ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
+    ...(definition.budgets ? { budgets: hash(canonicalJson(definition.budgets), 12) } : {}),
   };
 }
 

@@ -36,6 +36,7 @@ import {
 } from './rule-builders.js';
 import { subagentsSchema } from './subagent-rules.js';
 import { mcpServersSchema } from './mcp-rules.js';
+import { agentBudgetsSchema, sessionBudgetsSchema } from './budget-rules.js';
 
 const hookDispatchSchema = (path: string) =>
   fromProblem((value) => hookDispatchProblem(value, path));
@@ -396,6 +397,7 @@ const advancedSchema = z
     ),
     logLevel: logLevelSchema,
     subagents: subagentsSchema,
+    budgets: agentBudgetsSchema,
     temporal: temporalSchema,
   })
   .optional();
@@ -437,6 +439,7 @@ export const sessionSchema = z.strictObject({
     (v) => typeof v === 'function',
     'must be a function',
   ),
+  budgets: sessionBudgetsSchema,
 });
 
 /**

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { BudgetCaps, BudgetOptions } from '../common/budgets.js';
 import type { HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import type { DefinitionManifest } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
@@ -39,6 +40,7 @@ export type {
   McpHttpServerConfig,
 } from '../mcp/options.js';
 export type { StreamOptions } from '../stream/options.js';
+export type { BudgetCaps, BudgetOptions, ModelPrice } from '../common/budgets.js';
 export type { EncryptionKeyFunction, EncryptionOption } from '../payloads/encryption.js';
 export type { TemporalTlsOptions } from '../temporal/connection-config.js';
 export type {
@@ -220,6 +222,25 @@ export interface AdvancedOptions {
    * @throws {ConfigError} at `createAgent` for a bad field (see {@link SubagentsOptions}).
    */
   subagents?: SubagentsOptions;
+  /**
+   * Spend caps every session of the agent runs under (docs/budgets.md): tokens (`inputTokens`,
+   * `outputTokens`, `totalTokens`), `modelCalls`, `toolCalls`, and `costUsd` priced by
+   * `prices`. Before each model step the session reserves its worst case (`maxOutputTokens`
+   * plus its input estimate, priced) and a step that would pass a cap is never called: the
+   * `send()` ends with status `budget_exceeded`. Per session so far; a session's `budgets`
+   * may lower them. Part of the fingerprint when set.
+   * @default none
+   * @throws {ConfigError} at `createAgent` for a negative or non-integer cap (`costUsd` may be
+   *   fractional), an unknown key, a price for a model the agent does not use, or `costUsd`
+   *   without a price for the agent's model, naming the field (`advanced.budgets.totalTokens`).
+   * @example
+   * ```ts
+   * advanced: {
+   *   budgets: { totalTokens: 200_000, costUsd: 1, prices: { 'gpt-4o': { inputUsdPerMillion: 2.5, outputUsdPerMillion: 10 } } },
+   * }
+   * ```
+   */
+  budgets?: BudgetOptions;
   /** Where Temporal is. */
   temporal?: TemporalOptions;
 }
@@ -507,6 +528,14 @@ export interface SessionOptions {
    *   worker in this process (`createAgentClient`).
    */
   permissionHandler?: PermissionHandler;
+  /**
+   * This session's spend caps: each holds together with the agent's `advanced.budgets` (the
+   * lower of the two counts). Prices and `maxOutputTokens` are the agent's.
+   * @default the agent's caps only
+   * @throws {ConfigError} from `createSession` for a negative or non-integer cap, naming it
+   *   (`budgets.totalTokens`), or `costUsd` when the agent prices no model.
+   */
+  budgets?: BudgetCaps;
 }
 
 /** Options after validation, with every default filled in. */
@@ -533,6 +562,8 @@ export interface ResolvedAgentOptions {
   subagents?: ResolvedSubagents;
   /** `mcpServers`, as given; undefined: none. */
   mcpServers?: McpServers;
+  /** `advanced.budgets`, as given (copied); undefined: none. */
+  budgets?: BudgetOptions;
   workspaceRoots: string[];
   permission: PermissionPreset | PermissionHandler;
   /** `advanced.permissionRules` with all three lists; undefined when none has a pattern. */

@@ -29,10 +29,12 @@ import { resolveTracing } from '../tracing/options.js';
 import { identityOf } from './fingerprint.js';
 import { agentSchema, check, sessionSchema } from './option-rules.js';
 import { resolveSubagents } from './subagents.js';
+import { resolveAgentBudgets } from './budget-rules.js';
 import type {
   AdvancedOptions,
   AgentOptions,
   ResolvedAgentOptions,
+  ResolvedSubagents,
   SessionOptions,
   TemporalOptions,
 } from './options.js';
@@ -66,7 +68,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     maxTurns,
   };
-  const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
+  const parts = optionalParts(options, subagents);
   const identity = identityOf(
     {
       ...deciding,
@@ -74,8 +76,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       tools,
       permission,
       ...(permissionRules ? { permissionRules } : {}),
-      ...(subagents ? { subagents } : {}),
-      ...(mcpServers ? { mcpServers } : {}),
+      ...parts,
     },
     options.version,
   );
@@ -92,8 +93,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     hookDispatch: advanced.hookDispatch ?? 'activity',
     idleTimeoutMs: advanced.idleTimeoutMs,
     tools,
-    ...(subagents ? { subagents } : {}),
-    ...(mcpServers ? { mcpServers } : {}),
+    ...parts,
     workspaceRoots: (options.workspaceRoots ?? [process.cwd()]).map((root) => resolvePath(root)),
     permission,
     ...(permissionRules ? { permissionRules } : {}),
@@ -119,6 +119,21 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     logger: advanced.logger,
     logLevel: resolveLogLevel(parseLogLevel(advanced.logLevel)),
     temporal: resolveTemporal(temporal, advanced, name, connection),
+  };
+}
+
+/**
+ * `advanced.subagents`, `mcpServers` and `advanced.budgets`, each only when set, so
+ * definitions without them keep their fingerprints (and sessions their inputs).
+ * @throws {ConfigError} for a price of a model the agent does not use (`resolveAgentBudgets`).
+ */
+function optionalParts(options: AgentOptions, subagents: ResolvedSubagents | undefined) {
+  const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
+  const budgets = resolveAgentBudgets(options.advanced?.budgets, options.model, subagents);
+  return {
+    ...(subagents ? { subagents } : {}),
+    ...(mcpServers ? { mcpServers } : {}),
+    ...(budgets ? { budgets } : {}),
   };
 }
 

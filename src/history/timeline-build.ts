@@ -4,6 +4,8 @@
  *
  * @module
  */
+import type { BudgetLedger } from '../common/budgets.js';
+import { budgetOfInput } from './timeline-budget.js';
 import type { PayloadConverter } from '@temporalio/common';
 import type { JsonObject } from '../common/json.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
@@ -59,6 +61,8 @@ export interface TimelineBuild {
   promptInputs: Map<HistoryPrompt, JsonObject>;
   /** The version the session runs at this point of the history (moves by upgrades). */
   version?: string;
+  /** The session's budget as far as read (`timeline-budget.ts`); absent without one. */
+  budget?: BudgetLedger;
 }
 
 /** A new build of `timeline` over `events`, nothing read yet. */
@@ -88,6 +92,7 @@ export function createTimelineBuild(
     input,
     promptInputs: new Map(),
     ...(timeline.version !== undefined ? { version: timeline.version } : {}),
+    ...(budgetOfInput(input) ? { budget: budgetOfInput(input)! } : {}),
   };
 }
 

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { budgetRaised } from './timeline-budget.js';
 import { describePrompt } from '../common/hook-rules.js';
 import { Updates, type UpgradeAnswer } from '../common/messages.js';
 import type { AbandonedUpgrade, SessionWorkflowResult } from '../common/workflow-io.js';
@@ -47,6 +48,10 @@ export function updateAccepted(
     }
     build.promptsByAcceptedId.set(numberOf(event.eventId), prompt);
     build.openPrompts.push(prompt);
+    return;
+  }
+  if (request?.input?.name === 'raiseBudget' && build.budget) {
+    budgetRaised(build.budget, decode<unknown>(build, request.input.args), timeOf(event) ?? 0);
     return;
   }
   if (request?.input?.name !== 'decidePermission') return;
@@ -92,7 +97,8 @@ function promptCompleted(
       status === 'completed' ||
       status === 'interrupted' ||
       status === 'aborted' ||
-      status === 'max_turns'
+      status === 'max_turns' ||
+      status === 'budget_exceeded'
         ? status
         : 'completed';
     if (typeof result?.text === 'string') prompt.text = result.text;

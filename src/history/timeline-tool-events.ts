@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { budgetStepCompleted } from './timeline-budget.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
 import type {
   CleanupHandle,
@@ -87,6 +88,7 @@ export function modelStepScheduled(
     if (close.kind !== 'completed') return;
     const output = close.result() as { toolCalls?: unknown } | undefined;
     build.tools.modelStepCompleted(output?.toolCalls);
+    if (build.budget) budgetStepCompleted(build.budget, build.input, output);
   });
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { HistoryBudget } from './timeline-budget.js';
 import type { HookErrorRecord } from '../common/errors.js';
 import type { HookOutput } from '../common/types.js';
 import type { JsonObject, JsonValue } from '../common/json.js';
@@ -143,7 +144,7 @@ export interface HistoryPrompt {
   /** When it ended, ms since epoch (absent while it runs). */
   completedAt?: number;
   /** How it ended (`failed`: the Update failed); absent while it runs. */
-  status?: 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'failed';
+  status?: 'completed' | 'interrupted' | 'aborted' | 'max_turns' | 'budget_exceeded' | 'failed';
   /** The answer's text, or the failure's message. */
   text?: string;
   /** `seq` of the dispatches scheduled while it ran, in order. */
@@ -209,6 +210,11 @@ export interface HistoryTimeline {
    * servers (or while the listing runs).
    */
   mcpTools?: HistoryMcpTools;
+  /**
+   * The session's budget recounted from this history (and the ledger an earlier run carried
+   * in): caps, spend, what is left. Absent without a budget.
+   */
+  budget?: HistoryBudget;
   /** The workflow type (`sessionWorkflow` for sessions). */
   workflowType?: string;
   /** How the execution stands at the last event of the history. */

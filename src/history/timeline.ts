@@ -15,6 +15,7 @@
  * @module
  */
 import { historyMcpTools } from './timeline-mcp.js';
+import { historyBudgetOf } from './timeline-budget.js';
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
@@ -93,6 +94,7 @@ export function timelineFromHistory(
   for (const event of events) handleEvent(build, event);
   timeline.toolCalls = build.tools.finish();
   promptToolCalls(build);
+  if (build.budget) timeline.budget = historyBudgetOf(build.budget);
   return timeline;
 }
 

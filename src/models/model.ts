@@ -47,6 +47,12 @@ export interface ModelStepRequest {
    * once (it only queues the piece for the send's stream): never await anything for it.
    */
   onTextDelta?: (text: string) => void;
+  /**
+   * The most output tokens this step may produce, in sessions with a budget
+   * (`advanced.budgets.maxOutputTokens`): send it to the provider as its limit. A model that
+   * reports usage returns it as `ModelStepOutput.usage`.
+   */
+  maxOutputTokens?: number;
 }
 
 /** A model the agent loop can call. Implementations run inside the `modelStep` activity. */

@@ -198,16 +198,20 @@ async function runStep(ctx: ProviderContext, request: ModelStepRequest): Promise
       messages: toModelMessages(request.messages),
       tools: toToolSet(request.tools),
       maxRetries: 0,
+      ...(request.maxOutputTokens !== undefined
+        ? { maxOutputTokens: request.maxOutputTokens }
+        : {}),
       abortSignal,
       stopWhen: stepCountIs(1),
       // Errors arrive as `error` parts and are classified below (the default logs them).
       onError: () => undefined,
     });
     await forwardStream(result.fullStream, request, abortSignal);
-    const [text, calls, finishReason] = await Promise.all([
+    const [text, calls, finishReason, usage] = await Promise.all([
       result.text,
       result.toolCalls,
       result.finishReason,
+      result.usage,
     ]);
     const toolCalls = toToolCalls(calls, ctx.label, ctx.source);
     const output: ModelStepOutput = {
@@ -215,10 +219,31 @@ async function runStep(ctx: ProviderContext, request: ModelStepRequest): Promise
       finishReason: toFinishReason(finishReason, toolCalls.length),
     };
     if (toolCalls.length > 0) output.toolCalls = toolCalls;
+    const reported = reportedUsage(usage);
+    if (reported) output.usage = reported;
     return output;
   } catch (error) {
     throw stepFailure(ctx, error, callerSignal, timeoutSignal);
   }
+}
+
+/**
+ * The step's usage as the AI SDK reports it (from the stream's final chunk when streaming), or
+ * undefined when the provider reported no token counts. A missing total is input + output.
+ */
+function reportedUsage(
+  usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
+): ModelStepOutput['usage'] {
+  const input = usage?.inputTokens;
+  const output = usage?.outputTokens;
+  if (input === undefined && output === undefined) return undefined;
+  const inputTokens = input ?? 0;
+  const outputTokens = output ?? 0;
+  return {
+    inputTokens,
+    outputTokens,
+    totalTokens: usage?.totalTokens ?? inputTokens + outputTokens,
+  };
 }
 
 /** Send each text delta to `request.onTextDelta`; throw a streamed error or abort. */

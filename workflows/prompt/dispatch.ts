@@ -6,6 +6,8 @@
  *
  * @module
  */
+import type { BudgetLedger } from '../../src/common/budgets.js';
+import { budgetHookInput } from './budget.js';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -49,6 +51,8 @@ export interface DispatchState extends StreamOutboxState {
   modelSteps: number;
   /** The last decision for the session's search attributes (`search-attributes.ts`). */
   lastDecision?: string;
+  /** The session's budget ledger; absent without a budget (`budget.ts`). */
+  budget?: BudgetLedger;
 }
 
 /** A callback that outlived its dispatch, and where to wait for it. */
@@ -271,7 +275,8 @@ function dispatchInputOf(
     agentName: state.input.agentName,
     ...identityFields(state.input),
     event,
-    payload,
+    // With a budget, PreToolUse is told what is left (this call counted).
+    payload: event === HookEvent.PreToolUse ? { ...payload, ...budgetHookInput(state) } : payload,
     budgetMs,
     callbackCount: entry.callbackCount,
     ...(entry.requestId !== undefined ? { requestId: entry.requestId } : {}),

@@ -41,6 +41,8 @@ import { hookFailure, toFailure } from '../session/failures.js';
 import { takeStreamEvents } from '../session/stream-outbox.js';
 import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
 import { DEFAULTS } from '../../src/common/defaults.js';
+import type { BudgetExceeded } from '../../src/common/budgets.js';
+import { budgetHookInput, reserveModelStep, settleModelStep } from './budget.js';
 
 /** The session state a prompt reads and writes. */
 export interface PromptState extends ToolCallsState {
@@ -60,7 +62,9 @@ export async function runPrompt(
 ): Promise<SendResult> {
   const { requestId } = request;
   let prompt = request.prompt;
-  const original = describePrompt(prompt);
+  // With a budget: what is left goes to UserPromptSubmit; the last prompt's refusal is past.
+  const original = { ...describePrompt(prompt), ...budgetHookInput(state) };
+  if (state.budget) delete state.budget.exceeded;
   // The first step's output when an inline dispatch called the model already.
   let first: ModelStepOutput | undefined;
   // An event without callbacks is not dispatched at all (no await: see hasCallbacks).
@@ -78,6 +82,7 @@ export async function runPrompt(
   state.addMessage({ role: 'user', content: prompt });
   let text = '';
   let status: SendStatus = 'completed';
+  let exceeded: BudgetExceeded | undefined;
   for (let step = 0; ; step++) {
     if (step >= state.input.maxTurns) {
       status = 'max_turns';
@@ -87,11 +92,18 @@ export async function runPrompt(
     if (step === 0 && first) {
       output = first;
     } else {
+      // A step whose worst case would pass a cap is never scheduled.
+      const reserved = reserveModelStep(state);
+      if (reserved && 'refused' in reserved) {
+        exceeded = reserved.refused;
+        break;
+      }
       try {
         output = await modelStep(state, requestId, step, promptIndex);
       } catch (error) {
         throw modelFailure(error);
       }
+      if (reserved) settleModelStep(state, reserved.reservation, output);
     }
     const calls = output.toolCalls ?? [];
     state.addMessage({ role: 'assistant', text: output.text, toolCalls: calls });
@@ -101,6 +113,12 @@ export async function runPrompt(
       status = 'interrupted';
       break;
     }
+    exceeded = state.budget?.exceeded;
+    if (exceeded) break;
+  }
+  if (exceeded) {
+    status = 'budget_exceeded';
+    return { requestId, status, text, toolCalls, budgetExceeded: { ...exceeded } };
   }
 
   if (status === 'completed' && hasCallbacks(state, HookEvent.TaskCompleted)) {
@@ -150,9 +168,11 @@ function failIfTaskFailed(completed: MergedHookResult): void {
   }
 }
 
-/** Whether this session's UserPromptSubmit runs inline (and can: step 0 is allowed). */
+/** Whether this session's UserPromptSubmit runs inline (and can: step 0 is allowed, no budget). */
 function runsInline(state: PromptState): boolean {
+  // With a budget, step 0 is reserved before it is scheduled, like every other step.
   return (
+    state.budget === undefined &&
     state.input.inlineDispatch?.includes(HookEvent.UserPromptSubmit) === true &&
     state.contextStamp !== undefined &&
     state.input.maxTurns > 0
@@ -189,6 +209,8 @@ function modelStep(
     ...(state.mcpTools?.tools.length && state.input.mcpAllow
       ? { mcpAllow: state.input.mcpAllow }
       : {}),
+    // With a budget: the provider's limit, and the step's output then carries its usage.
+    ...(state.input.budget ? { maxOutputTokens: state.input.budget.maxOutputTokens } : {}),
   };
   const timeoutMs = state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs;
   return withRefusalRetries(

@@ -398,6 +398,13 @@ function resultOf(child: ChildRun, result: SessionWorkflowResult, maxTurns: numb
         'SubagentAborted',
         'SUBAGENT_ABORTED',
       );
+    case 'budget_exceeded':
+      return taskError(
+        `Task failed: sub-agent ${child.agentPath} stopped at its budget` +
+          (task.text ? `; its last text: ${task.text}` : ''),
+        'BudgetExceeded',
+        'BUDGET_EXCEEDED',
+      );
   }
 }
 

@@ -11,6 +11,9 @@ import type {
   ToolResultMessagePart,
 } from '../../src/common/conversation.js';
 import type { ToolCallRecord } from '../../src/common/messages.js';
+import type { BudgetLedger } from '../../src/common/budgets.js';
+import type { ContextWindow } from '../../src/common/context.js';
+import { reserveToolCalls } from './budget.js';
 import type { ToolResult } from '../../src/common/types.js';
 import { isTaskCall, runningChildren } from './task-call.js';
 import { passTurn, taskGroupOf } from './task-group.js';
@@ -21,6 +24,10 @@ import { cancelledResult, type ToolCallOutcome, type ToolPipelineState } from '.
 export interface ToolCallsState extends ToolPipelineState {
   /** Append a message to the transcript and the model's context. */
   addMessage(message: ConversationMessage): void;
+  /** The session's budget ledger; absent without a budget (`budget.ts`). */
+  budget?: BudgetLedger;
+  /** The model's context (its estimate is a step's input estimate). */
+  context?: ContextWindow;
 }
 
 /**
@@ -71,10 +78,14 @@ export async function runToolCalls(
   };
   try {
     for (const batch of batchesOf(state, calls)) {
-      if (interrupted || rejectWith) {
+      // A batch the toolCalls cap refuses does not start; the prompt ends `budget_exceeded`.
+      const refused = interrupted || rejectWith ? undefined : reserveToolCalls(state, batch.length);
+      if (interrupted || rejectWith || refused || state.budget?.exceeded) {
         const why = interrupted
           ? 'an earlier call was denied with interrupt'
-          : 'a hook of an earlier call failed';
+          : rejectWith
+            ? 'a hook of an earlier call failed'
+            : `the session's toolCalls budget (${state.budget?.exceeded?.limit}) is spent`;
         for (const call of batch) pushCancelled(call, why);
         continue;
       }

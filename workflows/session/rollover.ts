@@ -159,6 +159,7 @@ export async function rollover(state: SessionState, input: SessionWorkflowInput)
     recentSends: state.recentSends,
     ...(state.endMarker ? { endMarker: state.endMarker } : {}),
     ...(state.mcpTools ? { mcpTools: state.mcpTools } : {}),
+    ...(state.budget ? { budget: state.budget } : {}),
   };
   // The memo (session id, agent name) names the session in lists: the new run keeps it.
   const memo = workflowInfo().memo;

@@ -24,6 +24,7 @@ import type {
 import type { RecentSend, RunArchive, SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import type { SessionEndReason } from '../../src/common/types.js';
 import type { PromptState } from '../prompt/run.js';
+import { budgetStatusOf, newLedger } from '../../src/common/budgets.js';
 
 /** Everything one run of a session keeps. */
 export interface SessionState extends PromptState {
@@ -127,6 +128,8 @@ export function createSessionState(input: SessionWorkflowInput): SessionState {
     modelSteps: carry?.modelSteps ?? 0,
     // A sub-agent's is its parent's (`input.mcpTools`).
     ...(carry?.mcpTools || input.mcpTools ? { mcpTools: carry?.mcpTools ?? input.mcpTools } : {}),
+    // The ledger goes from run to run: spend is counted over the whole session.
+    ...(input.budget ? { budget: carry?.budget ?? newLedger(input.budget) } : {}),
     status: 'starting',
     readyAcked: false,
     serving: 0,
@@ -154,6 +157,7 @@ export function describeSession(state: SessionState): SessionDescription {
     ...(state.input.fingerprint !== undefined ? { fingerprint: state.input.fingerprint } : {}),
     ...(state.input.upgrades ? { upgrades: state.input.upgrades } : {}),
     ...(state.input.abandonedUpgrades ? { abandonedUpgrades: state.input.abandonedUpgrades } : {}),
+    ...(state.budget ? { budget: budgetStatusOf(state.budget) } : {}),
   };
 }
 

@@ -23,6 +23,7 @@ describe('session protocol names', () => {
       handoff: 'update handoff',
       decidePermission: 'update decidePermission',
       upgrade: 'update upgrade',
+      raiseBudget: 'update raiseBudget',
     });
   });
 

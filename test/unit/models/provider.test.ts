@@ -79,6 +79,7 @@ describe('providerModel against an OpenAI-compatible server', () => {
         { toolUseId: 'call_2', toolName: 'Weather', input: { city: 'Atlantis', unit: 'F' } },
       ],
       finishReason: 'tool-calls',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
     });
 
     const conversation: ConversationMessage[] = [
@@ -96,6 +97,7 @@ describe('providerModel against an OpenAI-compatible server', () => {
     expect(second).toEqual({
       text: 'Sunny in Paris; Atlantis is not a city.',
       finishReason: 'stop',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
     });
 
     // One HTTP request per step: no retries, no second step.
@@ -165,7 +167,11 @@ describe('providerModel against an OpenAI-compatible server', () => {
         },
       ]),
     );
-    expect(output).toEqual({ text: 'A red dot.', finishReason: 'stop' });
+    expect(output).toEqual({
+      text: 'A red dot.',
+      finishReason: 'stop',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+    });
     const sent = server.chatBodies[0];
     expect(sent?.tools).toBeUndefined();
     expect(sent?.messages).toEqual([
@@ -180,6 +186,23 @@ describe('providerModel against an OpenAI-compatible server', () => {
         ],
       },
     ]);
+  });
+
+  it('reports the streamed usage, none when the server sends none, and sends maxOutputTokens', async () => {
+    const server = await serve([
+      { text: 'counted', usage: { prompt: 123, completion: 7 } },
+      { text: 'uncounted', usage: null },
+    ]);
+    const model = providerModel({ model: 'gpt-4o', baseUrl: server.baseUrl, apiKey: 'test-key' });
+    const hi: ConversationMessage[] = [{ role: 'user', content: 'hi' }];
+    const counted = await model.step({ ...request(hi), maxOutputTokens: 33 });
+    expect(counted.usage).toEqual({ inputTokens: 123, outputTokens: 7, totalTokens: 130 });
+    expect(server.chatBodies[0]?.stream).toBe(true);
+    expect(JSON.stringify(server.chatBodies[0])).toMatch(/"max_(completion_)?tokens":33/);
+    const uncounted = await model.step(request(hi));
+    expect(uncounted.text).toBe('uncounted');
+    expect(uncounted.usage).toBeUndefined();
+    expect(JSON.stringify(server.chatBodies[1])).not.toMatch(/max_(completion_)?tokens/);
   });
 
   it('turns a 429 into a retryable ProviderError, without retrying itself', async () => {

@@ -1,0 +1,157 @@
+/**
+ * The rules of `advanced.budgets` and a session's `budgets`, and what a session's workflow
+ * input carries of them (`SessionBudgetSpec`): the caps (the lower of the agent's and the
+ * session's), the output bound, the price of the agent's model.
+ *
+ * @module
+ */
+import {
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  capsProblems,
+  lowerCaps,
+  type BudgetCaps,
+  type BudgetOptions,
+  type ModelPrice,
+  type SessionBudgetSpec,
+} from '../common/budgets.js';
+import { ConfigError } from '../common/errors.js';
+import type { AgentModel } from '../models/model.js';
+import { describeValue, rule } from './rule-builders.js';
+import type { ResolvedSubagents } from './options.js';
+
+/** `advanced.budgets`: caps, `prices` and `maxOutputTokens`, each field named when refused. */
+export const agentBudgetsSchema = rule((value, issue) => {
+  if (value === undefined) return;
+  const path = 'advanced.budgets';
+  capsProblems(value, path, ['prices', 'maxOutputTokens']).forEach(issue);
+  if (typeof value !== 'object' || value === null) return;
+  const { prices, maxOutputTokens } = value as BudgetOptions;
+  if (
+    maxOutputTokens !== undefined &&
+    (typeof maxOutputTokens !== 'number' ||
+      !Number.isInteger(maxOutputTokens) ||
+      maxOutputTokens < 1 ||
+      maxOutputTokens > 1_000_000)
+  ) {
+    issue(
+      `${path}.maxOutputTokens must be an integer from 1 to 1000000, got ${describeValue(maxOutputTokens)}`,
+    );
+  }
+  if (prices === undefined) return;
+  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) {
+    issue(`${path}.prices must be an object of prices by model id, got ${describeValue(prices)}`);
+    return;
+  }
+  for (const [model, price] of Object.entries(prices)) {
+    const at = `${path}.prices['${model}']`;
+    if (typeof price !== 'object' || price === null || Array.isArray(price)) {
+      issue(
+        `${at} must be { inputUsdPerMillion, outputUsdPerMillion }, got ${describeValue(price)}`,
+      );
+      continue;
+    }
+    for (const key of Object.keys(price)) {
+      if (key !== 'inputUsdPerMillion' && key !== 'outputUsdPerMillion')
+        issue(`${at} has an unknown key '${key}' (keys: inputUsdPerMillion, outputUsdPerMillion)`);
+    }
+    for (const key of ['inputUsdPerMillion', 'outputUsdPerMillion'] as const) {
+      const n = (price as Partial<ModelPrice>)[key];
+      if (typeof n !== 'number' || !Number.isFinite(n) || n < 0)
+        issue(`${at}.${key} must be a non-negative number of US dollars, got ${describeValue(n)}`);
+    }
+  }
+});
+
+/** A session's `budgets`: caps only (prices and the output bound are the agent's). */
+export const sessionBudgetsSchema = rule((value, issue) => {
+  if (value !== undefined) capsProblems(value, 'budgets').forEach(issue);
+});
+
+/**
+ * The ids a price may be given under for `model`: the id itself, or a model object's `name`
+ * and the part of it after `provider:` (`openai:gpt-4o` gives `gpt-4o` too).
+ */
+function modelIdsOf(model: string | AgentModel | undefined): string[] {
+  if (model === undefined) return [];
+  if (typeof model === 'string') return [model];
+  const colon = model.name.indexOf(':');
+  return colon > 0 ? [model.name, model.name.slice(colon + 1)] : [model.name];
+}
+
+/**
+ * The definition's budgets, checked against its models: each price is for one of them
+ * (the agent's `model`, or a sub-agent's), and a `costUsd` cap has the agent's model
+ * priced. Returns the budgets as given, copied.
+ * @throws {ConfigError} naming the field.
+ */
+export function resolveAgentBudgets(
+  budgets: BudgetOptions | undefined,
+  model: string | AgentModel,
+  subagents: ResolvedSubagents | undefined,
+): BudgetOptions | undefined {
+  if (budgets === undefined) return undefined;
+  const models = [
+    model,
+    ...Object.values(subagents?.agents ?? {}).map((agent) =>
+      agent.model === 'inherit' ? undefined : agent.model,
+    ),
+  ];
+  const known = new Set(models.flatMap(modelIdsOf));
+  for (const model of Object.keys(budgets.prices ?? {})) {
+    if (!known.has(model)) {
+      throw new ConfigError(
+        `Invalid agent options: advanced.budgets.prices['${model}'] is for a model this agent ` +
+          `does not use (its models: ${[...known].map((id) => `'${id}'`).join(', ')})`,
+      );
+    }
+  }
+  if (budgets.costUsd !== undefined && priceOf(budgets, models[0]) === undefined) {
+    throw new ConfigError(
+      `Invalid agent options: advanced.budgets.costUsd needs a price for the agent's model: ` +
+        `give advanced.budgets.prices[${modelIdsOf(models[0])
+          .map((id) => `'${id}'`)
+          .join(' or ')}]`,
+    );
+  }
+  return structuredClone(budgets);
+}
+
+/** The price of `model` in `budgets`, under any of its ids. */
+function priceOf(
+  budgets: BudgetOptions,
+  model: string | AgentModel | undefined,
+): ModelPrice | undefined {
+  for (const id of modelIdsOf(model)) {
+    const price = budgets.prices?.[id];
+    if (price) return price;
+  }
+  return undefined;
+}
+
+/**
+ * What a session's workflow input carries of its budget: undefined when neither the agent
+ * nor the session sets a cap (the session's input, and history, stay as they were).
+ * @throws {ConfigError} naming `budgets.costUsd` when the session caps cost and the agent
+ *   prices no model.
+ */
+export function sessionBudgetSpec(
+  agent: BudgetOptions | undefined,
+  model: string | AgentModel,
+  session: BudgetCaps | undefined,
+): SessionBudgetSpec | undefined {
+  const { prices: _prices, maxOutputTokens, ...agentCaps } = agent ?? {};
+  const caps = lowerCaps(agentCaps, session);
+  if (Object.values(caps).every((cap) => cap === undefined)) return undefined;
+  const price = agent ? priceOf(agent, model) : undefined;
+  if (caps.costUsd !== undefined && price === undefined) {
+    throw new ConfigError(
+      "Invalid session options: budgets.costUsd needs a price for the agent's model in " +
+        'advanced.budgets.prices',
+    );
+  }
+  return {
+    caps,
+    maxOutputTokens: maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
+    ...(price ? { price: { ...price } } : {}),
+  };
+}
