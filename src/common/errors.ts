@@ -22,6 +22,12 @@ export type ErrorCode =
   | 'SESSION_CLOSED'
   | 'SESSION_START_FAILED'
   | 'PERMISSION_REQUEST_NOT_FOUND'
+  /**
+   * An answer to a permission request named another approval digest than the request's: the
+   * call it would run is not the one the person was shown. An `AgentSdkError` whose message
+   * names what changed (the input by key, the agent version) or that the digest names no ask.
+   */
+  | 'PERMISSION_DIGEST_MISMATCH'
   | 'PROMPT_REJECTED'
   | 'TASK_FAILED'
   | 'MODEL_ERROR'
@@ -452,6 +458,7 @@ export function deserializeError(s: SerializedError): Error {
       error = new ConfigError(s.message);
       break;
     case 'PERMISSION_REQUEST_NOT_FOUND':
+    case 'PERMISSION_DIGEST_MISMATCH':
     case 'SUBAGENT_SESSION':
       error = new AgentSdkError(s.code, s.message);
       break;
