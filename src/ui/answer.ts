@@ -60,6 +60,9 @@ export async function answer(
   };
   if (!waiting) return alreadyDecided();
   const who = name !== undefined ? `ui:${name}` : ui.identity;
+  // The digest of the call the page showed (a form from an older page has none: unbound).
+  const digest = form.get('digest');
+  const bound = digest ? { digest } : {};
   const handle = clientAs(ui, who).workflow.getHandle(found.workflowId);
   const answering = new Session(found.sessionId, handle);
   try {
@@ -68,17 +71,24 @@ export async function answer(
         ? answering.approve(
             target.requestId,
             edited !== undefined && diffValues(waiting.input, edited) !== undefined
-              ? { updatedInput: edited }
-              : {},
+              ? { updatedInput: edited, ...bound }
+              : bound,
           )
         : answering.deny(target.requestId, {
             ...(form.get('message') ? { message: form.get('message')! } : {}),
             ...(form.get('interrupt') ? { interrupt: true } : {}),
+            ...bound,
           }),
     );
   } catch (error) {
     if (error instanceof AgentSdkError && error.code === 'PERMISSION_REQUEST_NOT_FOUND') {
       return alreadyDecided();
+    }
+    if (error instanceof AgentSdkError && error.code === 'PERMISSION_DIGEST_MISMATCH') {
+      throw new HttpError(409, 'The call changed', `${messageOf(error)}; reload to see it`, back);
+    }
+    if (error instanceof TypeError && /digest must be/.test(error.message)) {
+      throw new HttpError(400, 'Bad digest', `${error.message}; nothing was sent`, back);
     }
     if (error instanceof SessionClosedError) {
       throw new HttpError(409, 'Session closed', messageOf(error), back);
