@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shortDigest } from '../common/approval-digest.js';
 import { mcpToolsLine } from '../history/timeline-mcp.js';
 import type {
   HistoryCallback,
@@ -368,7 +369,8 @@ function toolCallDetail(call: HistoryToolCall): string[] {
     lines.push(...editLines('policy edited the input', permission.inputDiff, '    '));
   if (ask) {
     const asked = `asked ${formatTime(ask.askedAt)}, deadline ${formatTime(ask.deadline)}`;
-    const requestId = ask.requestId ? ` (request ${ask.requestId})` : '';
+    const digest = ask.digest !== undefined ? `, digest ${shortDigest(ask.digest)}` : '';
+    const requestId = ask.requestId ? ` (request ${ask.requestId}${digest})` : '';
     switch (ask.outcome) {
       case 'approved':
         lines.push(

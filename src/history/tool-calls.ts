@@ -45,6 +45,13 @@ interface HistoryAsk {
   by?: string;
   /** The request's id (`approve <session> <requestId>`), from the answer. */
   requestId?: string;
+  /**
+   * The approval digest the answer named (whole or its first 12+ hex digits): the answer was
+   * bound to the call with that digest. Absent when the answer named none.
+   */
+  digest?: string;
+  /** Whether the answer named the call's approval digest (`false`: accepted unbound). */
+  bound?: boolean;
   /** The input the person approved, when they edited it. */
   updatedInput?: JsonObject;
   /** That edit against the input they were asked about. */
@@ -335,6 +342,8 @@ export class ToolCallTracker {
     ask.waitedMs = Math.max(0, at - ask.askedAt);
     if (identity) ask.by = identity;
     if (typeof request.requestId === 'string') ask.requestId = request.requestId;
+    ask.bound = typeof request.digest === 'string';
+    if (typeof request.digest === 'string') ask.digest = request.digest;
     if (answer.behavior === 'allow' && isPlainObject(answer.updatedInput)) {
       ask.updatedInput = answer.updatedInput;
       const diff = diffValues(open.state.input, answer.updatedInput);
