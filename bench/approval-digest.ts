@@ -15,6 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { approvalDigest } from '../src/common/approval-digest.js';
 import { createAgent } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall } from '../src/testing/index.js';
@@ -113,6 +114,25 @@ try {
         fmt(Math.max(...sends)),
       ],
     ],
+  );
+  // The digest's own time in the workflow task, by input size (pure sha256, no activity).
+  printTable(
+    'approvalDigest() time by input size (this process, the workflow code)',
+    ['input', 'ms per digest'],
+    [100, 10_000, 1_000_000].map((bytes) => {
+      const parts = {
+        sessionId: 's',
+        toolUseId: 'call-1',
+        toolName: 'Write',
+        input: { file_path: 'x.txt', content: 'x'.repeat(bytes) },
+        version: '1.0',
+        fingerprint: '0123456789abcdef',
+      };
+      const runs = bytes >= 1_000_000 ? 5 : 200;
+      const started = performance.now();
+      for (let i = 0; i < runs; i++) approvalDigest(parts);
+      return [`${bytes} B`, fmt((performance.now() - started) / runs, 3)];
+    }),
   );
 } finally {
   await agent.shutdown();
