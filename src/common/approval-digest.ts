@@ -26,7 +26,7 @@ export interface ApprovalDigestParts {
 }
 
 /** How many hex digits of a digest people are shown (`pending`, the session page). */
-export const APPROVAL_DIGEST_SHOWN = 12;
+const APPROVAL_DIGEST_SHOWN = 12;
 
 /** The fewest hex digits an answer may name a digest by: the ones people are shown. */
 const DIGEST_FORM = /^[0-9a-f]{12,64}$/;
