@@ -65,6 +65,16 @@ async function askingAgent(): Promise<Agent> {
   return agent;
 }
 
+/** The session's timeline, from its history. */
+async function timelineOf(session: Session) {
+  const raw = await rawClient();
+  try {
+    return timelineFromHistory(await raw.workflow.getHandle(session.workflowId).fetchHistory());
+  } finally {
+    await raw.connection.close();
+  }
+}
+
 /** Send `prompt` and wait for its ask; the send's permission-decided events, as they come. */
 async function sendAndAsk(session: Session, prompt = 'go') {
   const response = session.send(prompt);
@@ -198,19 +208,27 @@ describe('approvals bound to the call', () => {
     await session.close();
   });
 
-  it('an answer without a digest is accepted unbound; an edited approval records both digests and who', async () => {
-    const session = await (await askingAgent()).createSession();
-    const unbound = await sendAndAsk(session, 'one');
-    await session.approve(unbound.ask.requestId);
+  it('an answer without a digest is accepted unbound; an edited approval records both digests and who, in the stream and the timeline', async () => {
+    const first = await (await askingAgent()).createSession();
+    const unbound = await sendAndAsk(first, 'one');
+    await first.approve(unbound.ask.requestId);
     await unbound.response;
     await unbound.drained;
     expect(unbound.decided.find((e) => e.decidedBy === 'person')).toMatchObject({
       digest: unbound.ask.digest,
       bound: false,
     });
+    expect((await timelineOf(first)).toolCalls[0]?.permission?.ask).toMatchObject({
+      outcome: 'approved',
+      digest: unbound.ask.digest,
+      bound: false,
+    });
+    await first.close();
 
-    const edited = await sendAndAsk(session, 'two');
-    await session.approve(edited.ask.requestId, {
+    // One session a call: the timeline files a call by its toolUseId, the same on each prompt.
+    const second = await agent!.createSession();
+    const edited = await sendAndAsk(second, 'two');
+    await second.approve(edited.ask.requestId, {
       digest: edited.ask.digest!,
       updatedInput: { word: 'C' },
     });
@@ -226,8 +244,16 @@ describe('approvals bound to the call', () => {
       updatedInputDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(event.updatedInputDigest).not.toBe(edited.ask.digest);
+    expect((await timelineOf(second)).toolCalls[0]?.permission?.ask).toMatchObject({
+      outcome: 'approved',
+      by: event.identity,
+      digest: edited.ask.digest,
+      bound: true,
+      updatedInput: { word: 'C' },
+      updatedInputDigest: event.updatedInputDigest,
+    });
     expect(executed).toEqual(['A', 'C']);
-    await session.close();
+    await second.close();
   });
 
   it('the CLI: pending shows the digest; approve with a stale --digest exits 1 naming the change, then approve sends the digest it read', async () => {
