@@ -28,6 +28,11 @@ export type ErrorCode =
    * names what changed (the input by key, the agent version) or that the digest names no ask.
    */
   | 'PERMISSION_DIGEST_MISMATCH'
+  /**
+   * An answer to a permission request named no approval digest in a session whose agent has
+   * `advanced.requireBoundApprovals`: an `AgentSdkError`; nothing was decided.
+   */
+  | 'PERMISSION_DIGEST_REQUIRED'
   | 'PROMPT_REJECTED'
   | 'TASK_FAILED'
   | 'MODEL_ERROR'
@@ -459,6 +464,7 @@ export function deserializeError(s: SerializedError): Error {
       break;
     case 'PERMISSION_REQUEST_NOT_FOUND':
     case 'PERMISSION_DIGEST_MISMATCH':
+    case 'PERMISSION_DIGEST_REQUIRED':
     case 'SUBAGENT_SESSION':
       error = new AgentSdkError(s.code, s.message);
       break;

@@ -116,6 +116,7 @@ export function childInputOf(
       'turnStatus',
       'subagents',
       'permissionRules',
+      'requireBoundApprovals',
     ),
     hookCounts: { ...spec.hookCounts },
     hookTimeoutMs: parent.hookTimeoutMs,

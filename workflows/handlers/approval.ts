@@ -53,7 +53,15 @@ export function setApprovalHandler(state: SessionState): void {
           throw new TypeError('decidePermission: answer.updatedInput must be a plain object');
         }
         // Bound to the call: an answer naming another call's digest is refused, saying what
-        // changed. One without a digest is accepted, unbound (`bound: false` on its event).
+        // changed. One without a digest is accepted, unbound (`bound: false` on its event),
+        // unless the agent requires bound approvals.
+        if (request.digest === undefined && state.input.requireBoundApprovals) {
+          throw toFailure({
+            name: 'AgentSdkError',
+            code: 'PERMISSION_DIGEST_REQUIRED',
+            message: `Permission request '${request.requestId}' in session '${input.sessionId}' takes only an answer bound to its call (requireBoundApprovals): pass the approval digest the person was shown (session.approve(requestId, { digest }), approve --digest); nothing was decided`,
+          });
+        }
         if (request.digest !== undefined) {
           const why = whyNotDigest(request.digest);
           if (why) throw new TypeError(`decidePermission: ${why}`);

@@ -40,7 +40,11 @@ const Echo = defineTool({
 });
 
 let agent: Agent | undefined;
-afterAll(() => agent?.shutdown());
+let strict: Agent | undefined;
+afterAll(async () => {
+  await agent?.shutdown();
+  await strict?.shutdown();
+});
 
 /** An agent whose model calls `Echo {word: 'A'}` as `call-1` on each prompt, asked of a person. */
 async function askingAgent(): Promise<Agent> {
@@ -311,5 +315,37 @@ describe('approvals bound to the call', () => {
       `(request ${once.ask.requestId}, digest ${shortDigest(once.ask.digest!)})`,
     );
     await plain.close();
+  });
+
+  it('requireBoundApprovals: an answer without a digest is refused, naming what to pass; a bound one runs the tool', async () => {
+    strict ??= await createAgent({
+      model: scriptedModel((request) =>
+        request.step === 0 ? toolCall('Echo', { word: 'A' }, 'call-1') : 'done',
+      ),
+      tools: [Echo],
+      advanced: {
+        permission: 'default',
+        requireBoundApprovals: true,
+        temporal: { address: temporalAddress(), taskQueue: uniqueTaskQueue('approval-strict') },
+      },
+    });
+    const session = await strict.createSession();
+    const { response, ask } = await sendAndAsk(session);
+    for (const unbound of [
+      () => session.approve(ask.requestId),
+      () => session.deny(ask.requestId),
+    ]) {
+      await expect(unbound()).rejects.toMatchObject({
+        code: 'PERMISSION_DIGEST_REQUIRED',
+        message: expect.stringMatching(
+          /takes only an answer bound to its call \(requireBoundApprovals\): pass the approval digest .*; nothing was decided$/,
+        ),
+      });
+    }
+    expect((await session.pendingPermissions()).map((r) => r.requestId)).toEqual([ask.requestId]);
+    await session.approve(ask.requestId, { digest: ask.digest! });
+    await response;
+    expect(executed).toEqual(['A']);
+    await session.close();
   });
 });
