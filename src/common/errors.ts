@@ -432,6 +432,18 @@ export function serializeError(error: unknown): SerializedError {
   return { name: 'Error', message: clipErrorText(message) };
 }
 
+/** A serialized `MODEL_ERROR` rebuilt: a `ProviderError` when it was one, else a `ModelError`. */
+function modelErrorOf(s: SerializedError): ModelError {
+  const details: ModelErrorDetails = {};
+  if (typeof s.retryable === 'boolean') details.retryable = s.retryable;
+  if (typeof s.statusCode === 'number') details.statusCode = s.statusCode;
+  if (typeof s.provider === 'string') details.provider = s.provider;
+  if (typeof s.model === 'string') details.model = s.model;
+  return s.name === 'ProviderError' && typeof s.retryable === 'boolean'
+    ? new ProviderError(s.message, { ...details, retryable: s.retryable })
+    : new ModelError(s.message, details);
+}
+
 /** Rebuild an error from its serialized form, as an instance of our classes where it was one. */
 export function deserializeError(s: SerializedError): Error {
   let error: Error;
@@ -484,18 +496,9 @@ export function deserializeError(s: SerializedError): Error {
     case 'WORKER_UNAVAILABLE':
       error = new EngineError(s.code, s.message);
       break;
-    case 'MODEL_ERROR': {
-      const details: ModelErrorDetails = {};
-      if (typeof s.retryable === 'boolean') details.retryable = s.retryable;
-      if (typeof s.statusCode === 'number') details.statusCode = s.statusCode;
-      if (typeof s.provider === 'string') details.provider = s.provider;
-      if (typeof s.model === 'string') details.model = s.model;
-      error =
-        s.name === 'ProviderError' && typeof s.retryable === 'boolean'
-          ? new ProviderError(s.message, { ...details, retryable: s.retryable })
-          : new ModelError(s.message, details);
+    case 'MODEL_ERROR':
+      error = modelErrorOf(s);
       break;
-    }
     case 'TOOL_ERROR':
       error = new ToolError(s.message);
       break;
