@@ -54,6 +54,12 @@ export type ParsedArgs =
       agent?: string;
       json: boolean;
       input?: string;
+      /**
+       * `--digest` (approve, deny): the approval digest the person was shown (`pending`'s
+       * DIGEST, 12 to 64 hex digits); the session refuses the answer when the request's is
+       * another. @default the digest of the request as the command reads it
+       */
+      digest?: string;
       message?: string;
       interrupt: boolean;
       /** `--force` (init): write into a folder that is not empty, over its files. */

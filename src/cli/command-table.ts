@@ -93,6 +93,8 @@ export const COMMANDS = {
     description:
       'Lists the permission requests of a session that wait for a person (ask), its running\n' +
       "sub-agents' included (a PATH column, e.g. main/writer, names the sub-agent that asks).\n" +
+      "DIGEST is the first 12 hex digits of the call's approval digest (--json: all 64), which\n" +
+      'approve and deny take as --digest to bind the answer to the call shown.\n' +
       "The list comes from the session's worker: with no worker polling the session's task\n" +
       'queue, it says so (naming the queue) instead of waiting; with one that does not answer,\n' +
       'it gives up after --timeout.',
@@ -100,9 +102,9 @@ export const COMMANDS = {
   },
   approve: {
     positionals: ['sessionId', 'requestId'],
-    options: ['input', 'wait', 'timeout', 'identity'],
+    options: ['input', 'digest', 'wait', 'timeout', 'identity'],
     usage:
-      'durable-agent approve <sessionId> <requestId> [--input JSON] [--wait] [--identity NAME]',
+      'durable-agent approve <sessionId> <requestId> [--input JSON] [--digest HEX] [--wait] [--identity NAME]',
     summary: 'allow a pending permission request',
     description:
       'Allows a pending permission request; the tool runs once. --input JSON replaces the\n' +
@@ -113,19 +115,22 @@ export const COMMANDS = {
       '(inspect shows it; default <user>@<host>). A request answered already: the same answer\n' +
       'again exits 0 saying by whom and when it was applied; another answer exits 1. A\n' +
       "sub-agent's request (as pending lists it) is answered in the sub-agent's session; the\n" +
-      'worker checks and --wait then apply to it.',
+      'worker checks and --wait then apply to it. The answer is bound to the call: it names\n' +
+      "the request's approval digest (--digest HEX as pending showed it, else the digest of the\n" +
+      "request as approve reads it; none with --wait), and a digest that is not the request's\n" +
+      '(the call changed since it was shown) exits 1 naming what changed; nothing is decided.',
     load: () => import('./commands/decide.js').then((m) => m.decide),
   },
   deny: {
     positionals: ['sessionId', 'requestId'],
-    options: ['message', 'interrupt', 'wait', 'timeout', 'identity'],
+    options: ['message', 'interrupt', 'digest', 'wait', 'timeout', 'identity'],
     usage:
-      'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--wait] [--identity NAME]',
+      'durable-agent deny <sessionId> <requestId> [--message M] [--interrupt] [--digest HEX] [--wait] [--identity NAME]',
     summary: 'deny a pending permission request',
     description:
       'Denies a pending permission request; the model gets --message as the tool error.\n' +
       '--interrupt also stops the running prompt. With no worker, as approve: nothing is sent\n' +
-      'unless --wait. --identity NAME as for approve.',
+      'unless --wait. --identity NAME and --digest HEX as for approve.',
     load: () => import('./commands/decide.js').then((m) => m.decide),
   },
   dev: {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { shortDigest } from '../common/approval-digest.js';
 import { mcpToolsLine } from '../history/timeline-mcp.js';
 import { budgetLine } from '../history/timeline-budget.js';
 import type {
@@ -370,13 +371,22 @@ function toolCallDetail(call: HistoryToolCall): string[] {
     lines.push(...editLines('policy edited the input', permission.inputDiff, '    '));
   if (ask) {
     const asked = `asked ${formatTime(ask.askedAt)}, deadline ${formatTime(ask.deadline)}`;
-    const requestId = ask.requestId ? ` (request ${ask.requestId})` : '';
+    // A bound answer's digest (an unbound one's event has the call's digest too: not shown).
+    const digest =
+      ask.digest !== undefined && ask.bound !== false ? `, digest ${shortDigest(ask.digest)}` : '';
+    const requestId = ask.requestId ? ` (request ${ask.requestId}${digest})` : '';
     switch (ask.outcome) {
       case 'approved':
         lines.push(
           `    ${asked}: approved by ${ask.by ?? 'a person'} after ${formatDuration(ask.waitedMs)}${requestId}`,
         );
-        if (ask.updatedInput) lines.push(...editLines('with edited input', ask.inputDiff, '    '));
+        if (ask.updatedInput) {
+          const ran =
+            ask.updatedInputDigest && ask.bound !== false
+              ? ` (digest ${shortDigest(ask.updatedInputDigest)})`
+              : '';
+          lines.push(...editLines(`with edited input${ran}`, ask.inputDiff, '    '));
+        }
         break;
       case 'denied':
         lines.push(

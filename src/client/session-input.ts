@@ -54,6 +54,8 @@ export function sessionWorkflowInput(
     // Only when set, so sessions keep the inputs (and histories) they had before it existed.
     ...(options.permissionRules ? { permissionRules: options.permissionRules } : {}),
     permissionTimeoutMs: options.permissionTimeoutMs,
+    // Only when set, so sessions keep the inputs (and histories) they had before it existed.
+    ...(options.requireBoundApprovals ? { requireBoundApprovals: true as const } : {}),
     toolTimeoutMs: options.toolTimeoutMs,
     modelTimeoutMs: options.modelTimeoutMs,
     maxContextTokens: options.maxContextTokens,

@@ -7,6 +7,7 @@
  */
 import { Updates, type PermissionDecisionRequest } from '../common/messages.js';
 import { isPlainObject, type JsonObject } from '../common/json.js';
+import { whyNotDigest } from '../common/approval-digest.js';
 import type { PendingPermission } from '../common/permission.js';
 import { ROOT_AGENT_PATH } from '../common/subagents.js';
 import { queryWithDeadline } from '../temporal/query.js';
@@ -35,7 +36,7 @@ export async function pendingPermissionsOf(target: UpdateTarget): Promise<Pendin
 export async function approveRequest(
   target: UpdateTarget,
   requestId: string,
-  options: { updatedInput?: JsonObject },
+  options: { updatedInput?: JsonObject; digest?: string },
 ): Promise<void> {
   const edited: unknown = options.updatedInput;
   if (edited !== undefined && !isPlainObject(edited)) {
@@ -51,6 +52,7 @@ export async function approveRequest(
       behavior: 'allow',
       ...(options.updatedInput ? { updatedInput: options.updatedInput } : {}),
     },
+    ...digestOf(options),
     ...answerIdentity(target),
   };
   await decide(target, request);
@@ -60,7 +62,7 @@ export async function approveRequest(
 export async function denyRequest(
   target: UpdateTarget,
   requestId: string,
-  options: { message?: string; interrupt?: boolean },
+  options: { message?: string; interrupt?: boolean; digest?: string },
 ): Promise<void> {
   const request: PermissionDecisionRequest = {
     requestId,
@@ -69,6 +71,7 @@ export async function denyRequest(
       ...(options.message !== undefined ? { message: options.message } : {}),
       ...(options.interrupt ? { interrupt: true } : {}),
     },
+    ...digestOf(options),
     ...answerIdentity(target),
   };
   await decide(target, request);
@@ -89,8 +92,19 @@ async function decide(target: UpdateTarget, request: PermissionDecisionRequest):
       }
     : target;
   await sessionUpdate(to, Updates.decidePermission, [request], {
-    updateId: `decide-${request.requestId}-${answerKey(request.answer)}`,
+    updateId: `decide-${request.requestId}-${answerKey(request.answer, request.digest)}`,
   });
+}
+
+/**
+ * The digest an answer names, checked before anything is sent.
+ * @throws {TypeError} when it is not 12 to 64 lowercase hex digits.
+ */
+function digestOf(options: { digest?: string }): { digest?: string } {
+  if (options.digest === undefined) return {};
+  const why = whyNotDigest(options.digest);
+  if (why) throw new TypeError(`approve/deny: ${why}`);
+  return { digest: options.digest };
 }
 
 /**
@@ -102,9 +116,12 @@ function answerIdentity(target: UpdateTarget): { identity?: string } {
   return typeof identity === 'string' && identity !== '' ? { identity } : {};
 }
 
-/** A short stable key of an answer, so update ids differ when answers do. */
-function answerKey(answer: PermissionDecisionRequest['answer']): string {
-  const text = JSON.stringify(answer);
+/**
+ * A short stable key of an answer and the digest it names, so update ids differ when they
+ * do (a refused stale digest, then the right one, are two Updates).
+ */
+function answerKey(answer: PermissionDecisionRequest['answer'], digest?: string): string {
+  const text = JSON.stringify(answer) + (digest ?? '');
   let hash = 5381;
   for (let i = 0; i < text.length; i++) hash = ((hash * 33) ^ text.charCodeAt(i)) >>> 0;
   return `${answer.behavior}-${hash.toString(36)}`;

@@ -346,10 +346,27 @@ export class Session {
    *   message says how it ended when the session's current run saw it (`was already approved
    *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
    *   that the answer to it is being applied.
+   * @param options.updatedInput - the input the tool runs with instead (approved with edit:
+   *   the stream's event carries both approval digests and who).
+   * @param options.digest - the approval digest the person was shown
+   *   (`PendingPermission.digest`, whole or its first 12 hex digits): binds the answer to that
+   *   call. Without it the answer is accepted unbound (`bound: false` on its event).
+   * @throws {AgentSdkError} `PERMISSION_DIGEST_MISMATCH` when `digest` is not the request's
+   *   (the call is not the one the person was shown); the message names what changed (the
+   *   input by key, the agent version). Nothing is decided: the request still waits.
    * @throws {TypeError} when `updatedInput` is given and is not a plain object (a tool's input
-   *   is one), before anything is sent.
+   *   is one), before anything is sent; when `digest` is not 12 to 64 lowercase hex digits.
+   * @example
+   * ```ts
+   * const [request] = await session.pendingPermissions();
+   * // ...show the person request.input and request.digest.slice(0, 12)...
+   * await session.approve(request.requestId, { digest: request.digest });
+   * ```
    */
-  async approve(requestId: string, options: { updatedInput?: JsonObject } = {}): Promise<void> {
+  async approve(
+    requestId: string,
+    options: { updatedInput?: JsonObject; digest?: string } = {},
+  ): Promise<void> {
     await approveRequest(this.#ref, requestId, options);
   }
 
@@ -362,10 +379,12 @@ export class Session {
    *   message says how it ended when the session's current run saw it (`was already approved
    *   by alice@ops at 2026-12-01T18:20:00Z`, `expired at its deadline`, `was cancelled`), or
    *   that the answer to it is being applied.
+   * @throws {AgentSdkError} `PERMISSION_DIGEST_MISMATCH` when `options.digest` (the approval
+   *   digest the person was shown, as {@link Session.approve} takes it) is not the request's.
    */
   async deny(
     requestId: string,
-    options: { message?: string; interrupt?: boolean } = {},
+    options: { message?: string; interrupt?: boolean; digest?: string } = {},
   ): Promise<void> {
     await denyRequest(this.#ref, requestId, options);
   }

@@ -22,6 +22,17 @@ export type ErrorCode =
   | 'SESSION_CLOSED'
   | 'SESSION_START_FAILED'
   | 'PERMISSION_REQUEST_NOT_FOUND'
+  /**
+   * An answer to a permission request named another approval digest than the request's: the
+   * call it would run is not the one the person was shown. An `AgentSdkError` whose message
+   * names what changed (the input by key, the agent version) or that the digest names no ask.
+   */
+  | 'PERMISSION_DIGEST_MISMATCH'
+  /**
+   * An answer to a permission request named no approval digest in a session whose agent has
+   * `advanced.requireBoundApprovals`: an `AgentSdkError`; nothing was decided.
+   */
+  | 'PERMISSION_DIGEST_REQUIRED'
   | 'PROMPT_REJECTED'
   | 'TASK_FAILED'
   | 'MODEL_ERROR'
@@ -421,6 +432,18 @@ export function serializeError(error: unknown): SerializedError {
   return { name: 'Error', message: clipErrorText(message) };
 }
 
+/** A serialized `MODEL_ERROR` rebuilt: a `ProviderError` when it was one, else a `ModelError`. */
+function modelErrorOf(s: SerializedError): ModelError {
+  const details: ModelErrorDetails = {};
+  if (typeof s.retryable === 'boolean') details.retryable = s.retryable;
+  if (typeof s.statusCode === 'number') details.statusCode = s.statusCode;
+  if (typeof s.provider === 'string') details.provider = s.provider;
+  if (typeof s.model === 'string') details.model = s.model;
+  return s.name === 'ProviderError' && typeof s.retryable === 'boolean'
+    ? new ProviderError(s.message, { ...details, retryable: s.retryable })
+    : new ModelError(s.message, details);
+}
+
 /** Rebuild an error from its serialized form, as an instance of our classes where it was one. */
 export function deserializeError(s: SerializedError): Error {
   let error: Error;
@@ -452,6 +475,8 @@ export function deserializeError(s: SerializedError): Error {
       error = new ConfigError(s.message);
       break;
     case 'PERMISSION_REQUEST_NOT_FOUND':
+    case 'PERMISSION_DIGEST_MISMATCH':
+    case 'PERMISSION_DIGEST_REQUIRED':
     case 'SUBAGENT_SESSION':
       error = new AgentSdkError(s.code, s.message);
       break;
@@ -471,18 +496,9 @@ export function deserializeError(s: SerializedError): Error {
     case 'WORKER_UNAVAILABLE':
       error = new EngineError(s.code, s.message);
       break;
-    case 'MODEL_ERROR': {
-      const details: ModelErrorDetails = {};
-      if (typeof s.retryable === 'boolean') details.retryable = s.retryable;
-      if (typeof s.statusCode === 'number') details.statusCode = s.statusCode;
-      if (typeof s.provider === 'string') details.provider = s.provider;
-      if (typeof s.model === 'string') details.model = s.model;
-      error =
-        s.name === 'ProviderError' && typeof s.retryable === 'boolean'
-          ? new ProviderError(s.message, { ...details, retryable: s.retryable })
-          : new ModelError(s.message, details);
+    case 'MODEL_ERROR':
+      error = modelErrorOf(s);
       break;
-    }
     case 'TOOL_ERROR':
       error = new ToolError(s.message);
       break;

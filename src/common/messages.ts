@@ -306,6 +306,12 @@ export interface PermissionDecisionRequest {
   requestId: string;
   answer: PermissionAnswer;
   /**
+   * The approval digest of the call the person was shown (`PendingPermission.digest`, whole
+   * or its first 12 or more hex digits): the validator refuses the answer when it is not the
+   * request's. Absent: the answer is accepted unbound (older clients).
+   */
+  digest?: string;
+  /**
    * Who answered: the identity of the client that sends the Update (the one Temporal records
    * with it), for the send's stream. Absent from older clients.
    */

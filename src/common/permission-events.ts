@@ -38,6 +38,8 @@ export interface PermissionAskedEvent {
   message?: string;
   /** For a person: when silence turns into a deny, ms since the epoch (workflow time). */
   deadline?: number;
+  /** For a person: the call's approval digest (`PendingPermission.digest`). */
+  digest?: string;
   /**
    * The sub-agent whose call this is (`main/researcher`): set on a sub-agent's events only,
    * which its top session's send stream carries besides its own. Absent on the session's
@@ -93,6 +95,21 @@ export interface PermissionDecidedEvent {
   message?: string;
   /** Whether an `allow` came with an edited input (`updatedInput`): the tool runs with it. */
   editedInput: boolean;
+  /**
+   * For a person's (or the deadline's) decision: the approval digest of the call asked about
+   * (`PendingPermission.digest`).
+   */
+  digest?: string;
+  /**
+   * For a person's decision: whether the answer named that digest (bound to the call), or
+   * came without one (`false`: an older client, or one that does not show the digest).
+   */
+  bound?: boolean;
+  /**
+   * For an `allow` with an edited input: the approval digest of the call as it runs (the
+   * edited input's), beside `digest` (the call asked about) and `identity` (who edited).
+   */
+  updatedInputDigest?: string;
   /** A deny that also stops the running prompt (`interrupt: true`). */
   interrupt?: true;
   /**
@@ -121,8 +138,20 @@ type PolicyDecider =
 
 /** How a person's answer came (or did not). */
 type PersonDecider =
-  | { decidedBy: 'person'; permissionRequestId: string; identity?: string | undefined }
-  | { decidedBy: 'deadline'; permissionRequestId: string };
+  | {
+      decidedBy: 'person';
+      permissionRequestId: string;
+      identity?: string | undefined;
+      binding?: PersonBinding;
+    }
+  | { decidedBy: 'deadline'; permissionRequestId: string; binding?: PersonBinding };
+
+/** The approval digests of a person's decision (`PermissionDecidedEvent`'s fields). */
+interface PersonBinding {
+  digest?: string | undefined;
+  bound?: boolean;
+  updatedInputDigest?: string | undefined;
+}
 
 /** The `permission-decided` event of a decision. Pure. */
 export function permissionDecidedEvent(
@@ -146,5 +175,17 @@ export function permissionDecidedEvent(
     ...(message !== undefined ? { message } : {}),
     editedInput: edited,
     ...(interrupt ? { interrupt: true as const } : {}),
+    ...bindingFields('binding' in by ? by.binding : undefined),
+  };
+}
+
+function bindingFields(binding: PersonBinding | undefined): PersonBinding {
+  if (!binding) return {};
+  return {
+    ...(binding.digest !== undefined ? { digest: binding.digest } : {}),
+    ...(binding.bound !== undefined ? { bound: binding.bound } : {}),
+    ...(binding.updatedInputDigest !== undefined
+      ? { updatedInputDigest: binding.updatedInputDigest }
+      : {}),
   };
 }

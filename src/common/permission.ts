@@ -143,6 +143,15 @@ export interface PendingPermission {
   /** When silence turns into a deny, ms since epoch. */
   deadline: number;
   /**
+   * The approval digest of the call: sha256 (64 hex digits) of the session, `toolUseId`,
+   * `toolName`, the exact `input` and the agent version and fingerprint. Pass it with the
+   * answer (`session.approve(requestId, { digest })`) to bind the answer to this call: the
+   * session refuses it (`PERMISSION_DIGEST_MISMATCH`) when the call it would run is another.
+   * People are shown its first 12 digits, which an answer may name it by. Absent from
+   * sessions whose worker predates approval digests.
+   */
+  digest?: string;
+  /**
    * The session that asks, the listed one or a sub-agent it runs (whose request ids are
    * `<its session id>#<uuid>`). Set by `session.pendingPermissions()`, not by the query.
    */
@@ -154,7 +163,7 @@ export interface PendingPermission {
   agentPath?: string;
 }
 
-/** A person's answer to a pending request. */
+/** A person's answer to a pending request (the tool runs with `updatedInput` when given). */
 export type PermissionAnswer =
   | { behavior: 'allow'; updatedInput?: JsonObject }
   | { behavior: 'deny'; message?: string; interrupt?: boolean };

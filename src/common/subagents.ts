@@ -117,6 +117,7 @@ export function childInputOf(
       'subagents',
       'permissionRules',
       'mcpServers',
+      'requireBoundApprovals',
     ),
     hookCounts: { ...spec.hookCounts },
     hookTimeoutMs: parent.hookTimeoutMs,

@@ -147,6 +147,12 @@ export interface SessionWorkflowInput {
   permissionRules?: Required<PermissionRules>;
   /** How long an `ask` waits for a person before it is denied, ms. */
   permissionTimeoutMs?: number;
+  /**
+   * `advanced.requireBoundApprovals`: an answer naming no approval digest is refused. Absent
+   * when off (every session started before it existed). A sub-agent's input carries its top
+   * session's.
+   */
+  requireBoundApprovals?: true;
   /** Time budget of one tool execution, ms. */
   toolTimeoutMs?: number;
   /** Time budget of one model step, ms. */

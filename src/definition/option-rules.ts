@@ -372,6 +372,11 @@ const advancedSchema = z
     permission: permissionSchema,
     permissionRules: rule((value, issue) => permissionRulesProblems(value).forEach(issue)),
     permissionTimeoutMs: timeoutMs('advanced.permissionTimeoutMs'),
+    requireBoundApprovals: checked(
+      'advanced.requireBoundApprovals',
+      (v) => typeof v === 'boolean',
+      'must be a boolean',
+    ),
     toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
     maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
     toolHookErrors: checked(

@@ -110,6 +110,15 @@ export interface AdvancedOptions {
   permissionRules?: PermissionRules;
   /** How long an `ask` waits for a person before it is denied, ms. @default 86400000 (24 h) */
   permissionTimeoutMs?: number;
+  /**
+   * Refuse a person's answer that names no approval digest (`PERMISSION_DIGEST_REQUIRED`):
+   * every approval and denial must be bound to the call the person was shown
+   * (`session.approve(requestId, { digest })`, the CLI's `approve`, the session page). Off,
+   * such an answer is accepted and recorded unbound (`bound: false`). Sessions keep the
+   * setting they started with; a sub-agent takes its top session's.
+   * @default false
+   */
+  requireBoundApprovals?: boolean;
   /** Time budget of one tool execution, ms; past it the tool is stopped. @default 600000 */
   toolTimeoutMs?: number;
   /** Largest tool output the model sees, bytes; more is cut with a marker. @default 65536 */
@@ -569,6 +578,8 @@ export interface ResolvedAgentOptions {
   /** `advanced.permissionRules` with all three lists; undefined when none has a pattern. */
   permissionRules?: Required<PermissionRules>;
   permissionTimeoutMs: number;
+  /** `advanced.requireBoundApprovals`; absent when off. */
+  requireBoundApprovals?: true;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
   toolHookErrors: 'tool-error' | 'reject';

@@ -98,6 +98,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permission,
     ...(permissionRules ? { permissionRules } : {}),
     permissionTimeoutMs: deciding.permissionTimeoutMs,
+    ...(advanced.requireBoundApprovals === true ? { requireBoundApprovals: true as const } : {}),
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     toolHookErrors: deciding.toolHookErrors,

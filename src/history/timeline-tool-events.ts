@@ -121,9 +121,20 @@ export function executeToolScheduled(
     toolName?: unknown;
     input?: unknown;
     hook?: unknown;
+    streamEvents?: unknown;
   }>(build, scheduled.input);
   if (typeof run?.toolUseId !== 'string') return;
   const state: ToolCallState = build.tools.executeScheduled(run.toolUseId, run.toolName, run.input);
+  const decided = Array.isArray(run.streamEvents)
+    ? run.streamEvents.find(
+        (e): e is Record<string, unknown> =>
+          isPlainObject(e) &&
+          e.type === 'permission-decided' &&
+          e.decidedBy === 'person' &&
+          e.toolUseId === run.toolUseId,
+      )
+    : undefined;
+  if (decided) build.tools.personDecided(state, decided);
   const hook = isPlainObject(run.hook) ? (run.hook as Partial<DispatchHookInput>) : undefined;
   build.others.set(numberOf(event.eventId), (close, durationMs, closed) => {
     const inline = hook ? inlineToolEnd(build, close) : undefined;

@@ -45,6 +45,16 @@ interface HistoryAsk {
   by?: string;
   /** The request's id (`approve <session> <requestId>`), from the answer. */
   requestId?: string;
+  /**
+   * The call's approval digest: the session's (from the `permission-decided` event the tool's
+   * activity carries), else the one the answer named (whole or its first 12+ hex digits).
+   * Absent for an answer that named none, before the tool ran.
+   */
+  digest?: string;
+  /** Whether the answer named the call's approval digest (`false`: accepted unbound). */
+  bound?: boolean;
+  /** An approval with edit: the approval digest of the call as it ran (the edited input's). */
+  updatedInputDigest?: string;
   /** The input the person approved, when they edited it. */
   updatedInput?: JsonObject;
   /** That edit against the input they were asked about. */
@@ -335,6 +345,8 @@ export class ToolCallTracker {
     ask.waitedMs = Math.max(0, at - ask.askedAt);
     if (identity) ask.by = identity;
     if (typeof request.requestId === 'string') ask.requestId = request.requestId;
+    ask.bound = typeof request.digest === 'string';
+    if (typeof request.digest === 'string') ask.digest = request.digest;
     if (answer.behavior === 'allow' && isPlainObject(answer.updatedInput)) {
       ask.updatedInput = answer.updatedInput;
       const diff = diffValues(open.state.input, answer.updatedInput);
@@ -356,6 +368,20 @@ export class ToolCallTracker {
     ask.outcome = fired ? 'expired' : 'cancelled';
     ask.waitedMs = Math.max(0, (fired ? ask.deadline : at) - ask.askedAt);
     this.#openAsk = undefined;
+  }
+
+  /**
+   * The person's `permission-decided` event of the call, as the tool's activity carries it to
+   * the send's stream: the digests of the answer.
+   */
+  personDecided(state: CallState, event: Record<string, unknown>): void {
+    const ask = state.ask;
+    if (!ask) return;
+    if (typeof event.digest === 'string') ask.digest = event.digest;
+    if (typeof event.bound === 'boolean') ask.bound = event.bound;
+    if (typeof event.updatedInputDigest === 'string') {
+      ask.updatedInputDigest = event.updatedInputDigest;
+    }
   }
 
   /** The tool was scheduled (`executeTool`), with the input it runs with. */

@@ -60,6 +60,8 @@ export async function answer(
   };
   if (!waiting) return alreadyDecided();
   const who = name !== undefined ? `ui:${name}` : ui.identity;
+  // The digest of the call the page showed (a form from an older page has none: unbound).
+  const bound = form.get('digest') ? { digest: form.get('digest')! } : {};
   const handle = clientAs(ui, who).workflow.getHandle(found.workflowId);
   const answering = new Session(found.sessionId, handle);
   try {
@@ -68,18 +70,17 @@ export async function answer(
         ? answering.approve(
             target.requestId,
             edited !== undefined && diffValues(waiting.input, edited) !== undefined
-              ? { updatedInput: edited }
-              : {},
+              ? { updatedInput: edited, ...bound }
+              : bound,
           )
-        : answering.deny(target.requestId, {
-            ...(form.get('message') ? { message: form.get('message')! } : {}),
-            ...(form.get('interrupt') ? { interrupt: true } : {}),
-          }),
+        : answering.deny(target.requestId, denyOptionsOf(form, bound)),
     );
   } catch (error) {
     if (error instanceof AgentSdkError && error.code === 'PERMISSION_REQUEST_NOT_FOUND') {
       return alreadyDecided();
     }
+    const refused = digestRefused(error, back);
+    if (refused) throw refused;
     if (error instanceof SessionClosedError) {
       throw new HttpError(409, 'Session closed', messageOf(error), back);
     }
@@ -100,6 +101,32 @@ export async function answer(
     response,
     `${sessionPath(found.sessionId)}?notice=${done}&request=${encodeURIComponent(target.requestId)}&by=${encodeURIComponent(who)}`,
   );
+}
+
+/** The deny form's message, interrupt and the digest it carries, as `session.deny()` takes them. */
+function denyOptionsOf(
+  form: URLSearchParams,
+  bound: { digest?: string },
+): { message?: string; interrupt?: boolean; digest?: string } {
+  return {
+    ...(form.get('message') ? { message: form.get('message')! } : {}),
+    ...(form.get('interrupt') ? { interrupt: true } : {}),
+    ...bound,
+  };
+}
+
+/**
+ * The page's error for an answer refused over its digest: the call changed since the page
+ * showed it (409), or the form's digest is malformed (400); `undefined` for any other error.
+ */
+function digestRefused(error: unknown, links: string): HttpError | undefined {
+  if (error instanceof AgentSdkError && error.code === 'PERMISSION_DIGEST_MISMATCH') {
+    return new HttpError(409, 'The call changed', `${messageOf(error)}; reload to see it`, links);
+  }
+  if (error instanceof TypeError && /digest must be/.test(error.message)) {
+    return new HttpError(400, 'Bad digest', `${error.message}; nothing was sent`, links);
+  }
+  return undefined;
 }
 
 function clientAs(ui: UiContext, who: string): Client {

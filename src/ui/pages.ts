@@ -7,6 +7,7 @@
  * @module
  */
 import type { PendingPermission } from '../common/permission.js';
+import { shortDigest } from '../common/approval-digest.js';
 import type { HistoryToolCall } from '../history/timeline-types.js';
 import type { SessionEndStatus } from '../client/session-status.js';
 
@@ -249,7 +250,11 @@ export function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
   }`;
   const now = who.now ?? Date.now();
   const facts = r
-    ? `<p>request <code data-testid="request-id">${esc(r.requestId)}</code>, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)} (<span data-testid="deadline-relative">${esc(relativeTime(r.deadline, now))}</span>)${
+    ? `<p>request <code data-testid="request-id">${esc(r.requestId)}</code>${
+        r.digest !== undefined
+          ? `, approval digest <code data-testid="request-digest" title="${esc(r.digest)}">${esc(shortDigest(r.digest))}</code>`
+          : ''
+      }, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)} (<span data-testid="deadline-relative">${esc(relativeTime(r.deadline, now))}</span>)${
         r.message ? `<br>policy says: ${esc(r.message)}` : ''
       }</p>`
     : '';
@@ -269,7 +274,10 @@ export function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
   const action = `${esc(sessionPath(entry.sessionId))}/requests/${esc(encodeURIComponent(r.requestId))}`;
   // The name travels in each form: the page's script sets it (and what the form shows) from
   // this tab's name when the page loads and as it is typed; nothing reads it at submit.
-  const hidden = `<input type="hidden" name="toolUseId" value="${esc(r.toolUseId)}">
+  // The digest binds the answer to the call this page shows: a call changed since is refused.
+  const hidden = `<input type="hidden" name="toolUseId" value="${esc(r.toolUseId)}">${
+    r.digest !== undefined ? `\n<input type="hidden" name="digest" value="${esc(r.digest)}">` : ''
+  }
 <input type="hidden" name="name" class="name-field">`;
   const answerAs = `<p class="answer-as-line">you answer as <b class="answer-as" data-testid="answer-as" data-fallback="${esc(
     who.fallback,

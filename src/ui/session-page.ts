@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { shortDigest } from '../common/approval-digest.js';
 import type {
   HistoryCallback,
   HistoryDispatch,
@@ -203,6 +204,16 @@ function toolCall(
           ? `<div class="ask" data-testid="ask" data-outcome="${esc(ask.outcome)}">asked ${time(ask.askedAt)}, deadline ${time(ask.deadline)}: ${badge(ask.outcome)}${
               ask.by ? ` by <b data-testid="decided-by">${esc(ask.by)}</b>` : ''
             }${ask.waitedMs !== undefined ? ` after ${duration(ask.waitedMs)}` : ''}${
+              ask.digest !== undefined && ask.bound !== false
+                ? ` <small>digest <code data-testid="decided-digest">${esc(shortDigest(ask.digest))}</code>${
+                    ask.updatedInputDigest
+                      ? `, edited call's <code>${esc(shortDigest(ask.updatedInputDigest))}</code>`
+                      : ''
+                  }</small>`
+                : ask.bound === false
+                  ? ' <small data-testid="unbound">(unbound: no digest)</small>'
+                  : ''
+            }${
               ask.message
                 ? ` <span class="reason" data-testid="denial">${esc(ask.message)}</span>`
                 : ''

@@ -1,6 +1,8 @@
 /**
  * The session's `decidePermission` Update: a person's answer to a pending permission
- * request (`ask`), which the waiting tool call picks up. Workflow code.
+ * request (`ask`), which the waiting tool call picks up. The validator refuses (nothing is
+ * recorded) an answer to a request that no longer waits or was answered already (an answer
+ * is consumed once), and one naming another call's approval digest. Workflow code.
  *
  * @module
  */
@@ -8,6 +10,8 @@ import { isPlainObject } from '../../src/common/json.js';
 import { Updates } from '../../src/common/messages.js';
 import { toFailure } from '../session/failures.js';
 import { notPendingMessage } from '../prompt/tool-permission.js';
+import { digestRefusal } from '../prompt/approval-binding.js';
+import { whyNotDigest } from '../../src/common/approval-digest.js';
 import type { SessionState } from '../session/state.js';
 import { sessionSetHandler } from '../session/update-count.js';
 
@@ -26,6 +30,7 @@ export function setApprovalHandler(state: SessionState): void {
       if (typeof request.identity === 'string' && request.identity !== '') {
         entry.answeredBy = request.identity;
       }
+      entry.bound = typeof request.digest === 'string';
       return { decided: true as const };
     },
     {
@@ -35,7 +40,7 @@ export function setApprovalHandler(state: SessionState): void {
           throw toFailure({
             name: 'AgentSdkError',
             code: 'PERMISSION_REQUEST_NOT_FOUND',
-            message: notPendingMessage(state, request?.requestId, input.sessionId),
+            message: notPendingMessage(state, request?.requestId, input.sessionId, request?.digest),
           });
         }
         const behavior = request.answer?.behavior;
@@ -46,6 +51,28 @@ export function setApprovalHandler(state: SessionState): void {
         const edited: unknown = (request.answer as { updatedInput?: unknown }).updatedInput;
         if (edited !== undefined && !isPlainObject(edited)) {
           throw new TypeError('decidePermission: answer.updatedInput must be a plain object');
+        }
+        // Bound to the call: an answer naming another call's digest is refused, saying what
+        // changed. One without a digest is accepted, unbound (`bound: false` on its event),
+        // unless the agent requires bound approvals.
+        if (request.digest === undefined && state.input.requireBoundApprovals) {
+          throw toFailure({
+            name: 'AgentSdkError',
+            code: 'PERMISSION_DIGEST_REQUIRED',
+            message: `Permission request '${request.requestId}' in session '${input.sessionId}' takes only an answer bound to its call (requireBoundApprovals): pass the approval digest the person was shown (session.approve(requestId, { digest }), approve --digest); nothing was decided`,
+          });
+        }
+        if (request.digest !== undefined) {
+          const why = whyNotDigest(request.digest);
+          if (why) throw new TypeError(`decidePermission: ${why}`);
+          const refused = digestRefusal(state, entry.request, request.digest);
+          if (refused) {
+            throw toFailure({
+              name: 'AgentSdkError',
+              code: 'PERMISSION_DIGEST_MISMATCH',
+              message: refused,
+            });
+          }
         }
       },
     },

@@ -19,6 +19,8 @@ import { permissionDecidedEvent } from '../../src/common/permission-events.js';
 import { approvalDetails, toolLabel } from '../../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../../src/common/types.js';
 import { checkPermissionActivity } from '../activity-options.js';
+import { approvalDigest } from '../../src/common/approval-digest.js';
+import { askedCall, reaskedNote, rememberAsk, type BindingState } from './approval-binding.js';
 import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
 import { failureMessage } from '../session/failures.js';
 import {
@@ -34,10 +36,12 @@ export interface PendingPermissionEntry {
   answer?: PermissionAnswer;
   /** Who answered (the client's identity), when its client said. */
   answeredBy?: string;
+  /** Whether the answer named the request's approval digest (else it was accepted unbound). */
+  bound?: boolean;
 }
 
 /** The session state the permission stage reads and writes. */
-interface PermissionState extends StreamOutboxState {
+interface PermissionState extends StreamOutboxState, BindingState {
   /** The session's input; an upgrade replaces it with the new version's identity. */
   input: SessionWorkflowInput;
   readonly taskQueue: string;
@@ -195,7 +199,9 @@ export async function askPerson(
   requestId?: string,
 ): Promise<PermissionAnswer> {
   const timeoutMs = state.input.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
-  const entry = pendingEntry(ask, Date.now(), timeoutMs, askIdOf(state.input));
+  // State only (no command): the digest changes nothing a history records.
+  const digest = rememberAsk(state, askedCall(state, ask));
+  const entry = pendingEntry(ask, Date.now(), timeoutMs, askIdOf(state.input), digest);
   const askedAt = entry.request.askedAt;
   state.pendingPermissions.set(entry.request.requestId, entry);
   const label = toolLabel(ask.toolName, ask.input);
@@ -213,6 +219,7 @@ export async function askPerson(
       permissionRequestId,
       ...messageOf(ask),
       deadline: entry.request.deadline,
+      digest,
     });
     await publishQueuedNow(state, requestId);
     // The summary names the wait in Temporal's tools (and lets `inspect` tell it from others).
@@ -234,7 +241,11 @@ export async function askPerson(
       queueStreamEvent(
         state,
         requestId,
-        permissionDecidedEvent(call, denied, { decidedBy: 'deadline', permissionRequestId }),
+        permissionDecidedEvent(call, denied, {
+          decidedBy: 'deadline',
+          permissionRequestId,
+          binding: { digest },
+        }),
       );
       return denied;
     }
@@ -245,6 +256,7 @@ export async function askPerson(
         decidedBy: 'person',
         permissionRequestId,
         identity: entry.answeredBy,
+        binding: answerBinding(state, ask, entry, digest),
       }),
     );
     return entry.answer;
@@ -257,6 +269,26 @@ export async function askPerson(
       at: Date.now(),
     });
   }
+}
+
+/**
+ * The digests of a person's answer: the call asked about, whether the answer named it, and
+ * for an edited input the call as it runs.
+ */
+function answerBinding(
+  state: PermissionState,
+  ask: PersonAsk,
+  entry: PendingPermissionEntry,
+  digest: string,
+): { digest: string; bound: boolean; updatedInputDigest?: string } {
+  const edited = entry.answer?.behavior === 'allow' ? entry.answer.updatedInput : undefined;
+  return {
+    digest,
+    bound: entry.bound === true,
+    ...(edited
+      ? { updatedInputDigest: approvalDigest(askedCall(state, { ...ask, input: edited })) }
+      : {}),
+  };
 }
 
 /** A tool call a person is asked about. */
@@ -284,6 +316,7 @@ function pendingEntry(
   askedAt: number,
   timeoutMs: number,
   requestId: string,
+  digest: string,
 ): PendingPermissionEntry {
   return {
     request: {
@@ -296,6 +329,7 @@ function pendingEntry(
       askedAt,
       deadline: askedAt + timeoutMs,
       ...messageOf(ask),
+      digest,
     },
   };
 }
@@ -310,13 +344,25 @@ function byOf(entry: PendingPermissionEntry): { by?: string } {
 
 /**
  * Why no answer to `requestId` is taken now, one sentence: it is being applied, it ended
- * (approved or denied by whom, expired, cancelled, and when), or no such request is known.
+ * (approved or denied by whom, expired, cancelled, and when), or no such request is known;
+ * when the call the answer's `digest` names waits again under another request, which, and
+ * what changed.
  */
 export function notPendingMessage(
   state: PermissionState,
   requestId: unknown,
   sessionId: string,
+  digest?: unknown,
 ): string {
+  const reasked = reaskedNote(
+    state,
+    [...state.pendingPermissions.values()].filter((e) => !e.answer).map((e) => e.request),
+    digest,
+  );
+  return notPendingReason(state, requestId, sessionId) + reasked;
+}
+
+function notPendingReason(state: PermissionState, requestId: unknown, sessionId: string): string {
   const id = String(requestId);
   const answered = state.pendingPermissions.get(id);
   if (answered?.answer) {

@@ -8,6 +8,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { AgentSdkError } from '../../common/errors.js';
 import { isPlainObject, type JsonObject } from '../../common/json.js';
+import { whyNotDigest } from '../../common/approval-digest.js';
 import type { PendingPermission, PermissionAnswer } from '../../common/permission.js';
 import { Queries } from '../../common/messages.js';
 import { routeOfRequest } from '../../client/pending-tree.js';
@@ -53,12 +54,19 @@ interface Decision {
   /** `approval` or `denial`, as the messages name the answer. */
   verb: string;
   handle: WorkflowHandle;
+  /**
+   * The approval digest the answer is bound to: `--digest`, else the request's as this
+   * command read it (`pending`'s); none with `--wait` and no `--digest` (unbound).
+   */
+  digest?: string;
 }
 
 async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): Promise<number> {
   const [, requestId] = args.args as [string, string];
   let updatedInput: JsonObject | undefined;
   if (args.input !== undefined) updatedInput = parseInputOption(args.input);
+  const digestProblem = args.digest !== undefined ? whyNotDigest(args.digest) : undefined;
+  if (digestProblem) throw new CliError(`--${digestProblem}`, { usage: true });
   const named = await sessionOf(client, args);
   checkRunning(named);
   // A sub-agent's request (`<its session id>#<uuid>`) is answered in its own session.
@@ -82,6 +90,7 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
     answer,
     verb: args.command === 'approve' ? 'approval' : 'denial',
     handle: client.workflow.getHandle(found.workflowId),
+    ...(args.digest !== undefined ? { digest: args.digest } : {}),
   };
   // The queue the session's activities (the tool, the model) go to: the workflow's own
   // until a handoff moves them, which the workflow's description says.
@@ -92,6 +101,7 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
     if (checked === undefined) return 0;
     activityQueue = checked.activityQueue;
     asked = checked.request;
+    decision.digest ??= asked.digest;
   }
   if (!(await sendAnswer(decision))) return 0;
   const done = args.command === 'approve' ? 'approved' : 'denied';
@@ -166,10 +176,14 @@ async function checkBeforeSending(
 async function sendAnswer(d: Decision): Promise<boolean> {
   const { client, args, io, found, requestId, answer, verb } = d;
   const session = new Session(found.sessionId, d.handle);
+  const bound = d.digest !== undefined ? { digest: d.digest } : {};
   const send = () =>
     answer.behavior === 'allow'
-      ? session.approve(requestId, answer.updatedInput ? { updatedInput: answer.updatedInput } : {})
-      : session.deny(requestId, answer);
+      ? session.approve(requestId, {
+          ...(answer.updatedInput ? { updatedInput: answer.updatedInput } : {}),
+          ...bound,
+        })
+      : session.deny(requestId, { ...answer, ...bound });
   // With --wait, what the session's own retries give up on after 40 s (a workflow task in
   // failed state, an Update the server aborted: a worker still starting on a loaded machine)
   // is sent again until the deadline; the same update id applies it once.

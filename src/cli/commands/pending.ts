@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { PendingPermission } from '../../common/permission.js';
+import { shortDigest } from '../../common/approval-digest.js';
 import { ROOT_AGENT_PATH } from '../../common/subagents.js';
 import { PENDING_TREE_DEPTH, pendingTree } from '../../client/pending-tree.js';
 import { isNoPollerError } from '../../temporal/query.js';
@@ -63,15 +64,26 @@ async function listPending(client: Client, args: CommandArgs, io: CliOutput): Pr
 }
 
 /**
- * The table of `requests` listed through session `sessionId`: with a `PATH` column (the
+ * The table of `requests` listed through session `sessionId`, each with its approval digest's
+ * first 12 hex digits (`-` from a worker older than digests), and a `PATH` column (the
  * asking session's path, `main/writer`) when any of them is a sub-agent's. Pure.
  */
 export function pendingTable(requests: readonly PendingPermission[], sessionId: string): string {
   const nested = requests.some((r) => r.sessionId !== undefined && r.sessionId !== sessionId);
   return formatTable(
-    ['REQUEST', ...(nested ? ['PATH'] : []), 'TOOL', 'KIND', 'INPUT', 'ASKED', 'DEADLINE'],
+    [
+      'REQUEST',
+      'DIGEST',
+      ...(nested ? ['PATH'] : []),
+      'TOOL',
+      'KIND',
+      'INPUT',
+      'ASKED',
+      'DEADLINE',
+    ],
     requests.map((r) => [
       r.requestId,
+      r.digest !== undefined ? shortDigest(r.digest) : '-',
       ...(nested ? [r.agentPath ?? ROOT_AGENT_PATH] : []),
       r.toolName,
       r.toolKind,

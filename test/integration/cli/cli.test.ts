@@ -476,7 +476,7 @@ describe('pending, approve, deny', () => {
     // By its workflow id, as the Web UI shows it.
     const table = await cli(['pending', session.workflowId]);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/^REQUEST +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
+    expect(table.stdout).toMatch(/^REQUEST +DIGEST +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
     expect(table.stdout).toMatch(/ Write +write +\{"file_path":"approved\.txt"/);
 
     const [request] = await pendingViaCli(session);

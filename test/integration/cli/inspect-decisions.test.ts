@@ -292,12 +292,15 @@ describe('inspect: permission and tool results', () => {
 
   it('text: who approved with what edited input, who denied with what message', () => {
     expect(text).toContain(`approved by alice@ops after `);
-    expect(text).toContain(`(request ${approvedRequestId})`);
+    // The CLI binds its answers to the call: each names the digest it read.
+    expect(text).toMatch(new RegExp(`\\(request ${approvedRequestId}, digest [0-9a-f]{12}\\)`));
     expect(text).toMatch(
-      /\n {4}with edited input: content: "\[checked\] from the model" → "edited by alice"\n/,
+      /\n {4}with edited input \(digest [0-9a-f]{12}\): content: "\[checked\] from the model" → "edited by alice"\n/,
     );
     expect(text).toMatch(
-      new RegExp(`denied by bob@ops after \\S+ m?s \\(request ${deniedRequestId}\\): not today\\n`),
+      new RegExp(
+        `denied by bob@ops after \\S+ m?s \\(request ${deniedRequestId}, digest [0-9a-f]{12}\\): not today\\n`,
+      ),
     );
   });
 

@@ -81,7 +81,7 @@ describe("a sub-agent's ask, answered through its parent", () => {
     // Through the CLI, by the parent's id.
     const table = await runCli(['pending', session.id]);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/^REQUEST +PATH +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
+    expect(table.stdout).toMatch(/^REQUEST +DIGEST +PATH +TOOL +KIND +INPUT +ASKED +DEADLINE\n/);
     const row = table.stdout.split('\n')[1]!;
     expect(row.startsWith(`${ask!.requestId} `)).toBe(true);
     expect(row).toMatch(/ main\/writer +Write +write +\{"file_path":"notes\.md"/);

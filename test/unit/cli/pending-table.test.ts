@@ -1,4 +1,4 @@
-/** `durable-agent pending`'s table: a PATH column only when a sub-agent asks. Pure. */
+/** `durable-agent pending`'s table: the digest's 12 hex digits, a PATH column only when a sub-agent asks. Pure. */
 import { describe, expect, it } from 'vitest';
 import { pendingTable } from '../../../src/cli/commands/pending.js';
 import type { PendingPermission } from '../../../src/common/permission.js';
@@ -15,6 +15,7 @@ function request(fields: Partial<PendingPermission>): PendingPermission {
     affectedPaths: ['notes.md'],
     askedAt: asked,
     deadline: asked + 86_400_000,
+    digest: 'ab12cd34ef56'.padEnd(64, '0'),
     ...fields,
   };
 }
@@ -22,7 +23,7 @@ function request(fields: Partial<PendingPermission>): PendingPermission {
 describe('pendingTable', () => {
   it("has no PATH column when every request is the session's own", () => {
     const table = pendingTable([request({ sessionId: 'demo', agentPath: 'main' })], 'demo');
-    expect(table.split('\n')[0]).toMatch(/^REQUEST +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
+    expect(table.split('\n')[0]).toMatch(/^REQUEST +DIGEST +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
     // A request listed without the tags (as the query gives it) is the session's own.
     expect(pendingTable([request({})], 'demo')).not.toMatch(/PATH/);
   });
@@ -40,10 +41,15 @@ describe('pendingTable', () => {
       'demo',
     );
     const [header, first, second] = table.split('\n');
-    expect(header).toMatch(/^REQUEST +PATH +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
+    expect(header).toMatch(/^REQUEST +DIGEST +PATH +TOOL +KIND +INPUT +ASKED +DEADLINE$/);
     expect(first).toMatch(
-      /^demo\/1-call_1#u1 +main\/writer +Write +write +\{"file_path":"notes\.md"\} +2026-12-04T19:02:11Z +2026-12-05T19:02:11Z$/,
+      /^demo\/1-call_1#u1 +ab12cd34ef56 +main\/writer +Write +write +\{"file_path":"notes\.md"\} +2026-12-04T19:02:11Z +2026-12-05T19:02:11Z$/,
     );
-    expect(second).toMatch(/^u2 +main +Write /);
+    expect(second).toMatch(/^u2 +ab12cd34ef56 +main +Write /);
+  });
+
+  it('shows `-` for a request from a worker older than approval digests', () => {
+    const { digest: _digest, ...old } = request({});
+    expect(pendingTable([old], 'demo').split('\n')[1]).toMatch(/^r +- +Write /);
   });
 });

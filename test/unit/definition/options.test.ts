@@ -114,6 +114,20 @@ describe('resolveAgentOptions', () => {
     );
     expectConfigError(error, 'advanced.toolHookErrors', "got 'throw'");
   });
+
+  it('leaves requireBoundApprovals out unless it is true, and refuses a non-boolean', () => {
+    expect(resolveAgentOptions({ model })).not.toHaveProperty('requireBoundApprovals');
+    expect(resolveAgentOptions(agentWith({ requireBoundApprovals: false }))).not.toHaveProperty(
+      'requireBoundApprovals',
+    );
+    expect(
+      resolveAgentOptions(agentWith({ requireBoundApprovals: true })).requireBoundApprovals,
+    ).toBe(true);
+    const error = thrownBy(() =>
+      resolveAgentOptions(agentWith({ requireBoundApprovals: 'yes' as unknown as boolean })),
+    );
+    expectConfigError(error, 'advanced.requireBoundApprovals', "got 'yes'");
+  });
 });
 
 describe('createAgent', () => {

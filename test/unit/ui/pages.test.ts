@@ -78,6 +78,41 @@ describe('the session page escapes session data', () => {
   });
 });
 
+describe('the inbox binds an answer to the call it shows', () => {
+  const digest = '0123456789ab'.padEnd(64, 'f');
+  const card = (withDigest: boolean) =>
+    inboxPage([
+      {
+        sessionId: 's1',
+        request: {
+          requestId: 'r1',
+          toolUseId: 'call-1',
+          toolName: 'Write',
+          toolKind: 'write',
+          input: { file_path: 'a.md' },
+          affectedPaths: ['a.md'],
+          askedAt: 0,
+          deadline: 1,
+          ...(withDigest ? { digest } : {}),
+        },
+      },
+    ]);
+
+  it("shows the digest's 12 hex digits and carries it whole in both forms", () => {
+    const html = card(true);
+    expect(html).toContain(
+      `<code data-testid="request-digest" title="${digest}">0123456789ab</code>`,
+    );
+    expect(html.split(`<input type="hidden" name="digest" value="${digest}">`)).toHaveLength(3);
+  });
+
+  it('carries no digest for a request from a worker older than digests', () => {
+    const html = card(false);
+    expect(html).not.toContain('name="digest"');
+    expect(html).not.toContain('request-digest');
+  });
+});
+
 describe('durable-agent ui options', () => {
   it('takes --port, --host, --task-queue, --identity, --limit and --timeout', () => {
     const parsed = parseCommandLine(
