@@ -16,7 +16,6 @@ import {
   allHandlersFinished,
   condition,
   isCancellation,
-  patched,
   setCurrentDetails,
   uuid4,
 } from '@temporalio/workflow';
@@ -55,8 +54,6 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
   const carry = input.carry;
   const state = createSessionState(input);
   state.contextStamp = contextStamper(state, input.maxContextTokens ?? DEFAULTS.maxContextTokens);
-  // 0.2's hot path (workflows/patches.ts), decided where no local activity can have resolved.
-  state.skipIdleStages = patched('hot-path-0.2.0');
   // A sub-agent, started by a `Task` call: its one task, then it ends.
   if (input.lineage) return await runSubagentSession(state);
   for (const pending of carry?.pendingCleanups ?? []) {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { CancellationScope } from '@temporalio/workflow';
+import { patched, type CancellationScope } from '@temporalio/workflow';
 import {
   appendToContext,
   contextOf,
@@ -104,6 +104,9 @@ export function createSessionState(input: SessionWorkflowInput): SessionState {
   const maxContextTokens = input.maxContextTokens ?? DEFAULTS.maxContextTokens;
   const state: SessionState = {
     input,
+    // 0.2's hot path (workflows/patches.ts): decided first thing in the run, where no local
+    // activity can have resolved.
+    skipIdleStages: patched('hot-path-0.2.0'),
     taskQueue: carry?.taskQueue ?? input.taskQueue,
     timeline: [],
     timelineBase: carry?.timelineBase ?? 0,
