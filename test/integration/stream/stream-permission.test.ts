@@ -229,6 +229,10 @@ describe('permission decisions on the stream (worker in this process)', () => {
         identity: 'alice@ops',
         permissionRequestId: asked!.permissionRequestId,
         editedInput: true,
+        // Bound to the call asked about (its digest), and the edited call's own digest.
+        bound: true,
+        digest: asked!.digest,
+        updatedInputDigest: expect.stringMatching(/^[0-9a-f]{64}$/),
       },
     ]);
     expect(events.find((e) => e.type === 'tool-start')).toMatchObject({ input: edited });
