@@ -61,6 +61,23 @@ describe('audit log', () => {
     expect(tool).not.toHaveProperty('input');
   });
 
+  it('of an encrypted session carries digests of reasons and diffs, content only when asked', () => {
+    const sealed = sessionAuditEntries([{ history }], 'session-demo', { encrypted: true });
+    const aborted = sealed.entries.find(
+      (entry) => entry.kind === 'dispatch' && entry.decision === 'abort',
+    )!;
+    expect(aborted).not.toHaveProperty('reason');
+    expect(aborted.reasonSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(sealed.entries)).not.toContain('rm -rf');
+    const open = sessionAuditEntries([{ history }], 'session-demo', {
+      encrypted: true,
+      content: true,
+    });
+    const tool = open.entries.find((entry) => entry.kind === 'tool')!;
+    expect(tool.input).toEqual({ file_path: expect.any(String) });
+    expect(JSON.stringify(open.entries)).toContain('rm -rf');
+  });
+
   it('verifies: chain, signature, and the history entry for entry', () => {
     const lines = logOf();
     expect(verify(lines)).toBeUndefined();
