@@ -41,18 +41,33 @@ export function sessionAuditEntries(
   workflowId: string,
   options: AuditEntryOptions = {},
 ): SessionAudit {
-  const entries: AuditEntryBody[] = [];
-  const runIds: string[] = [];
-  let sessionId: string | undefined;
-  for (const run of runs) {
-    const timeline = timelineFromHistory(run.history, {
-      ...(run.storedPayloadEventIds ? { storedPayloadEventIds: run.storedPayloadEventIds } : {}),
-    });
-    if (entries.length === 0) entries.push(sessionEntry(timeline, workflowId));
-    sessionId ??= timeline.sessionId;
-    const started = run.history.events?.[0]?.workflowExecutionStartedEventAttributes;
-    if (started?.originalExecutionRunId) runIds.push(started.originalExecutionRunId);
-    entries.push(...runEntries(timeline, run.history, options));
-  }
-  return { sessionId: sessionId ?? workflowId, workflowId, runIds, entries };
+  const audit = emptySessionAudit(workflowId);
+  for (const run of runs) addRunEntries(audit, run, options);
+  return audit;
+}
+
+/** A session's audit before any run is read (see {@link addRunEntries}). */
+export function emptySessionAudit(workflowId: string): SessionAudit {
+  return { sessionId: '', workflowId, runIds: [], entries: [] };
+}
+
+/**
+ * Add the entries of the session's next run to `audit` (runs oldest first): what
+ * {@link sessionAuditEntries} does for each, so a caller can read one run at a time and let
+ * the history go before reading the next.
+ * @throws {TypeError} when the run's history is not a workflow history.
+ */
+export function addRunEntries(
+  audit: SessionAudit,
+  run: AuditRun,
+  options: AuditEntryOptions = {},
+): void {
+  const timeline = timelineFromHistory(run.history, {
+    ...(run.storedPayloadEventIds ? { storedPayloadEventIds: run.storedPayloadEventIds } : {}),
+  });
+  if (audit.entries.length === 0) audit.entries.push(sessionEntry(timeline, audit.workflowId));
+  if (!audit.sessionId) audit.sessionId = timeline.sessionId ?? audit.workflowId;
+  const started = run.history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (started?.originalExecutionRunId) audit.runIds.push(started.originalExecutionRunId);
+  for (const entry of runEntries(timeline, run.history, options)) audit.entries.push(entry);
 }

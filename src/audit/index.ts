@@ -8,7 +8,13 @@
 export * from './audit-types.js';
 export { digestOf, keyFingerprint } from './audit-digest.js';
 export { runEntries, sessionEntry, type AuditEntryOptions } from './audit-entries.js';
-export { sessionAuditEntries, type AuditRun, type SessionAudit } from './audit-session.js';
+export {
+  addRunEntries,
+  emptySessionAudit,
+  sessionAuditEntries,
+  type AuditRun,
+  type SessionAudit,
+} from './audit-session.js';
 export {
   AuditLogFormatError,
   parseAuditLog,

@@ -10,9 +10,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { ENCRYPTED_ENCODING } from '../payloads/encryption.js';
-import type { AuditRun } from '../audit/index.js';
-import { storedPayloadEventIds } from '../history/decode.js';
-import { fetchRunHistories } from '../history/files.js';
+import {
+  addRunEntries,
+  emptySessionAudit,
+  type AuditEntryOptions,
+  type AuditRun,
+  type SessionAudit,
+} from '../audit/index.js';
+import { storedPayloadEventIds, type HistoryEvent } from '../history/decode.js';
 import { CliError, oneLine } from './cli-error.js';
 import type { CommandArgs } from './command-args.js';
 import { isDeadline } from './deadline.js';
@@ -77,55 +82,126 @@ function publicKeyOf(pem: Buffer): KeyObject {
   }
 }
 
-/** A session's runs, ready for `sessionAuditEntries`, and whether its payloads are encrypted. */
-export interface SessionRuns {
-  sessionId: string;
+/**
+ * A session to read: its workflow id, whether its payloads are encrypted, and its runs,
+ * oldest first, fetched and decoded one at a time (so a long session's runs are never all
+ * in memory at once).
+ */
+export interface SessionSource {
+  /** What errors name it by: the session id given, or the file. */
+  label: string;
   workflowId: string;
-  runs: AuditRun[];
+  /** Whether a run's input was sealed by the agent's encryption. */
   encrypted: boolean;
+  runs(): AsyncIterable<AuditRun>;
 }
 
 /** The run of history file `path`. @throws {CliError} as `inspect` does. */
-export async function runsOfFile(path: string, args: CommandArgs): Promise<SessionRuns> {
+export function fileSource(path: string, args: CommandArgs): SessionSource {
   const recorded = loadHistoryFile(path);
-  const run = await auditRun(recorded, args, path);
   const started = recorded.events?.[0]?.workflowExecutionStartedEventAttributes;
-  const workflowId = started?.workflowId ?? '';
-  return { sessionId: '', workflowId, runs: [run], encrypted: isEncrypted(recorded) };
+  return {
+    label: path,
+    workflowId: started?.workflowId ?? '',
+    encrypted: isEncrypted(recorded.events?.[0]),
+    runs: async function* () {
+      yield await auditRun(recorded, args, path);
+    },
+  };
 }
 
 /**
- * Every run of the session `target` (a session id or `session-<id>`), oldest first.
- * @throws {CliError} no such session, the server, payloads that do not open.
+ * The session `target` (a session id or `session-<id>`) on the server.
+ * @throws {CliError} no such session, the server.
  */
-export async function runsOfSession(
+export async function sessionSource(
   client: Client,
   target: string,
   args: CommandArgs,
-): Promise<SessionRuns> {
+): Promise<SessionSource> {
   const found = await sessionOf(client, args, target);
-  return runsOfWorkflow(client, found.workflowId, found.sessionId, args);
+  return workflowSource(client, found.workflowId, target, args);
 }
 
-/** Every run of workflow `workflowId`, oldest first. */
-export async function runsOfWorkflow(
+/**
+ * The session of workflow `workflowId`: its runs' ids (from the newest back along each run's
+ * `continuedExecutionRunId`, reading one event of each) and whether they are encrypted.
+ * @throws {CliError} the server.
+ */
+export async function workflowSource(
   client: Client,
   workflowId: string,
-  sessionId: string,
+  label: string,
   args: CommandArgs,
-): Promise<SessionRuns> {
-  let histories: History[];
-  try {
-    histories = await fetchRunHistories(client, workflowId);
-  } catch (error) {
-    if (isDeadline(error, args)) {
-      throw serverTimeout(args, `reading the history of session '${sessionId}'`, error);
+): Promise<SessionSource> {
+  const runIds: string[] = [];
+  let encrypted = false;
+  await fromServer(args, `reading the runs of session '${label}'`, async () => {
+    let runId: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+    while (runId) {
+      runIds.unshift(runId);
+      const first = await firstEvent(client, workflowId, runId);
+      encrypted ||= isEncrypted(first);
+      runId = first?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     }
+  });
+  return {
+    label,
+    workflowId,
+    encrypted,
+    runs: async function* () {
+      for (const runId of runIds) {
+        const history = await fromServer(args, `reading the history of session '${label}'`, () =>
+          client.workflow.getHandle(workflowId, runId).fetchHistory(),
+        );
+        yield await auditRun(history, args, label);
+      }
+    },
+  };
+}
+
+/** The first event of a run: its start, with the input as stored (sealed, when encrypted). */
+async function firstEvent(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<HistoryEvent | undefined> {
+  const page = await client.workflowService.getWorkflowExecutionHistory({
+    namespace: client.options.namespace,
+    execution: { workflowId, runId },
+    maximumPageSize: 1,
+  });
+  return page.history?.events?.[0] ?? undefined;
+}
+
+/** `call`, with the CLI's errors for a server that fails or does not answer in time. */
+async function fromServer<T>(args: CommandArgs, what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isDeadline(error, args)) throw serverTimeout(args, what, error);
     throw serverError(error, args);
   }
-  const runs: AuditRun[] = [];
-  for (const history of histories) runs.push(await auditRun(history, args, sessionId));
-  return { sessionId, workflowId, runs, encrypted: histories.some(isEncrypted) };
+}
+
+/**
+ * The entries of the session `source` names, read one run at a time.
+ * @throws {CliError} exit 2 when a history is not a workflow history.
+ */
+export async function auditOfSource(
+  source: SessionSource,
+  options: AuditEntryOptions,
+): Promise<SessionAudit> {
+  const audit = emptySessionAudit(source.workflowId);
+  for await (const run of source.runs()) {
+    try {
+      addRunEntries(audit, run, options);
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      throw new CliError(`${source.label}: ${oneLine(error)}`, { exitCode: 2, cause: error });
+    }
+  }
+  return audit;
 }
 
 async function auditRun(recorded: History, args: CommandArgs, target: string): Promise<AuditRun> {
@@ -135,9 +211,9 @@ async function auditRun(recorded: History, args: CommandArgs, target: string): P
   };
 }
 
-/** Whether the run's input (its first payload) was sealed by the agent's encryption. */
-function isEncrypted(history: History): boolean {
-  const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+/** Whether a run's start event carries its input sealed by the agent's encryption. */
+function isEncrypted(started: HistoryEvent | undefined): boolean {
+  const input = started?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
   const encoding = input?.metadata?.encoding;
   return encoding != null && Buffer.from(encoding).toString('utf8') === ENCRYPTED_ENCODING;
 }

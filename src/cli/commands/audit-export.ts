@@ -10,20 +10,20 @@ import { writeFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import {
   keyFingerprint,
-  sessionAuditEntries,
   writeAuditLog,
   type AuditEntryBody,
   type SessionAudit,
 } from '../../audit/index.js';
 import { createPublicKey } from 'node:crypto';
 import {
+  auditOfSource,
+  fileSource,
   readAuditKey,
-  runsOfFile,
-  runsOfSession,
-  runsOfWorkflow,
-  type SessionRuns,
+  sessionSource,
+  workflowSource,
+  type SessionSource,
 } from '../audit-sources.js';
-import { CliError, oneLine } from '../cli-error.js';
+import { CliError } from '../cli-error.js';
 import type { CliOutput, CommandArgs } from '../command-args.js';
 import { withClient } from '../client.js';
 import { isDeadline } from '../deadline.js';
@@ -40,13 +40,7 @@ export async function auditExport(args: CommandArgs, io: CliOutput): Promise<num
     );
   }
   const key = readAuditKey(args.key, '--key', 'audit-export');
-  const sessions = await sessionsToExport(args, target);
-  if (sessions.length === 0) {
-    throw new CliError(`audit-export: the query lists no session: ${args.query}`, { exitCode: 2 });
-  }
-  const encrypted = sessions.some((session) => session.encrypted);
-  const options = { content: args.content, encrypted };
-  const audits: SessionAudit[] = sessions.map((session) => auditOf(session, options));
+  const { audits, encrypted } = await auditsToExport(args, target);
   const first = audits[0]!;
   const entries: AuditEntryBody[] = audits.flatMap((audit) => audit.entries);
   const lines = writeAuditLog(
@@ -80,35 +74,37 @@ export async function auditExport(args: CommandArgs, io: CliOutput): Promise<num
   return 0;
 }
 
-/** The session entries, with the CLI's error for a history that is not a session's. */
-function auditOf(
-  session: SessionRuns,
-  options: { content: boolean; encrypted: boolean },
-): SessionAudit {
-  try {
-    return sessionAuditEntries(session.runs, session.workflowId, options);
-  } catch (error) {
-    throw new CliError(`${session.sessionId || session.workflowId}: ${oneLine(error)}`, {
-      exitCode: 2,
-      cause: error,
-    });
+/** The sessions' entries, and whether any session is encrypted (then every one is digested). */
+async function auditsOf(
+  sources: readonly SessionSource[],
+  args: CommandArgs,
+): Promise<{ audits: SessionAudit[]; encrypted: boolean }> {
+  if (sources.length === 0) {
+    throw new CliError(`audit-export: the query lists no session: ${args.query}`, { exitCode: 2 });
   }
+  const encrypted = sources.some((source) => source.encrypted);
+  const audits: SessionAudit[] = [];
+  for (const source of sources) {
+    audits.push(await auditOfSource(source, { content: args.content, encrypted }));
+  }
+  return { audits, encrypted };
 }
 
 /** The sessions to export: the one named, a history file, or those the query lists. */
-async function sessionsToExport(
+async function auditsToExport(
   args: CommandArgs,
   target: string | undefined,
-): Promise<SessionRuns[]> {
-  if (target !== undefined && isHistoryFile(target)) return [await runsOfFile(target, args)];
+): Promise<{ audits: SessionAudit[]; encrypted: boolean }> {
+  if (target !== undefined && isHistoryFile(target)) {
+    return auditsOf([fileSource(target, args)], args);
+  }
   return withClient(args, async (client) => {
-    if (target !== undefined) return [await runsOfSession(client, target, args)];
-    const listed = await listQuery(client, args.query!, args);
-    const sessions: SessionRuns[] = [];
-    for (const workflowId of listed) {
-      sessions.push(await runsOfWorkflow(client, workflowId, workflowId, args));
+    if (target !== undefined) return auditsOf([await sessionSource(client, target, args)], args);
+    const sources: SessionSource[] = [];
+    for (const workflowId of await listQuery(client, args.query!, args)) {
+      sources.push(await workflowSource(client, workflowId, workflowId, args));
     }
-    return sessions;
+    return auditsOf(sources, args);
   });
 }
 

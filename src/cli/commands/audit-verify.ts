@@ -14,14 +14,19 @@ import {
   entriesAfterLog,
   keyFingerprint,
   parseAuditLog,
-  sessionAuditEntries,
   verifyAuditChain,
   type AuditEntryBody,
   type AuditLog,
 } from '../../audit/index.js';
 import { createPublicKey } from 'node:crypto';
-import { readAuditKey, runsOfFile, runsOfSession, type SessionRuns } from '../audit-sources.js';
-import { CliError, oneLine } from '../cli-error.js';
+import {
+  auditOfSource,
+  fileSource,
+  readAuditKey,
+  sessionSource,
+  type SessionSource,
+} from '../audit-sources.js';
+import { CliError } from '../cli-error.js';
 import type { CliOutput, CommandArgs } from '../command-args.js';
 import { withClient } from '../client.js';
 
@@ -41,8 +46,7 @@ export async function auditVerify(args: CommandArgs, io: CliOutput): Promise<num
     io.out(`${file}: ok: ${count} entries, chain and signature hold (key ${fingerprint})`);
     return 0;
   }
-  const sessions = await recordedSessions(args, log);
-  const rebuilt = rebuild(sessions, log);
+  const rebuilt = await recordedEntries(args, log);
   const mismatch = compareWithHistory(log, rebuilt);
   const source = args.history ?? `session ${args.session}`;
   if (mismatch) {
@@ -72,9 +76,22 @@ function readLog(file: string): AuditLog {
   }
 }
 
-/** The sessions the log covers, as recorded: the history file, or each from the server. */
-async function recordedSessions(args: CommandArgs, log: AuditLog): Promise<SessionRuns[]> {
+/**
+ * The entries made again from the recorded history of the sessions the log covers (the
+ * history file, or each from the server), as the header says the log's were made.
+ */
+async function recordedEntries(args: CommandArgs, log: AuditLog): Promise<AuditEntryBody[]> {
   const covered = log.header.covers.sessions;
+  const { content, encrypted } = log.header.covers;
+  const options = { content: content === true, encrypted: encrypted === true };
+  const entriesOf = async (sources: readonly SessionSource[]) => {
+    const entries: AuditEntryBody[] = [];
+    for (const source of sources) {
+      if (!source.workflowId) source.workflowId = log.header.workflowId;
+      entries.push(...(await auditOfSource(source, options)).entries);
+    }
+    return entries;
+  };
   if (args.history !== undefined) {
     if (covered.length > 1) {
       throw new CliError(
@@ -82,11 +99,10 @@ async function recordedSessions(args: CommandArgs, log: AuditLog): Promise<Sessi
         { exitCode: 2 },
       );
     }
-    return [await runsOfFile(args.history, args)];
+    return entriesOf([fileSource(args.history, args)]);
   }
   const named = args.session!;
-  const sessionOfLog = (id: string) => id === named || `session-${id}` === named;
-  if (!covered.some(sessionOfLog)) {
+  if (!covered.some((id) => id === named || `session-${id}` === named)) {
     throw new CliError(
       `audit-verify: the log does not cover session ${named} (it covers ${covered.join(', ')})`,
       { exitCode: 2 },
@@ -94,26 +110,8 @@ async function recordedSessions(args: CommandArgs, log: AuditLog): Promise<Sessi
   }
   // A log of several sessions (--query) is compared whole: every session it covers, in order.
   return withClient(args, async (client) => {
-    const sessions: SessionRuns[] = [];
-    for (const id of covered) sessions.push(await runsOfSession(client, id, args));
-    return sessions;
+    const sources: SessionSource[] = [];
+    for (const id of covered) sources.push(await sessionSource(client, id, args));
+    return entriesOf(sources);
   });
-}
-
-/** The entries made again from the history, as the header says the log's were made. */
-function rebuild(sessions: readonly SessionRuns[], log: AuditLog): AuditEntryBody[] {
-  const { content, encrypted } = log.header.covers;
-  const options = { content: content === true, encrypted: encrypted === true };
-  try {
-    return sessions.flatMap(
-      (session) =>
-        sessionAuditEntries(session.runs, session.workflowId || log.header.workflowId, options)
-          .entries,
-    );
-  } catch (error) {
-    throw new CliError(`audit-verify: the history: ${oneLine(error)}`, {
-      exitCode: 2,
-      cause: error,
-    });
-  }
 }

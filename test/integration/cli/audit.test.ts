@@ -143,6 +143,39 @@ describe('audit-verify', () => {
     expect(file.code, file.stderr).toBe(0);
   });
 
+  it('--query: exports the sessions a visibility query lists, verified against the server', async () => {
+    const queried = join(workspace, 'query.jsonl');
+    const exported = await runCli([
+      'audit-export',
+      '--query',
+      `WorkflowId = '${session.workflowId}'`,
+      '--key',
+      keyFile,
+      '--out',
+      queried,
+    ]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const body = (text: string) =>
+      text
+        .trim()
+        .split('\n')
+        .slice(1, -1)
+        .map((line) => {
+          const { prevHash: _p, hash: _h, ...entry } = JSON.parse(line) as Entry;
+          return entry;
+        });
+    expect(body(readFileSync(queried, 'utf8'))).toEqual(body(readFileSync(logFile, 'utf8')));
+    const verified = await runCli([
+      'audit-verify',
+      queried,
+      '--pub',
+      pubFile,
+      '--session',
+      session.id,
+    ]);
+    expect(verified.code, verified.stderr).toBe(0);
+  });
+
   it('exits 2 naming the line of a malformed log, and for a key that is not Ed25519', async () => {
     const broken = join(workspace, 'broken.jsonl');
     const lines = readFileSync(logFile, 'utf8').split('\n');
