@@ -20,7 +20,7 @@ import {
 } from './audit-types.js';
 
 /** What {@link writeAuditLog} needs beside the entries. */
-export interface AuditLogMeta {
+interface AuditLogMeta {
   sessionId: string;
   workflowId: string;
   runIds: string[];

@@ -20,7 +20,6 @@ export {
   parseAuditLog,
   verifyAuditChain,
   writeAuditLog,
-  type AuditLogMeta,
   type AuditProblem,
 } from './audit-chain.js';
 export { compareWithHistory, entriesAfterLog } from './audit-compare.js';
