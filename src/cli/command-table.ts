@@ -9,6 +9,7 @@
  */
 import { SESSION_LIST_STATUSES } from '../client/session-status.js';
 import {
+  AUDIT_TIMEOUT_MS,
   CODEC_TOKEN_VARIABLE,
   DEFAULT_CODEC_PORT,
   DEFAULT_CORS_ORIGINS,
@@ -228,7 +229,8 @@ export const COMMANDS = {
       'hash with --key (a PEM private key: openssl genpkey -algorithm ed25519). Inputs, outputs\n' +
       'and texts appear as digests only; --content adds them. For an encrypted session reasons,\n' +
       'messages and diffs are digests too, unless --content. --out FILE (default stdout).\n' +
-      'Sub-agents are referenced by session id: export them too. docs/audit.md describes the log.',
+      'Sub-agents are referenced by session id: export them too. docs/audit.md describes the log.\n' +
+      `--timeout bounds the reading (default ${AUDIT_TIMEOUT_MS / 1000}s).`,
     load: () => import('./commands/audit-export.js').then((m) => m.auditExport),
   },
   'audit-verify': {
@@ -243,7 +245,8 @@ export const COMMANDS = {
       'server) or --history FILE it also makes the entries again from the recorded history and\n' +
       'compares them entry for entry. The first problem is named: the entry (seq, kind, line)\n' +
       'that was changed, removed, moved or is not in the history. Exit 0: the log holds; 1: it\n' +
-      'does not; 2: bad input (no key, a key that is not Ed25519, a malformed line) or usage.',
+      'does not; 2: bad input (no key, a key that is not Ed25519, a malformed line) or usage.\n' +
+      `--timeout bounds the reading of the history (default ${AUDIT_TIMEOUT_MS / 1000}s).`,
     load: () => import('./commands/audit-verify.js').then((m) => m.auditVerify),
   },
   init: {
