@@ -103,23 +103,8 @@ export function runEntries(
     entries.push({ at, body: make.prompt(prompt) });
   }
   for (const call of timeline.toolCalls) entries.push(...make.toolCall(call, dispatchAt));
-  const marker = timeline.sessionEndMarker;
-  if (marker || timeline.status !== 'RUNNING') {
-    entries.push({
-      at: LAST,
-      body: compact({
-        kind: 'session-end',
-        reason: marker?.reason,
-        at: marker?.at,
-        status: timeline.status,
-        closedAt: timeline.closedAt,
-        endReason: timeline.endReason,
-        closeReason: timeline.closeReason,
-        startError: timeline.startError,
-        promptsHandled: timeline.promptsHandled,
-      }),
-    });
-  }
+  const end = make.sessionEnd(timeline);
+  if (end) entries.push({ at: LAST, body: end });
   return entries
     .map((entry, index) => ({ ...entry, index }))
     .sort(
@@ -184,6 +169,23 @@ class EntryMaker {
       budgetMs: dispatch.budgetMs,
       local: dispatch.local,
       inline: dispatch.inline,
+    });
+  }
+
+  /** The run's end: the SessionEnd marker and how it closed; undefined while neither. */
+  sessionEnd(timeline: HistoryTimeline): AuditEntryBody | undefined {
+    const marker = timeline.sessionEndMarker;
+    if (!marker && timeline.status === 'RUNNING') return undefined;
+    return compact({
+      kind: 'session-end',
+      reason: marker?.reason,
+      at: marker?.at,
+      status: timeline.status,
+      closedAt: timeline.closedAt,
+      endReason: timeline.endReason,
+      ...this.#text('closeReason', timeline.closeReason),
+      ...this.#text('startError', timeline.startError),
+      promptsHandled: timeline.promptsHandled,
     });
   }
 
@@ -302,7 +304,15 @@ class EntryMaker {
       truncated: result?.truncated,
       offloaded: result?.offloaded,
       outputRef: result?.outputRef,
-      error: result?.error,
+      ...(result?.error
+        ? {
+            error: compact({
+              type: result.error.type,
+              code: result.error.code,
+              ...this.#text('message', result.error.message),
+            }),
+          }
+        : {}),
       durationMs: result?.durationMs,
       child: child
         ? {
