@@ -60,6 +60,7 @@ const parts = [
   'tracing',
   'server',
   'history',
+  'audit',
 ];
 
 /**

@@ -10,7 +10,12 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import { DEFAULTS } from '../common/defaults.js';
 import { SESSION_LIST_STATUSES, type SessionListStatus } from '../client/session-status.js';
 import { resolveTemporalConnection } from '../temporal/connection-config.js';
-import { DEFAULT_ADDRESS, DEFAULT_TIMEOUT_MS, GATE_TIMEOUT_MS } from './cli-defaults.js';
+import {
+  AUDIT_TIMEOUT_MS,
+  DEFAULT_ADDRESS,
+  DEFAULT_TIMEOUT_MS,
+  GATE_TIMEOUT_MS,
+} from './cli-defaults.js';
 import { CliError, oneLine } from './cli-error.js';
 import type { ParsedArgs } from './command-args.js';
 import { COMMANDS, isCommand, type CommandName } from './command-table.js';
@@ -53,6 +58,13 @@ const OPTIONS = {
   event: { type: 'string', multiple: true },
   versioning: { type: 'string' },
   force: { type: 'boolean' },
+  key: { type: 'string' },
+  pub: { type: 'string' },
+  out: { type: 'string' },
+  content: { type: 'boolean' },
+  query: { type: 'string' },
+  session: { type: 'string' },
+  history: { type: 'string' },
 } as const;
 
 /** The options every command takes. */
@@ -242,7 +254,23 @@ function commandArgs(
     ...(values.versioning !== undefined
       ? { versioning: values.versioning as 'auto' | 'deployments' | 'off' }
       : {}),
+    content: values.content ?? false,
+    ...auditValues(values),
   };
+}
+
+/** The options of `audit-export` and `audit-verify` that name files, a query or a session. */
+function auditValues(
+  values: Values,
+): Partial<Record<'key' | 'pub' | 'out' | 'query' | 'session' | 'history', string>> {
+  const out: Partial<Record<'key' | 'pub' | 'out' | 'query' | 'session' | 'history', string>> = {};
+  for (const name of ['key', 'pub', 'out', 'query', 'session', 'history'] as const) {
+    const value = values[name];
+    if (value === undefined) continue;
+    if (value.trim() === '') throw new CliError(`--${name} must not be empty`, { usage: true });
+    out[name] = value;
+  }
+  return out;
 }
 
 /**
@@ -275,7 +303,9 @@ function numericValues(
     values.timeout === undefined
       ? name === 'gate'
         ? GATE_TIMEOUT_MS
-        : DEFAULT_TIMEOUT_MS
+        : name === 'audit-export' || name === 'audit-verify'
+          ? AUDIT_TIMEOUT_MS
+          : DEFAULT_TIMEOUT_MS
       : parseTimeout(values.timeout);
   const sinceMs =
     values.since === undefined ? undefined : parseDuration('--since', values.since, '30m, 24h, 7d');

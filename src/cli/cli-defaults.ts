@@ -38,3 +38,6 @@ export const DEFAULT_CORS_ORIGINS = [
  * imported: help and usage errors answer without loading Temporal's protobufs).
  */
 export const KEYS_VARIABLE = 'DURABLE_AGENT_ENCRYPTION_KEYS';
+
+/** Default of `--timeout` for `audit-export` and `audit-verify`, which read every run, ms. */
+export const AUDIT_TIMEOUT_MS = 120_000;

@@ -85,6 +85,20 @@ export type ParsedArgs =
        * module's. @default the module's (else `'auto'`)
        */
       versioning?: 'auto' | 'deployments' | 'off';
+      /** `--key` (audit-export): the Ed25519 private key (PEM file) the log is signed with. */
+      key?: string;
+      /** `--pub` (audit-verify): the Ed25519 public key (PEM file) the log is checked with. */
+      pub?: string;
+      /** `--out` (audit-export): the file the log is written to. @default stdout */
+      out?: string;
+      /** `--content` (audit-export): inputs, outputs and texts in the log, beside their digests. */
+      content: boolean;
+      /** `--query` (audit-export): a visibility query listing the sessions to export. */
+      query?: string;
+      /** `--session` (audit-verify): compare the log with this session's history on the server. */
+      session?: string;
+      /** `--history` (audit-verify): compare the log with this history file. */
+      history?: string;
     };
 
 /** A parsed command (not help), with the time its waits end (`--timeout` from its start). */

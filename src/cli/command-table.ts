@@ -9,6 +9,7 @@
  */
 import { SESSION_LIST_STATUSES } from '../client/session-status.js';
 import {
+  AUDIT_TIMEOUT_MS,
   CODEC_TOKEN_VARIABLE,
   DEFAULT_CODEC_PORT,
   DEFAULT_CORS_ORIGINS,
@@ -216,6 +217,42 @@ export const COMMANDS = {
       `Encrypted sessions are read with ${KEYS_VARIABLE}, offloaded payloads from --payloads.\n` +
       'Runs until Ctrl-C.',
     load: () => import('./commands/ui.js').then((m) => m.sessionUi),
+  },
+  'audit-export': {
+    positionals: [],
+    optionalPositionals: ['sessionId | history.json'],
+    options: ['key', 'out', 'content', 'query', 'timeout'],
+    usage:
+      'durable-agent audit-export <sessionId | history.json> [--query Q] --key private.pem [--out file] [--content]',
+    summary: 'a signed log of every decision of a session, from its history',
+    description:
+      'Writes a JSON Lines audit log of a session (every run, oldest first), of a history file, or\n' +
+      'of every session a visibility query lists (--query Q): a header, one entry per decision\n' +
+      "(each hook callback's decision, reason and diffs, permission answers, approvals with who,\n" +
+      'when and the digest, tool runs with sha256 of input and output, model steps with usage,\n' +
+      "versions), each carrying the previous entry's hash, and an Ed25519 signature over the last\n" +
+      'hash with --key (a PEM private key: openssl genpkey -algorithm ed25519). Inputs, outputs\n' +
+      'and texts appear as digests only; --content adds them. For an encrypted session reasons,\n' +
+      'messages and diffs are digests too, unless --content. --out FILE (default stdout).\n' +
+      'Sub-agents are referenced by session id: export them too. docs/audit.md describes the log.\n' +
+      `--timeout bounds the reading (default ${AUDIT_TIMEOUT_MS / 1000}s).`,
+    load: () => import('./commands/audit-export.js').then((m) => m.auditExport),
+  },
+  'audit-verify': {
+    positionals: ['log.jsonl'],
+    options: ['pub', 'session', 'history', 'timeout'],
+    usage:
+      'durable-agent audit-verify <log.jsonl> --pub public.pem [--session id | --history file]',
+    summary: "check an audit log's chain, signature and the history it came from",
+    description:
+      "Checks an audit log offline: each entry's hash and link to the one before, and the\n" +
+      'signature with --pub (the PEM public key of the signer). With --session ID (from the\n' +
+      'server) or --history FILE it also makes the entries again from the recorded history and\n' +
+      'compares them entry for entry. The first problem is named: the entry (seq, kind, line)\n' +
+      'that was changed, removed, moved or is not in the history. Exit 0: the log holds; 1: it\n' +
+      'does not; 2: bad input (no key, a key that is not Ed25519, a malformed line) or usage.\n' +
+      `--timeout bounds the reading of the history (default ${AUDIT_TIMEOUT_MS / 1000}s).`,
+    load: () => import('./commands/audit-verify.js').then((m) => m.auditVerify),
   },
   init: {
     positionals: [],

@@ -34,7 +34,8 @@ export function helpText(command?: CommandName): string {
     'From a source checkout: npx tsx src/cli/main.ts <command> ...',
     'Exit status: 0 ok, 1 failure (or replay found nondeterminism), 2 usage error;',
     'golden: 0 no decision changed, 1 some changed, 2 bad input or usage;',
-    'gate: 0 no decision flips, 1 some flip, 2 bad input (module, no sessions, server) or usage.',
+    'gate: 0 no decision flips, 1 some flip, 2 bad input (module, no sessions, server) or usage;',
+    'audit-verify: 0 the log holds, 1 an entry changed, removed, moved or not in the history, 2 bad input.',
     'Set DEBUG=1 for stack traces.',
   ].join('\n');
 }

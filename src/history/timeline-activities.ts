@@ -7,6 +7,7 @@
  * @module
  */
 import { historyMcpTools } from './timeline-mcp.js';
+import { modelStepClosed } from './timeline-model-steps.js';
 import { VERSION_REFUSAL_TYPE } from '../common/identity.js';
 import { isPlainObject } from '../common/json.js';
 import {
@@ -267,6 +268,7 @@ function activityClosed(
   fill: (dispatch: HistoryDispatch) => void,
 ): void {
   const scheduledId = numberOf(scheduledEventId);
+  modelStepClosed(build, scheduledId, close, event);
   const dispatch = build.byScheduledId.get(scheduledId);
   if (!dispatch) {
     const other = build.others.get(scheduledId);

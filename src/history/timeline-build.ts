@@ -11,7 +11,12 @@ import type { JsonObject } from '../common/json.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
 import { decodeFirstPayload, numberOf, type HistoryEvent, type PayloadList } from './decode.js';
 import { ToolCallTracker, type ToolCallState } from './tool-calls.js';
-import type { HistoryDispatch, HistoryPrompt, HistoryTimeline } from './timeline-types.js';
+import type {
+  HistoryDispatch,
+  HistoryModelStep,
+  HistoryPrompt,
+  HistoryTimeline,
+} from './timeline-types.js';
 
 /** How a non-dispatch activity closed, for the tool call it belongs to. */
 export type ActivityClose =
@@ -26,6 +31,8 @@ export interface TimelineBuild {
   converter: PayloadConverter;
   /** Dispatches by their scheduled event id. */
   byScheduledId: Map<number, HistoryDispatch>;
+  /** Model steps not closed yet, by their scheduled event id. */
+  modelSteps: Map<number, HistoryModelStep>;
   /** Activities waiting for a lingering callback, by scheduled event id → dispatch id. */
   settleWaits: Map<number, string>;
   /** Dispatches whose callback outlived them, by dispatch id. */
@@ -77,6 +84,7 @@ export function createTimelineBuild(
     timeline,
     converter,
     byScheduledId: new Map(),
+    modelSteps: new Map(),
     settleWaits: new Map(),
     byDispatchId: new Map(),
     payloads: new Map(),

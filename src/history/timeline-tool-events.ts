@@ -11,7 +11,9 @@ import type {
   CleanupHandle,
   DispatchHookInput,
   HookDispatchOutcome,
+  ModelStepInput,
 } from '../common/activity-io.js';
+import { modelStepOpened } from './timeline-model-steps.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
 import { decode, timeOf, type ActivityClose, type TimelineBuild } from './timeline-build.js';
 import {
@@ -79,7 +81,8 @@ export function modelStepScheduled(
   scheduled: ScheduledAttributes,
 ): void {
   build.tools.modelStepScheduled();
-  const stepInput = decode<{ hook?: unknown }>(build, scheduled.input);
+  const stepInput = decode<Partial<ModelStepInput>>(build, scheduled.input);
+  modelStepOpened(build, event, stepInput);
   if (isPlainObject(stepInput?.hook)) {
     openDispatch(build, event, stepInput.hook as Partial<DispatchHookInput>).inline = true;
     return;
@@ -153,6 +156,7 @@ export function executeToolScheduled(
             }
           : close;
     build.tools.executeClosed(state, outcome, durationMs);
+    if (state.call.result) state.call.result.closedEventId = numberOf(closed.eventId);
     if (hook && inline) inlineToolDispatch(build, event, closed, hook, inline);
   });
 }

@@ -183,6 +183,34 @@ export interface HistoryMcpTools {
   unavailable: Array<{ server: string; message: string }>;
 }
 
+/** One `modelStep` activity as its history records it. */
+export interface HistoryModelStep {
+  /** The send it ran for (its Update id). */
+  requestId?: string;
+  /** 0-based step within that send. */
+  step?: number;
+  /** 0-based step within the session, across prompts. */
+  modelStepIndex?: number;
+  /** When it was scheduled, ms since epoch. */
+  scheduledAt?: number;
+  /** Event id of its `ActivityTaskScheduled`. */
+  scheduledEventId: number;
+  /** How its activity closed (`running` while open). */
+  status: 'completed' | 'failed' | 'worker_lost' | 'cancelled' | 'running';
+  /** Event id of the event that closed it. */
+  closedEventId?: number;
+  /** Scheduled to closed, ms. */
+  durationMs?: number;
+  /** Why the model stopped (`stop`, `tool-calls`, ...), when it completed. */
+  finishReason?: string;
+  /** It ran only its inline dispatch (`hook`) or found no cached context (`context`). */
+  deferred?: string;
+  /** The tool calls the model asked for, by tool use id, in order. */
+  toolUseIds?: string[];
+  /** The tokens the provider reported, when the result records them (sessions with a budget). */
+  usage?: { inputTokens: number; outputTokens: number; totalTokens: number };
+}
+
 /** A session's hook timeline rebuilt from its history. */
 export interface HistoryTimeline {
   /** The workflow id, when the history records it (servers from 1.24 on do). */
@@ -225,6 +253,8 @@ export interface HistoryTimeline {
   closedAt?: number;
   /** Every hook dispatch, in the order scheduled. */
   dispatches: HistoryDispatch[];
+  /** Every model step, in the order scheduled (absent when the run made none). */
+  modelSteps?: HistoryModelStep[];
   /**
    * Every tool call, in the order the model asked for them: its input and how it was
    * changed, its permission (the policy's answer, a person's wait and answer), its result.

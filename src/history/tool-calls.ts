@@ -106,6 +106,8 @@ interface HistoryToolResult {
   summary?: string;
   /** The error's type and message (status `error` or `failed`). */
   error?: { type: string; message: string; code?: string };
+  /** Event id of the event that closed the tool's activity (its result, when it completed). */
+  closedEventId?: number;
 }
 
 /**
