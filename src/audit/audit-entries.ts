@@ -251,8 +251,6 @@ class EntryMaker {
       });
     }
     if (ask) {
-      // Set by the approval-digest work (issue 37, part 1) once it lands; read when present.
-      const bound = ask as { digest?: unknown; bound?: unknown; updatedInputDigest?: unknown };
       out.push({
         at: decidedAt,
         body: compact({
@@ -265,10 +263,10 @@ class EntryMaker {
           deadline: ask.deadline,
           answeredAt: ask.waitedMs === undefined ? undefined : ask.askedAt + ask.waitedMs,
           waitedMs: ask.waitedMs,
-          digest: typeof bound.digest === 'string' ? bound.digest : undefined,
-          bound: typeof bound.bound === 'boolean' ? bound.bound : undefined,
-          updatedInputDigest:
-            typeof bound.updatedInputDigest === 'string' ? bound.updatedInputDigest : undefined,
+          // The call's approval digest, whether the answer named it, the edited call's.
+          digest: ask.digest,
+          bound: ask.bound,
+          updatedInputDigest: ask.updatedInputDigest,
           updatedInputSha256: ask.updatedInput ? digestOf(ask.updatedInput) : undefined,
           updatedInput: this.#content ? ask.updatedInput : undefined,
           ...this.#text('inputDiff', ask.inputDiff),
