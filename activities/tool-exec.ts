@@ -119,7 +119,14 @@ async function describeToolCall(
   } catch {
     // A tool that cannot name its paths still asks for permission, with none listed.
   }
-  return { known: true, kind: tool.kind, affectedPaths };
+  // Said only when it is not what the kind implies, so descriptions stay as they were.
+  const idempotent = tool.idempotent ?? tool.kind === 'readonly';
+  return {
+    known: true,
+    kind: tool.kind,
+    affectedPaths,
+    ...(idempotent !== (tool.kind === 'readonly') ? { idempotent } : {}),
+  };
 }
 
 /** The permission function's answer for a call: the session's own, else the agent's. */

@@ -157,6 +157,14 @@ function parseLine(line: string, number: number): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AuditLogFormatError('not a JSON object', number);
   }
+  // Exactly as the export wrote it: a key given twice would hash as its last value while a
+  // reader (or another parser) takes the first, so any other spelling of the line is refused.
+  if (JSON.stringify(value) !== line) {
+    throw new AuditLogFormatError(
+      'not written as the export writes a line (a key given twice, or spacing or escapes changed)',
+      number,
+    );
+  }
   return value as Record<string, unknown>;
 }
 

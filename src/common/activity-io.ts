@@ -220,6 +220,11 @@ export interface ToolCallDescription {
   known: boolean;
   kind: ToolKind;
   affectedPaths: string[];
+  /**
+   * The tool's `idempotent` (a call may run again after a lost worker), when the worker says
+   * so; absent: decided by `kind` (`readonly`). Set only when it differs from that.
+   */
+  idempotent?: boolean;
 }
 
 /** Input of the `checkPermission` activity (the agent's permission function). */

@@ -195,6 +195,8 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
         description: tool.description,
         inputSchema: schemaText(tool.inputSchema),
         affectedPaths: tool.affectedPaths ? normalizedSource(tool.affectedPaths) : null,
+        // Only when given, so earlier fingerprints hold.
+        ...(tool.idempotent !== undefined ? { idempotent: tool.idempotent } : {}),
       }),
       12,
     );

@@ -229,16 +229,16 @@ async function runStep(ctx: ProviderContext, request: ModelStepRequest): Promise
 
 /**
  * The step's usage as the AI SDK reports it (from the stream's final chunk when streaming), or
- * undefined when the provider reported no token counts. A missing total is input + output.
+ * undefined when the provider did not report both input and output tokens (the budget then
+ * counts the step by its estimate, as for a provider that reports none: a missing side is
+ * never taken as 0). A missing total is input + output.
  */
 function reportedUsage(
   usage: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
 ): ModelStepOutput['usage'] {
-  const input = usage?.inputTokens;
-  const output = usage?.outputTokens;
-  if (input === undefined && output === undefined) return undefined;
-  const inputTokens = input ?? 0;
-  const outputTokens = output ?? 0;
+  const inputTokens = usage?.inputTokens;
+  const outputTokens = usage?.outputTokens;
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
   return {
     inputTokens,
     outputTokens,

@@ -59,6 +59,14 @@ export interface ToolDefinition<Input extends JsonObject = JsonObject> {
   readonly inputJsonSchema?: JsonObject;
   /** `readonly`, `write` or `execute`; permission policies decide by it. */
   readonly kind: ToolKind;
+  /**
+   * Whether running a call twice does what running it once does. Such a call, lost with its
+   * worker while it ran, is run again on another worker (the model reads its result); any
+   * other is never run twice and ends as a tool that failed to run. Say `false` for a tool
+   * declared `readonly` that still has effects worth not repeating (a paid lookup, a counter).
+   * @default `true` for kind `readonly`, else `false`
+   */
+  readonly idempotent?: boolean;
   /** Paths the call would read or write, for permission requests. @default none */
   affectedPaths?(input: Input, context: Pick<ToolContext, 'workspaceRoots'>): string[];
   /**

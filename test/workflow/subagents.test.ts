@@ -62,6 +62,8 @@ interface Seen {
   dispatched: DispatchHookInput[];
   /** The tools `executeTool` ran, by name. */
   executed: string[];
+  /** Of each, whether its input said it may run again after a lost worker. */
+  idempotent: boolean[];
 }
 
 const completed = (outputs: object[] = [{}]) =>
@@ -115,7 +117,7 @@ async function withParent(
 ): Promise<Seen> {
   const taskQueue = `subagents-test-${randomUUID()}`;
   const cleanupQueue = `${taskQueue}/cleanup`;
-  const seen: Seen = { dispatched: [], executed: [] };
+  const seen: Seen = { dispatched: [], executed: [], idempotent: [] };
   const activities = {
     async dispatchHook(dispatch: DispatchHookInput) {
       seen.dispatched.push(dispatch);
@@ -128,15 +130,19 @@ async function withParent(
     async describeToolCall(call: { toolName: string }): Promise<ToolCallDescription> {
       return {
         known: true,
-        kind: call.toolName === 'Bash' ? 'execute' : 'readonly',
+        kind: call.toolName === 'Bash' || call.toolName === 'Upsert' ? 'execute' : 'readonly',
         affectedPaths: [],
+        // A read-only tool whose worker says it is not idempotent, a write one that is.
+        ...(call.toolName === 'PaidLookup' ? { idempotent: false } : {}),
+        ...(call.toolName === 'Upsert' ? { idempotent: true } : {}),
       };
     },
     async checkPermission(): Promise<CheckPermissionOutput> {
       return script.permission ?? { ok: true, result: { behavior: 'allow' } };
     },
-    async executeTool(call: { toolName: string }) {
+    async executeTool(call: { toolName: string; idempotent?: boolean }) {
       seen.executed.push(call.toolName);
+      seen.idempotent.push(call.idempotent === true);
       return { status: 'success', model: 'ran' };
     },
     async publishStreamEvents() {
@@ -913,5 +919,36 @@ describe('fail-closed holds inside a child', () => {
       HookEvent.PreToolUse,
       HookEvent.SessionEnd,
     ]);
+  });
+});
+
+describe('a tool execution says whether it may run again after a lost worker', () => {
+  it('a read-only call may, unless its worker says it is not idempotent; a write call only when its worker says it is', async () => {
+    const call = (toolUseId: string, toolName: string): ModelStepOutput => ({
+      text: '',
+      toolCalls: [{ toolUseId, toolName, input: {} }],
+      finishReason: 'tool-calls',
+    });
+    const tools = ['Read', 'PaidLookup', 'Bash', 'Upsert'];
+    const seen = await withParent(
+      {
+        model: async (_path, step) =>
+          step < tools.length ? call(`c${step}`, tools[step]!) : answer('done'),
+        // Bash and Upsert are write kinds: the default preset would ask; allowed here.
+        permission: { ok: true, result: { behavior: 'allow' } },
+      },
+      {
+        permission: { handler: 'function' },
+        tools: tools.map((name) => ({
+          name,
+          kind: name === 'Bash' || name === 'Upsert' ? ('execute' as const) : ('readonly' as const),
+        })),
+      },
+      async (parent) => {
+        expect((await parent.send('go')).status).toBe('completed');
+      },
+    );
+    expect(seen.executed).toEqual(tools);
+    expect(seen.idempotent).toEqual([true, false, false, true]);
   });
 });

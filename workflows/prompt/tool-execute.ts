@@ -97,5 +97,7 @@ export async function execute(run: CallRun, hook?: DispatchHookInput): Promise<E
 
 /** Whether the call may run twice with the effect of once: read-only, or marked idempotent. */
 function idempotent(run: CallRun): boolean {
-  return run.description?.kind === 'readonly' || mcpIdempotent(run.mcp);
+  const description = run.description;
+  if (description?.idempotent !== undefined) return description.idempotent;
+  return description?.kind === 'readonly' || mcpIdempotent(run.mcp);
 }

@@ -177,6 +177,40 @@ describe('executeTool attempts', () => {
     expect(log).toEqual(['ran v5', 'ran v5']);
   });
 
+  it("describes a tool's idempotent only when it is not what its kind implies", async () => {
+    const registry = new AgentRegistry();
+    const tool = (name: string, kind: 'readonly' | 'write', idempotent?: boolean) =>
+      defineTool({
+        name,
+        description: name,
+        kind,
+        ...(idempotent !== undefined ? { idempotent } : {}),
+        inputSchema: z.object({}),
+        execute: async () => 'ok',
+      });
+    registry.register({
+      name: 'default',
+      hooks: {},
+      model: { name: 'x', step: async () => ({ text: '', finishReason: 'stop' }) },
+      tools: [
+        tool('Lookup', 'readonly'),
+        tool('PaidLookup', 'readonly', false),
+        tool('Upsert', 'write', true),
+        tool('Send', 'write'),
+      ],
+      workspaceRoots: [],
+      maxToolOutputBytes: 65_536,
+      ...testIdentity,
+    });
+    const { describeToolCall } = createToolActivities({ registry, heartbeatIntervalMs: 20 });
+    const describe = (toolName: string) =>
+      describeToolCall({ agentName: 'default', sessionId: 's', toolName, input: {} });
+    expect(await describe('Lookup')).toEqual({ known: true, kind: 'readonly', affectedPaths: [] });
+    expect(await describe('PaidLookup')).toMatchObject({ kind: 'readonly', idempotent: false });
+    expect(await describe('Upsert')).toMatchObject({ kind: 'write', idempotent: true });
+    expect(await describe('Send')).toEqual({ known: true, kind: 'write', affectedPaths: [] });
+  });
+
   it('a failure after the tool ran (its inline PostToolUse threw) is final: no attempt runs it again', async () => {
     const log: string[] = [];
     const { executeTool } = createToolActivities({ registry: setup(log), heartbeatIntervalMs: 20 });

@@ -204,6 +204,17 @@ describe('audit log', () => {
     );
   });
 
+  it('refuses a line with a key given twice, whose hash would cover only the last value', () => {
+    const lines = logOf();
+    const at = lines.findIndex((line) => line.includes('"kind":"dispatch"'));
+    expect(at).toBeGreaterThan(0);
+    // A reader taking the first `kind` would see another entry; JSON.parse keeps the last.
+    lines[at] = lines[at]!.replace('{', '{"kind":"forged",');
+    expect(() => parseAuditLog(lines.join('\n'))).toThrow(
+      `line ${at + 1}: not written as the export writes a line (a key given twice, or spacing or escapes changed)`,
+    );
+  });
+
   it('refuses a key that is not Ed25519', () => {
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 });
     expect(() =>
