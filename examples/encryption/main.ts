@@ -37,11 +37,17 @@ const toJson = (payload: { metadata: Record<string, Uint8Array>; data: Uint8Arra
 
 /**
  * Every payload of a history, as Temporal's remote codec protocol sends them; search
- * attributes left out (the server indexes them, so no codec ever touches them).
+ * attributes left out (the server indexes them, so no codec ever touches them), and so are
+ * workflow patch markers, which Temporal writes itself: a patch's id, in the clear.
  */
 function payloadsOf(value: unknown, found: JsonPayload[] = []): JsonPayload[] {
   if (value && typeof value === 'object') {
-    const v = value as { metadata?: Record<string, Uint8Array>; data?: unknown };
+    const v = value as {
+      metadata?: Record<string, Uint8Array>;
+      data?: unknown;
+      markerName?: unknown;
+    };
+    if (v.markerName === 'core_patch') return found;
     if (v.metadata && v.data instanceof Uint8Array) {
       found.push(toJson(v as { metadata: Record<string, Uint8Array>; data: Uint8Array }));
     } else {

@@ -6,7 +6,7 @@
  */
 import { canonicalJson } from '../common/json.js';
 import type { AuditProblem } from './audit-chain.js';
-import type { AuditEntry, AuditEntryBody, AuditLog } from './audit-types.js';
+import type { AuditEntry, AuditEntryBody, AuditHeader, AuditLog } from './audit-types.js';
 
 /** An entry's content: what is compared (seq, prevHash and hash are the chain's). */
 function bodyOf(entry: AuditEntry | AuditEntryBody): string {
@@ -17,11 +17,12 @@ function bodyOf(entry: AuditEntry | AuditEntryBody): string {
 /**
  * Compare `log`'s entries with `rebuilt` (the same entries made from the history). Returns the
  * first problem, or undefined when they match entry for entry. Entries the history has past
- * the log's last are no problem: the session went on after the export (see
- * {@link entriesAfterLog}).
+ * the log's last are no problem when the session went on after the export (see
+ * {@link entriesAfterLog}); they are `missing` when among them is the end of a session that
+ * closed before the log's `exportedAt` (a log cut short after the fact).
  */
 export function compareWithHistory(
-  log: Pick<AuditLog, 'entries' | 'entryLines'>,
+  log: Pick<AuditLog, 'entries' | 'entryLines'> & { header?: Pick<AuditHeader, 'exportedAt'> },
   rebuilt: readonly AuditEntryBody[],
 ): AuditProblem | undefined {
   const logged = log.entries.map(bodyOf);
@@ -32,8 +33,9 @@ export function compareWithHistory(
     const entry = log.entries[index];
     const line = log.entryLines[index];
     const want = rebuilt[index];
-    // The session went on after the export: the log is a prefix of what it records now.
-    if (!entry) return undefined;
+    // The log is a prefix of what the history records now: the session went on after the
+    // export, unless it had closed before.
+    if (!entry) return cutShort(log, rebuilt, index);
     const where = `entry seq ${entry.seq} (${entry.kind}, line ${line})`;
     if (!want) {
       return {
@@ -102,4 +104,33 @@ export function entriesAfterLog(
   rebuilt: readonly AuditEntryBody[],
 ): number {
   return Math.max(0, rebuilt.length - log.entries.length);
+}
+
+/**
+ * The entries past a log's last (from `index`) hold the end of a session that closed before
+ * the export: the log should have them, so the first of them is `missing`.
+ */
+function cutShort(
+  log: { header?: Pick<AuditHeader, 'exportedAt'> },
+  rebuilt: readonly AuditEntryBody[],
+  index: number,
+): AuditProblem | undefined {
+  const exportedAt = log.header ? Date.parse(log.header.exportedAt) : NaN;
+  if (Number.isNaN(exportedAt)) return undefined;
+  const closedAt = rebuilt
+    .slice(index)
+    .map((entry) =>
+      entry.kind === 'session-end' ? (entry as { closedAt?: unknown }).closedAt : undefined,
+    )
+    .find((at): at is number => typeof at === 'number' && at <= exportedAt);
+  if (closedAt === undefined) return undefined;
+  return {
+    problem: 'missing',
+    seq: index,
+    kind: rebuilt[index]!.kind,
+    message:
+      `the log ends before the history's entry seq ${index} (${rebuilt[index]!.kind}), but the ` +
+      `session closed at ${new Date(closedAt).toISOString()}, before the export (${log.header!.exportedAt}): its last ` +
+      `${rebuilt.length - index} entries were left out`,
+  };
 }

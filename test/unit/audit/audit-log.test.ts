@@ -194,6 +194,28 @@ describe('audit log', () => {
     });
   });
 
+  it('names a log cut short after the session closed; a log exported before the end is a prefix', () => {
+    // The key holder drops the last entries and signs again: chain and signature hold.
+    const cut = audit.entries.slice(0, -3);
+    const log = parseAuditLog(logOf(cut).join('\n'));
+    expect(verifyAuditChain(log, publicKey)).toBeUndefined();
+    // The session had closed before the log's export time: its end is not "after the export".
+    expect(compareWithHistory(log, audit.entries)).toMatchObject({
+      problem: 'missing',
+      seq: cut.length,
+    });
+    expect(compareWithHistory(log, audit.entries)!.message).toMatch(
+      /but the session closed at .*, before the export \(2026-12-05T00:00:00.000Z\): its last 3 entries were left out$/,
+    );
+    // Exported before the session closed, the same entries are a prefix of what it went on to do.
+    const closedAt = (audit.entries.at(-1) as { closedAt?: number }).closedAt!;
+    const early = {
+      ...log,
+      header: { ...log.header, exportedAt: new Date(closedAt - 1).toISOString() },
+    };
+    expect(compareWithHistory(early, audit.entries)).toBeUndefined();
+  });
+
   it('says which line is malformed', () => {
     const lines = logOf();
     lines[3] = '{"seq": 2, "kind": ';
