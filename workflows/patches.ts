@@ -8,8 +8,9 @@
  *
  * Empty at 0.1: the fourteen patches of the work before the first release were removed with
  * their old paths, and the histories in `test/fixtures/histories/`, recorded by 0.1, are the
- * baseline every later release replays. Workflow code (imported by nothing at run time; the
- * ids in the calls are string literals, so the test can read them).
+ * baseline every later release replays; 0.2 adds one, its performance patch. Workflow code
+ * (imported by nothing at run time; the ids in the calls are string literals, so the test can
+ * read them).
  *
  * @module
  */
