@@ -18,7 +18,7 @@ import { createAgent, HookEvent, type AgentOptions } from '../src/index.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { installQuietRuntime } from '../src/worker/runtime.js';
 import { startFakeOpenAI } from '../test/fixtures/openai-server.js';
-import { historySize, oursSender } from './senders.js';
+import { historySize, oursSender, sendInterleaved } from './senders.js';
 import { fmt, percentile, printTable } from './stats.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,7 +26,6 @@ const N = Number(process.env.BENCH_N ?? 200);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 20);
 const ROTATE = Number(process.env.BENCH_ROTATE ?? 50);
 process.env.DURABLE_AGENT_LOG_LEVEL ??= 'ERROR';
-const now = () => performance.now();
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 installQuietRuntime('ERROR');
@@ -77,16 +76,7 @@ const series = [
   { name: 'budget', sender: await oursSender(budgeted, ROTATE, check), times: [] as number[] },
   { name: 'none', sender: await oursSender(plain, ROTATE, check), times: [] as number[] },
 ];
-for (let i = 0; i < N + WARMUP; i++) {
-  // Rotate which goes first, so neither always runs on a machine the other just warmed.
-  const order = series.map((_, k) => series[(i + k) % series.length]!);
-  for (const s of order) {
-    const t0 = now();
-    await s.sender.send(`p${i}`);
-    if (i >= WARMUP) s.times.push(now() - t0);
-    await s.sender.rotate();
-  }
-}
+await sendInterleaved(series, N, WARMUP);
 const sizes: string[] = [];
 for (const s of series) {
   const before = await historySize(client, s.sender.workflowId());

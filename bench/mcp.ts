@@ -38,7 +38,7 @@ import { DEFAULTS } from '../src/common/defaults.js';
 import type { JsonObject } from '../src/common/json.js';
 import { AgentRegistry } from '../src/definition/registry.js';
 import { createAgent, HookEvent } from '../src/index.js';
-import { handSender, historySize, oursSender } from './senders.js';
+import { handSender, historySize, oursSender, sendInterleaved } from './senders.js';
 import { McpConnections } from '../src/mcp/connections.js';
 import { startDevServer } from '../src/server/dev-server.js';
 import { scriptedModel, toolCall, type RecordedModelRequest } from '../src/testing/index.js';
@@ -230,16 +230,7 @@ async function latency(): Promise<string[][]> {
       ? [{ name: 'hand+list', sender: await sendHand(true), times: [] as number[] }]
       : []),
   ];
-  for (let i = 0; i < N + WARMUP; i++) {
-    // Rotate which goes first, so none always runs on a machine another just warmed.
-    const order = series.map((_, k) => series[(i + k) % series.length]!);
-    for (const s of order) {
-      const t0 = now();
-      await s.sender.send(`p${i}`);
-      if (i >= WARMUP) s.times.push(now() - t0);
-      await s.sender.rotate();
-    }
-  }
+  await sendInterleaved(series, N, WARMUP);
   // History per send: one more send on each side, its events and bytes; then BREAKDOWN
   // more, interleaved, whose events say where each side's time went.
   const sizes: string[] = [];

@@ -99,6 +99,34 @@ export async function handSender(hand: HandSession): Promise<Sender> {
   };
 }
 
+/** One timed series of a benchmark: its sender, and each timed send's duration, ms. */
+export interface SenderSeries {
+  name: string;
+  sender: Sender;
+  times: number[];
+}
+
+/**
+ * `warmup + n` rounds of one send on each series, timing the last `n` into its `times`; each
+ * round starts with another series, so none always runs on a machine another just warmed.
+ * Each send is followed by the sender's `rotate()`.
+ */
+export async function sendInterleaved(
+  series: readonly SenderSeries[],
+  n: number,
+  warmup: number,
+): Promise<void> {
+  for (let i = 0; i < n + warmup; i++) {
+    const order = series.map((_, k) => series[(i + k) % series.length]!);
+    for (const s of order) {
+      const t0 = performance.now();
+      await s.sender.send(`p${i}`);
+      if (i >= warmup) s.times.push(performance.now() - t0);
+      await s.sender.rotate();
+    }
+  }
+}
+
 /** Events and bytes of `workflowId`'s history, and the last child workflow it started. */
 export async function historySize(
   client: Client,

@@ -12,9 +12,9 @@ import { temporal as proto } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../../src/index.js';
 import { writeHistoryFile } from '../../../src/history/files.js';
-import { scriptedModel, toolCall } from '../../../src/testing/index.js';
 import { runCli } from '../../helpers/cli-process.js';
 import { pendingAsk, rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { readWriteModel } from '../../helpers/read-write-model.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
 const workspace = tempDir('audit');
@@ -22,19 +22,6 @@ const keyFile = join(workspace, 'audit-key.pem');
 const pubFile = join(workspace, 'audit-key.pub.pem');
 const logFile = join(workspace, 'audit.jsonl');
 const historyFile = join(workspace, 'history.json');
-
-/** `read secrets` reads secrets.env; `write <name>` writes <name>.txt; otherwise a reply. */
-const model = () =>
-  scriptedModel((request) => {
-    const last = request.messages.filter((m) => m.role === 'user').at(-1);
-    const text = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
-    if (request.step > 0) return `done: ${text}`;
-    if (text === 'read secrets') return toolCall('Read', { file_path: 'secrets.env' });
-    if (text.startsWith('write ')) {
-      return toolCall('Write', { file_path: `${text.slice(6)}.txt`, content: 'from the model' });
-    }
-    return `reply to ${text}`;
-  });
 
 interface Entry {
   seq: number;
@@ -53,7 +40,7 @@ beforeAll(async () => {
   writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }));
   writeFileSync(pubFile, publicKey.export({ type: 'spki', format: 'pem' }));
   agent = await createAgent({
-    model: model(),
+    model: readWriteModel(),
     workspaceRoots: [workspace],
     advanced: {
       hooks: {

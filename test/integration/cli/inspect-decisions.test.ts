@@ -17,9 +17,9 @@ import { promisify } from 'node:util';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgent, HookEvent, type Agent, type Session } from '../../../src/index.js';
-import { scriptedModel, toolCall } from '../../../src/testing/index.js';
 import { ensureTemporalCli } from '../../../src/server/temporal-cli.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { readWriteModel } from '../../helpers/read-write-model.js';
 import { tempDir } from '../../helpers/temp-dirs.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -36,19 +36,6 @@ function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
     env,
   });
 }
-
-/** `read secrets` reads secrets.env; `write <name>` writes <name>.txt; otherwise a reply. */
-const model = () =>
-  scriptedModel((request) => {
-    const last = request.messages.filter((m) => m.role === 'user').at(-1);
-    const text = last?.role === 'user' && typeof last.content === 'string' ? last.content : '';
-    if (request.step > 0) return `done: ${text}`;
-    if (text === 'read secrets') return toolCall('Read', { file_path: 'secrets.env' });
-    if (text.startsWith('write ')) {
-      return toolCall('Write', { file_path: `${text.slice(6)}.txt`, content: 'from the model' });
-    }
-    return `reply to ${text}`;
-  });
 
 interface InspectJson {
   sessionId: string;
@@ -137,7 +124,7 @@ async function answeredByCli(
 beforeAll(async () => {
   writeFileSync(join(workspace, 'secrets.env'), 'API_KEY=sk-test-123\nPORT=8080\n');
   agent = await createAgent({
-    model: model(),
+    model: readWriteModel(),
     workspaceRoots: [workspace],
     advanced: {
       hooks: {
