@@ -14,6 +14,7 @@ import type { AgentRegistry } from '../src/definition/registry.js';
 import type { BudgetClock } from './budget-clock.js';
 import type { ConversationCache } from './conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
+import { createBudgetActivities } from './budget-lease.js';
 import { createDefinitionActivities } from './describe-definition.js';
 import { Context } from '@temporalio/activity';
 import { createHookActivities, refuseIfBegun } from './hook-dispatch.js';
@@ -68,6 +69,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createDefinitionActivities(deps),
     // Publishes what the workflow decided (no definition code runs): any worker may.
     ...createStreamActivities(deps.registry),
+    // Asks a shared budget's workflow (no definition code runs): any worker may.
+    ...createBudgetActivities(),
   });
   const guarded = guardVersions(
     deps.registry,

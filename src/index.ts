@@ -158,5 +158,12 @@ export type {
   BudgetStatus,
   ModelPrice,
 } from './common/budgets.js';
+export type {
+  BudgetAmounts,
+  BudgetWindow,
+  HeldLease,
+  SharedBudgetOptions,
+  SharedBudgetStatus,
+} from './common/shared-budgets.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

@@ -311,3 +311,17 @@ export function listMcpToolsActivity(taskQueue: string, eager = true) {
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
   }).listMcpTools;
 }
+
+/**
+ * A request to a shared budget (`activities/budget-lease.ts`): retried until it is answered
+ * (its Update id makes a retry answer the same), for at most five minutes; any worker runs it.
+ */
+export function leaseSharedBudgetActivity(taskQueue: string) {
+  return proxyActivities<Activities>({
+    summary: 'lease of a shared budget',
+    taskQueue,
+    startToCloseTimeout: '30 seconds',
+    scheduleToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
+  }).leaseSharedBudget;
+}

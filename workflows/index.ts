@@ -7,6 +7,7 @@ import type { SESSION_WORKFLOW, SessionWorkflow } from '../src/common/workflow-i
 import type * as entry from './index.js';
 
 export { sessionWorkflow } from './session-workflow.js';
+export { sharedBudgetWorkflow } from './budget/budget-workflow.js';
 
 type Assert<T extends true> = T;
 /** Compile-time: the bundle exports the session workflow under the type name clients start. */

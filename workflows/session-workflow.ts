@@ -32,9 +32,10 @@ import { setSendHandler } from './handlers/send.js';
 import { runSubagentSession } from './handlers/subagent.js';
 import { setUpgradeHandler } from './handlers/upgrade.js';
 import { setBudgetHandler } from './handlers/budget.js';
+import { returnLeases } from './prompt/shared-budget.js';
 import { setSessionQueries } from './handlers/queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
-import { createSessionState } from './session/state.js';
+import { createSessionState, type SessionState } from './session/state.js';
 import { listSessionMcpTools } from './session/mcp-tools.js';
 import { syncSearchAttributes, watchSearchAttributes } from './session/search-attributes.js';
 import { contextStamper, forgetContext } from './session/context-sync.js';
@@ -125,11 +126,19 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
       // The same cancel reached the prompt: its sub-agents end (their SessionEnd) first.
       if (state.children?.size) await condition(() => runningChildren(state) === 0);
       await endWithoutCaller(state, 'cancelled');
+      await returnLeases(state, 'all');
       await condition(allHandlersFinished);
     });
     syncSearchAttributes(state);
     throw error;
   }
+  return await closedResult(state);
+}
+
+/** The closed session's result, once its leases are back and its handlers have finished. */
+async function closedResult(state: SessionState): Promise<SessionWorkflowResult> {
+  const { input } = state;
+  await returnLeases(state, 'all'); // no request without a lease held
   await condition(allHandlersFinished);
   syncSearchAttributes(state);
   setCurrentDetails(`closed (${state.endReason ?? state.endMarker?.reason ?? 'other'})`);

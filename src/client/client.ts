@@ -17,6 +17,9 @@ import { clientContextOn } from './client-context.js';
 import { listSessionSummaries, type SessionFilter, type SessionSummary } from './list-sessions.js';
 import type { Session } from './session.js';
 import { attachSession, createSession } from './start-session.js';
+import { raiseSharedBudget, readSharedBudget } from './shared-budget-calls.js';
+import type { BudgetCaps } from '../common/budgets.js';
+import type { SharedBudgetStatus } from '../common/shared-budgets.js';
 
 /** Starts and drives sessions of one agent definition. */
 export interface AgentClient {
@@ -72,6 +75,25 @@ export interface AgentClient {
    */
   listSessions(options?: { limit?: number } & SessionFilter): Promise<SessionSummary[]>;
   /**
+   * A budget the agent shares (`advanced.budgets.shared`, docs/budgets.md) by its key:
+   * `agent:<name>` or `tenant:<tenant>`, then `:<window>` when windowed (`tenant:acme:day`).
+   * Spent and leased in the current window, raises, the last windows.
+   * @returns undefined when no session has spent from it yet.
+   */
+  sharedBudget(key: string): Promise<SharedBudgetStatus | undefined>;
+  /**
+   * Set caps of a shared budget for every session spending from it (they hold over the caps
+   * the agents give), recorded in its history with `identity`. A session refused by it goes
+   * on with its next `send()`.
+   * @throws {ConfigError} for a negative or non-integer cap, naming it; when no session has
+   *   spent from the budget yet.
+   */
+  raiseSharedBudget(
+    key: string,
+    caps: BudgetCaps,
+    options?: { identity?: string },
+  ): Promise<SharedBudgetStatus>;
+  /**
    * Close the connection (sessions stay as they are on the server). A `send()`, `close()`,
    * `abort()` or approval of this client's sessions still in flight ends with an
    * `EngineError` ("The client of session … was closed while its … call was in flight").
@@ -100,6 +122,9 @@ function createClientOn(
       const { limit, ...filter } = listOptions;
       return listSessionSummaries(client, limit ?? 100, filter);
     },
+    sharedBudget: (key: string) => readSharedBudget(client, key),
+    raiseSharedBudget: (key, caps, raiseOptions = {}) =>
+      raiseSharedBudget(client, key, caps, raiseOptions.identity),
     close: async () => {
       // Calls still in flight (a send waiting on a person, a retry) end first, with an
       // error, rather than retrying on a closed channel.

@@ -27,7 +27,10 @@ export function sessionWorkflowInput(
       : typeof options.permission === 'function'
         ? { handler: 'function' }
         : { preset: options.permission };
-  const budget = sessionBudgetSpec(options.budgets, options.model, sessionOptions.budgets);
+  const budget = sessionBudgetSpec(options.budgets, options.model, sessionOptions.budgets, {
+    agentName: options.name,
+    ...(sessionOptions.tenant !== undefined ? { tenant: sessionOptions.tenant } : {}),
+  });
   return {
     sessionId,
     agentName: options.name,

@@ -18,6 +18,7 @@ import type { WorkflowStreamEvent } from './permission-events.js';
 import type { PermissionResult } from './permission.js';
 import type { HookOutput, Prompt, ToolKind, ToolResult } from './types.js';
 import type { SessionLineage } from './workflow-io.js';
+import type { LeaseRequest } from './shared-budgets.js';
 
 /**
  * Names of the session's activities, as the workflow schedules them and histories record
@@ -34,10 +35,18 @@ export const ActivityNames = {
   publishStreamEvents: 'publishStreamEvents',
   describeDefinition: 'describeDefinition',
   listMcpTools: 'listMcpTools',
+  leaseSharedBudget: 'leaseSharedBudget',
 } as const;
 
 /** The name of one of the session's activities. */
 export type ActivityName = (typeof ActivityNames)[keyof typeof ActivityNames];
+
+/** Input of the `leaseSharedBudget` activity: a request to a shared budget's workflow. */
+export interface LeaseSharedBudgetInput {
+  request: LeaseRequest;
+  /** The task queue the budget's workflow starts on when no run of it is open. */
+  taskQueue: string;
+}
 
 /** Input of the `archiveRun` activity: it reads the run by query and stores it. */
 export interface ArchiveRunInput {

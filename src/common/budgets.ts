@@ -7,6 +7,7 @@
  * @module
  */
 import { tokensOfChars } from './context.js';
+import type { HeldLease, SharedBudgetOptions, SharedBudgetSpec } from './shared-budgets.js';
 
 /**
  * Caps of one budget: each optional, each a non-negative number (tokens and calls integers).
@@ -65,6 +66,14 @@ export interface BudgetOptions extends BudgetCaps {
    * @default 4096
    */
   maxOutputTokens?: number;
+  /**
+   * Budgets shared by key (docs/budgets.md, "Shared budgets"): every session of the agent
+   * (`scope: 'agent'`), or of a tenant (`scope: 'tenant'`, `createSession({ tenant })`),
+   * spends from one durable budget together, optionally in a window (`'hour'`, `'day'`,
+   * `'month'`, UTC, or a number of ms). Each holds with the session's own caps.
+   * @default none
+   */
+  shared?: SharedBudgetOptions[];
 }
 
 /** Default of {@link BudgetOptions.maxOutputTokens}. */
@@ -78,6 +87,8 @@ export interface SessionBudgetSpec {
   maxOutputTokens: number;
   /** The price of the session's model, when the agent gave one. */
   price?: ModelPrice;
+  /** The shared budgets the session spends from too (absent: none). */
+  shared?: SharedBudgetSpec[];
 }
 
 /** What a session has spent. */
@@ -108,6 +119,10 @@ export interface BudgetExceeded {
   spent: number;
   /** What the refused step or call reserved of it (its worst case). */
   reserved: number;
+  /** The shared budget's key, when a shared budget refused (`tenant:acme:day`). */
+  shared?: string;
+  /** A shared budget: what other sessions' leases held when it refused. */
+  leased?: number;
 }
 
 /** One `raiseBudget`: the caps it set, who set them, when (ms since the epoch). */
@@ -135,6 +150,10 @@ export interface BudgetLedger {
    * next estimates.
    */
   inputOverhead: number;
+  /** The leases of shared budgets the session holds, by key (absent: none held yet). */
+  leases?: Record<string, HeldLease>;
+  /** Requests made to shared budgets so far: the next one's id is `<sessionId>/<n + 1>`. */
+  leaseSeq?: number;
 }
 
 /** What `describe()` shows of a session's budget. */

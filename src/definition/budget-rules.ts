@@ -14,6 +14,11 @@ import {
   type ModelPrice,
   type SessionBudgetSpec,
 } from '../common/budgets.js';
+import {
+  sharedBudgetKey,
+  type SharedBudgetOptions,
+  type SharedBudgetSpec,
+} from '../common/shared-budgets.js';
 import { ConfigError } from '../common/errors.js';
 import type { AgentModel } from '../models/model.js';
 import { describeValue, rule } from './rule-builders.js';
@@ -23,9 +28,10 @@ import type { ResolvedSubagents } from './options.js';
 export const agentBudgetsSchema = rule((value, issue) => {
   if (value === undefined) return;
   const path = 'advanced.budgets';
-  capsProblems(value, path, ['prices', 'maxOutputTokens']).forEach(issue);
+  capsProblems(value, path, ['prices', 'maxOutputTokens', 'shared']).forEach(issue);
   if (typeof value !== 'object' || value === null) return;
-  const { prices, maxOutputTokens } = value as BudgetOptions;
+  const { prices, maxOutputTokens, shared } = value as BudgetOptions;
+  sharedBudgetsProblems(shared, `${path}.shared`).forEach(issue);
   if (
     maxOutputTokens !== undefined &&
     (typeof maxOutputTokens !== 'number' ||
@@ -61,6 +67,45 @@ export const agentBudgetsSchema = rule((value, issue) => {
     }
   }
 });
+
+/**
+ * The problems of `advanced.budgets.shared`, each naming the field: not an array, an entry
+ * without a `scope` of `'agent'` or `'tenant'`, a window that is neither `'hour'`, `'day'`,
+ * `'month'` nor a whole number of ms of at least 1000, a bad cap, two entries with the same
+ * scope and window (one budget).
+ */
+function sharedBudgetsProblems(value: unknown, path: string): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) {
+    return [`${path} must be an array of { scope, window?, ...caps }, got ${describeValue(value)}`];
+  }
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  value.forEach((entry: unknown, i) => {
+    const at = `${path}[${i}]`;
+    problems.push(...capsProblems(entry, at, ['scope', 'window']));
+    if (typeof entry !== 'object' || entry === null) return;
+    const { scope, window } = entry as SharedBudgetOptions;
+    if (scope !== 'agent' && scope !== 'tenant') {
+      problems.push(`${at}.scope must be 'agent' or 'tenant', got ${describeValue(scope)}`);
+    }
+    if (
+      window !== undefined &&
+      window !== 'hour' &&
+      window !== 'day' &&
+      window !== 'month' &&
+      !(typeof window === 'number' && Number.isInteger(window) && window >= 1000)
+    ) {
+      problems.push(
+        `${at}.window must be 'hour', 'day', 'month' or a whole number of ms >= 1000, got ${describeValue(window)}`,
+      );
+    }
+    const key = `${String(scope)}/${String(window)}`;
+    if (seen.has(key)) problems.push(`${at} repeats the scope and window of an earlier entry`);
+    seen.add(key);
+  });
+  return problems;
+}
 
 /** A session's `budgets`: caps only (prices and the output bound are the agent's). */
 export const sessionBudgetsSchema = rule((value, issue) => {
@@ -138,10 +183,12 @@ export function sessionBudgetSpec(
   agent: BudgetOptions | undefined,
   model: string | AgentModel,
   session: BudgetCaps | undefined,
+  owner: { agentName: string; tenant?: string } = { agentName: '' },
 ): SessionBudgetSpec | undefined {
-  const { prices: _prices, maxOutputTokens, ...agentCaps } = agent ?? {};
+  const { prices: _prices, maxOutputTokens, shared: sharedOptions, ...agentCaps } = agent ?? {};
   const caps = lowerCaps(agentCaps, session);
-  if (Object.values(caps).every((cap) => cap === undefined)) return undefined;
+  const shared = sharedSpecsOf(sharedOptions, owner);
+  if (Object.values(caps).every((cap) => cap === undefined) && !shared) return undefined;
   const price = agent ? priceOf(agent, model) : undefined;
   if (caps.costUsd !== undefined && price === undefined) {
     throw new ConfigError(
@@ -153,5 +200,31 @@ export function sessionBudgetSpec(
     caps,
     maxOutputTokens: maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS,
     ...(price ? { price: { ...price } } : {}),
+    ...(shared ? { shared } : {}),
   };
+}
+
+/**
+ * The shared budgets a session spends from, keyed by its agent and tenant.
+ * @throws {ConfigError} naming `tenant` when a budget is per tenant and the session names none.
+ */
+function sharedSpecsOf(
+  shared: SharedBudgetOptions[] | undefined,
+  owner: { agentName: string; tenant?: string },
+): SharedBudgetSpec[] | undefined {
+  if (!shared?.length) return undefined;
+  return shared.map((options, i) => {
+    if (options.scope === 'tenant' && owner.tenant === undefined) {
+      throw new ConfigError(
+        `Invalid session options: tenant is required: advanced.budgets.shared[${i}] is shared ` +
+          "per tenant (createSession({ tenant: 'acme' }))",
+      );
+    }
+    const { scope: _scope, window, ...caps } = options;
+    return {
+      key: sharedBudgetKey(options, owner.agentName, owner.tenant),
+      caps,
+      ...(window !== undefined ? { window } : {}),
+    };
+  });
 }

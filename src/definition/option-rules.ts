@@ -445,6 +445,14 @@ export const sessionSchema = z.strictObject({
     'must be a function',
   ),
   budgets: sessionBudgetsSchema,
+  tenant: rule((value, issue) => {
+    if (value === undefined) return;
+    if (typeof value !== 'string' || value.length < 1 || value.length > 200) {
+      issue(
+        `tenant must be a string of 1 to 200 characters, got ${typeof value === 'string' ? `${value.length} characters` : describeValue(value)}`,
+      );
+    }
+  }),
 });
 
 /**

@@ -545,6 +545,15 @@ export interface SessionOptions {
    *   (`budgets.totalTokens`), or `costUsd` when the agent prices no model.
    */
   budgets?: BudgetCaps;
+  /**
+   * The tenant the session belongs to: its key in the budgets the agent shares per tenant
+   * (`advanced.budgets.shared` with `scope: 'tenant'`; docs/budgets.md). A string of 1 to 200
+   * characters.
+   * @default none
+   * @throws {ConfigError} from `createSession` when it is not such a string, or is absent while
+   *   the agent shares a budget per tenant.
+   */
+  tenant?: string;
 }
 
 /** Options after validation, with every default filled in. */

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { sharedBudgetTaskQueue } from '../common/shared-budgets.js';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { NativeConnection } from '@temporalio/worker';
@@ -155,7 +156,8 @@ export async function startAgentWorker(
     await releaseHold(held, connection);
     throw workerCreateError(error, address, options.temporal.namespace);
   }
-  const done = Promise.all([workers.main.run(), workers.cleanup.run()]).then(() => undefined);
+  const running = [workers.main, workers.cleanup, workers.budgets].flatMap((w) => (w ? [w] : []));
+  const done = Promise.all(running.map((w) => w.run())).then(() => undefined);
   let stopping: Promise<void> | undefined;
   const agentWorker: AgentWorker = {
     taskQueue,
@@ -239,7 +241,9 @@ async function stopAgentWorker(
   connection: NativeConnection,
   held: WorkerHold,
 ): Promise<void> {
-  for (const w of [workers.main, workers.cleanup]) if (w.getState() === 'RUNNING') w.shutdown();
+  for (const w of [workers.main, workers.cleanup, workers.budgets]) {
+    if (w?.getState() === 'RUNNING') w.shutdown();
+  }
   await done.catch(() => undefined);
   await connection.close();
   held.removeSink?.();
@@ -340,6 +344,8 @@ async function connectAgentWorker(
 interface TemporalWorkers {
   main: Worker;
   cleanup: Worker;
+  /** The shared budgets' workflows (`sharedBudgetTaskQueue`): only an agent sharing one. */
+  budgets?: Worker;
   workflowBundle: WorkflowBundleSource;
 }
 
@@ -413,7 +419,15 @@ async function createTemporalWorkers(parts: {
     shutdownGraceTime: 1,
     activities: { awaitHookSettled: activities.awaitHookSettled },
   });
-  return { main, cleanup, workflowBundle: resolved.source };
+  // Unversioned: a budget outlives the versions of the agents spending from it.
+  const budgets = options.budgets?.shared?.length
+    ? await Worker.create({
+        ...common,
+        taskQueue: sharedBudgetTaskQueue(taskQueue),
+        workflowBundle: resolved.bundle,
+      })
+    : undefined;
+  return { main, cleanup, ...(budgets ? { budgets } : {}), workflowBundle: resolved.source };
 }
 
 const temporalWorkersOf = new WeakMap<AgentWorker, Worker>();

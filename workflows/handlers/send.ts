@@ -21,6 +21,7 @@ import {
 import { promptProblem } from '../../src/common/hook-rules.js';
 import { failureToSerialized, sessionClosedFailure, toFailure } from '../session/failures.js';
 import { runPrompt } from '../prompt/run.js';
+import { hasIdleReturns, returnLeases } from '../prompt/shared-budget.js';
 import { rememberSend, rollingOverFailure } from '../session/rollover.js';
 import { isClosing, type PromptRun, type SessionState } from '../session/state.js';
 import { closeStreamOutbox, hasQueuedStreamEvents } from '../session/stream-outbox.js';
@@ -102,6 +103,8 @@ async function send(state: SessionState, request: SendRequest): Promise<SendResu
       if (hasQueuedStreamEvents(state, request.requestId)) {
         await closeStreamOutbox(state, request.requestId);
       }
+      // A lease of a shared budget near its cap goes back when the prompt ends.
+      if (hasIdleReturns(state)) await returnLeases(state, 'idle');
       current.settled = true;
       state.current = undefined;
       // The next prompt, if one is queued, says what it runs as soon as it starts.

@@ -22,10 +22,12 @@ import type { ContextWindow } from '../../src/common/context.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ModelStepOutput } from '../../src/common/activity-io.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
+import { chargeSharedStep } from './shared-budget.js';
 
 /** The state the budget reads: the ledger, the spec in the input, the model's context. */
 interface BudgetState {
-  input: Pick<SessionWorkflowInput, 'budget'>;
+  input: Pick<SessionWorkflowInput, 'budget' | 'sessionId'>;
+  taskQueue: string;
   /** The ledger; absent in sessions without a budget (nothing here does anything then). */
   budget?: BudgetLedger;
   /** The model's context, whose estimate is the step's input estimate. */
@@ -38,6 +40,8 @@ interface StepReservation {
   inputEstimate: number;
   /** The context's own estimate (JSON characters / 4). */
   contextEstimate: number;
+  /** The step's worst case, as reserved (what a shared budget's lease must hold). */
+  worst: Required<BudgetCaps>;
 }
 
 /**
@@ -53,8 +57,9 @@ export function reserveModelStep(
   if (!ledger || !spec) return undefined;
   const contextEstimate = (state.context?.tokens ?? []).reduce((a, b) => a + b, 0);
   const inputEstimate = inputEstimateOf(ledger, contextEstimate);
-  const refused = reserve(ledger, stepWorstCase(spec, inputEstimate));
-  return refused ? { refused } : { reservation: { inputEstimate, contextEstimate } };
+  const worst = stepWorstCase(spec, inputEstimate);
+  const refused = reserve(ledger, worst);
+  return refused ? { refused } : { reservation: { inputEstimate, contextEstimate, worst } };
 }
 
 /** Settle a reserved step with the usage its output reports, or the documented estimate. */
@@ -66,11 +71,14 @@ export function settleModelStep(
   const ledger = state.budget;
   const spec = state.input.budget;
   if (!ledger || !spec) return;
-  settleStep(ledger, spec, {
+  const { inputEstimate, contextEstimate } = reservation;
+  const usage = settleStep(ledger, spec, {
     ...(output.usage ? { usage: output.usage } : {}),
-    ...reservation,
+    inputEstimate,
+    contextEstimate,
     answerChars: JSON.stringify({ text: output.text, toolCalls: output.toolCalls ?? [] }).length,
   });
+  chargeSharedStep(state, usage);
 }
 
 /**

@@ -43,6 +43,7 @@ import { identityFields, withRefusalRetries } from '../session/version-refusal.j
 import { DEFAULTS } from '../../src/common/defaults.js';
 import type { BudgetExceeded } from '../../src/common/budgets.js';
 import { budgetHookInput, reserveModelStep, settleModelStep } from './budget.js';
+import { hasSharedBudgets, reserveSharedStep } from './shared-budget.js';
 
 /** The session state a prompt reads and writes. */
 export interface PromptState extends ToolCallsState {
@@ -97,6 +98,11 @@ export async function runPrompt(
       if (reserved && 'refused' in reserved) {
         exceeded = reserved.refused;
         break;
+      }
+      // A shared budget's lease must hold it too (only sessions with one await here).
+      if (reserved && hasSharedBudgets(state)) {
+        exceeded = await reserveSharedStep(state, reserved.reservation.worst);
+        if (exceeded) break;
       }
       try {
         output = await modelStep(state, requestId, step, promptIndex);

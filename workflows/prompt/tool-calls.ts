@@ -14,6 +14,7 @@ import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { BudgetLedger } from '../../src/common/budgets.js';
 import type { ContextWindow } from '../../src/common/context.js';
 import { reserveToolCalls } from './budget.js';
+import { hasSharedBudgets, reserveSharedToolCalls } from './shared-budget.js';
 import type { ToolResult } from '../../src/common/types.js';
 import { isTaskCall, runningChildren } from './task-call.js';
 import { passTurn, taskGroupOf } from './task-group.js';
@@ -79,13 +80,19 @@ export async function runToolCalls(
   try {
     for (const batch of batchesOf(state, calls)) {
       // A batch the toolCalls cap refuses does not start; the prompt ends `budget_exceeded`.
-      const refused = interrupted || rejectWith ? undefined : reserveToolCalls(state, batch.length);
+      // A shared budget that caps tool calls is asked first (only sessions with one await).
+      const refused =
+        interrupted || rejectWith
+          ? undefined
+          : ((hasSharedBudgets(state)
+              ? await reserveSharedToolCalls(state, batch.length)
+              : undefined) ?? reserveToolCalls(state, batch.length));
       if (interrupted || rejectWith || refused || state.budget?.exceeded) {
         const why = interrupted
           ? 'an earlier call was denied with interrupt'
           : rejectWith
             ? 'a hook of an earlier call failed'
-            : `the session's toolCalls budget (${state.budget?.exceeded?.limit}) is spent`;
+            : `the ${state.budget?.exceeded?.shared ? `shared budget ${state.budget.exceeded.shared}'s` : "session's"} toolCalls budget (${state.budget?.exceeded?.limit}) is spent`;
         for (const call of batch) pushCancelled(call, why);
         continue;
       }

@@ -8,6 +8,7 @@ import { createActivities } from '../../../activities/index.js';
 import { ActivityNames } from '../../../src/common/activity-io.js';
 import { Queries, Updates } from '../../../src/common/messages.js';
 import { SESSION_WORKFLOW } from '../../../src/common/workflow-io.js';
+import { BudgetMessages, SHARED_BUDGET_WORKFLOW } from '../../../src/common/budget-messages.js';
 import * as workflows from '../../../workflows/index.js';
 
 const namesOf = (definitions: Record<string, { type: string; name: string }>) =>
@@ -43,9 +44,18 @@ describe('session protocol names', () => {
     });
   });
 
-  it('the workflow bundle exports the session workflow under SESSION_WORKFLOW', () => {
+  it('the workflow bundle exports the session and shared budget workflows under their names', () => {
     expect(SESSION_WORKFLOW).toBe('sessionWorkflow');
-    expect(Object.keys(workflows)).toEqual([SESSION_WORKFLOW]);
+    expect(SHARED_BUDGET_WORKFLOW).toBe('sharedBudgetWorkflow');
+    expect(Object.keys(workflows).sort()).toEqual([SESSION_WORKFLOW, SHARED_BUDGET_WORKFLOW]);
+  });
+
+  it('the shared budget workflow keeps its message names', () => {
+    expect(namesOf(BudgetMessages)).toEqual({
+      lease: 'update lease',
+      raise: 'update raiseShared',
+      status: 'query sharedBudgetStatus',
+    });
   });
 
   it('createActivities gives exactly the activities ActivityNames names', () => {
@@ -64,6 +74,7 @@ describe('session protocol names', () => {
       'describeToolCall',
       'dispatchHook',
       'executeTool',
+      'leaseSharedBudget',
       'listMcpTools',
       'modelStep',
       'publishStreamEvents',
