@@ -140,7 +140,9 @@ export interface SharedBudgetState {
 
 /** What a shared budget shows (its `status` query, `agent.sharedBudget(key)`). */
 export interface SharedBudgetStatus {
+  /** The budget's key (`tenant:acme:day`). */
   key: string;
+  /** Its window (absent: one budget for good). */
   window?: BudgetWindow;
   /** The current window's start (ms since the epoch; 0 without a window). */
   windowStart: number;
@@ -152,7 +154,9 @@ export interface SharedBudgetStatus {
   leases: number;
   /** Caps set by raises. */
   raised: BudgetCaps;
+  /** Raises, oldest first, with who raised and when. */
   raises: BudgetRaise[];
+  /** The last three windows' spend, newest first. */
   previous: { windowStart: number; spent: BudgetAmounts }[];
 }
 
