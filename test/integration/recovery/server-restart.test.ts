@@ -56,3 +56,45 @@ describe('a restart of the Temporal server', () => {
     }
   }, 120_000);
 });
+
+describe('a restart of the Temporal server with a shared budget', () => {
+  it('keeps what the tenant spent: a session after the restart is refused at the cap', async () => {
+    const dbFilename = join(tempDir('db'), 'temporal.sqlite');
+    const port = await freePort();
+    let server = await startDevServer({ port, dbFilename });
+    const tenant = `restart-${Date.now().toString(36)}`;
+    const agent = await createAgent({
+      model: scriptedModel(() => 'ok'),
+      advanced: {
+        budgets: { shared: [{ scope: 'tenant', modelCalls: 2 }] },
+        temporal: {
+          address: server.address,
+          taskQueue: uniqueTaskQueue('restart-budget'),
+          shutdownGraceTimeMs: 1_000,
+        },
+      },
+    });
+    try {
+      const first = await agent.createSession({ tenant });
+      expect((await first.send('one')).status).toBe('completed');
+      await server.stop();
+      server = await startDevServer({ port, dbFilename });
+      const second = await agent.createSession({ tenant });
+      expect((await second.send('two')).status).toBe('completed');
+      // Two steps spent, one before the restart: a third is refused.
+      const refused = await second.send('three');
+      expect(refused.budgetExceeded).toMatchObject({
+        budget: 'modelCalls',
+        limit: 2,
+        spent: 2,
+        shared: `tenant:${tenant}`,
+      });
+      await first.close();
+      await second.close();
+      expect((await agent.client.sharedBudget(`tenant:${tenant}`))?.spent.modelCalls).toBe(2);
+    } finally {
+      await agent.shutdown();
+      await server.stop();
+    }
+  }, 120_000);
+});
