@@ -313,13 +313,14 @@ export function listMcpToolsActivity(taskQueue: string, eager = true) {
 }
 
 /**
- * A request to a shared budget (`activities/budget-lease.ts`): retried until it is answered
- * (its Update id makes a retry answer the same), for at most five minutes; any worker runs it.
+ * A request to a shared budget (`activities/budget-lease.ts`): a local activity (a marker in
+ * the session's history, no task of its own), retried until it is answered for at most five
+ * minutes. Run again after a lost worker (a local activity's result is recorded with the
+ * workflow task), it is answered the same: the budget answers each lease id once.
  */
-export function leaseSharedBudgetActivity(taskQueue: string) {
-  return proxyActivities<Activities>({
+export function leaseSharedBudgetActivity() {
+  return proxyLocalActivities<Activities>({
     summary: 'lease of a shared budget',
-    taskQueue,
     startToCloseTimeout: '30 seconds',
     scheduleToCloseTimeout: '5 minutes',
     retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },

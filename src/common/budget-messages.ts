@@ -39,8 +39,11 @@ interface RaiseSharedBudgetRequest {
 
 /** The shared budget workflow's Updates and Query. */
 export const BudgetMessages = {
-  /** Give back a lease and/or take a new one; the Update id is the new lease's id. */
-  lease: defineUpdate<LeaseAnswer, [LeaseRequest]>('lease'),
+  /**
+   * Requests of one worker process, in order: each gives back a lease and/or takes a new one,
+   * answered once by its lease id (a request sent again gets the same answer).
+   */
+  leases: defineUpdate<LeaseAnswer[], [LeaseRequest[]]>('leases'),
   /** Set caps for every session of the budget, recording who did. */
   raise: defineUpdate<SharedBudgetStatus, [RaiseSharedBudgetRequest]>('raiseShared'),
   /** The budget now: spent and leased in the window, raises, the last windows. */

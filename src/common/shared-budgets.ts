@@ -68,6 +68,8 @@ export interface HeldLease {
   windowEnd?: number;
   /** The budget was near its cap: give the lease back when the prompt ends. */
   returnAtIdle: boolean;
+  /** What was left of each cap besides this lease when it was granted. */
+  left?: BudgetCaps;
 }
 
 /** A request to a shared budget: give back a lease, take a new one, or both in one Update. */
@@ -106,7 +108,7 @@ interface SharedBudgetRefusal {
 
 /** A shared budget's answer to a {@link LeaseRequest}. */
 export type LeaseAnswer =
-  | { granted: BudgetCaps; windowEnd?: number; returnAtIdle: boolean }
+  | { granted: BudgetCaps; windowEnd?: number; returnAtIdle: boolean; left?: BudgetCaps }
   | { refused: SharedBudgetRefusal }
   | { returned: true };
 
@@ -161,7 +163,7 @@ export interface SharedBudgetStatus {
 }
 
 /** A lease asked far from the cap holds this many steps (or tool calls). */
-export const LEASE_STEPS = 4;
+export const LEASE_STEPS = 8;
 /** Far from the cap: at least this many such leases fit in what is left. */
 const LEASE_SPREAD = 8;
 /** Tool calls a lease asks for at least. */
@@ -323,6 +325,7 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
   const leased = leasedOf(state);
   const granted: BudgetCaps = {};
   let returnAtIdle = false;
+  const leftAfter: BudgetCaps = {};
   for (const name of SHARED_BUDGET_NAMES) {
     const limit = caps[name];
     if (limit === undefined) continue;
@@ -346,6 +349,8 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
       granted[name] = need;
       returnAtIdle = true;
     }
+    const rest = left - granted[name]!;
+    leftAfter[name] = name === 'costUsd' ? round9(rest) : rest;
   }
   state.leases[request.leaseId] = {
     sessionId: request.sessionId,
@@ -353,7 +358,12 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
     windowStart: state.windowStart,
   };
   const windowEnd = windowEndOf(state.window, state.windowStart);
-  return { granted, ...(windowEnd !== undefined ? { windowEnd } : {}), returnAtIdle };
+  return {
+    granted,
+    ...(windowEnd !== undefined ? { windowEnd } : {}),
+    returnAtIdle,
+    left: leftAfter,
+  };
 }
 
 /** Set the caps `raise` names for every session of the budget, and record who did. */

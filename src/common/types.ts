@@ -103,9 +103,14 @@ export interface HookInput {
   /**
    * UserPromptSubmit and PreToolUse, in a session with a budget (`advanced.budgets`, session
    * `budgets`): what is left of each cap set, e.g. `{ remaining: { totalTokens: 1200 } }`
-   * (PreToolUse: the call itself counted).
+   * (PreToolUse: the call itself counted). With shared budgets (`advanced.budgets.shared`),
+   * `shared` by key once the session holds a lease of it: what is left of each cap as of the
+   * session's last request to it, e.g. `{ 'tenant:acme:day': { costUsd: 31.5 } }`.
    */
-  budget?: { remaining: Record<string, number> };
+  budget?: {
+    remaining: Record<string, number>;
+    shared?: Record<string, Record<string, number>>;
+  };
   /** The event's other fields (`toolUseId`, `userPrompt`, `reason`, ...). */
   [key: string]: unknown;
 }

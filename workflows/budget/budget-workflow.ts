@@ -36,18 +36,21 @@ export async function sharedBudgetWorkflow(input: SharedBudgetWorkflowInput): Pr
   const state = input.carry ?? newSharedBudget(input.key, input.window, Date.now());
   let updates = 0;
   setHandler(
-    BudgetMessages.lease,
-    (request) => {
+    BudgetMessages.leases,
+    (requests) => {
       updates++;
-      return applyLease(state, request, Date.now());
+      return requests.map((request) => applyLease(state, request, Date.now()));
     },
     {
-      validator: (request) => {
-        if (request?.key !== state.key || typeof request.leaseId !== 'string') {
+      validator: (requests) => {
+        if (
+          !Array.isArray(requests) ||
+          requests.some((r) => r?.key !== state.key || typeof r.leaseId !== 'string')
+        ) {
           throw toFailure({
             name: 'ConfigError',
             code: 'CONFIG_INVALID',
-            message: `A lease of budget '${state.key}' must name it and a lease id`,
+            message: `Requests to budget '${state.key}' must each name it and a lease id`,
           });
         }
       },

@@ -22,7 +22,7 @@ import type { ContextWindow } from '../../src/common/context.js';
 import type { JsonObject } from '../../src/common/json.js';
 import type { ModelStepOutput } from '../../src/common/activity-io.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
-import { chargeSharedStep } from './shared-budget.js';
+import { chargeSharedStep, sharedRemaining } from './shared-budget.js';
 
 /** The state the budget reads: the ledger, the spec in the input, the model's context. */
 interface BudgetState {
@@ -98,5 +98,11 @@ export function reserveToolCalls(state: BudgetState, count: number): BudgetExcee
 export function budgetHookInput(state: BudgetState): { budget?: JsonObject } {
   if (!state.budget) return {};
   const remaining: BudgetCaps = remainingOf(state.budget);
-  return { budget: { remaining: { ...remaining } } };
+  // Only with a lease held, so sessions without shared budgets keep their hook inputs.
+  const shared = sharedRemaining(state.budget);
+  const budget: JsonObject = { remaining: { ...remaining } };
+  if (shared) {
+    budget.shared = Object.fromEntries(Object.entries(shared).map(([k, caps]) => [k, { ...caps }]));
+  }
+  return { budget };
 }

@@ -112,6 +112,25 @@ export async function returnLeases(state: SharedBudgetState, which: 'idle' | 'al
   }
 }
 
+/**
+ * What hook inputs get of the shared budgets: for each key, what is left of each cap (in the
+ * budget besides the session's lease when it was granted, plus what the lease still holds).
+ */
+export function sharedRemaining(ledger: BudgetLedger): Record<string, BudgetCaps> | undefined {
+  const leases = Object.entries(ledger.leases ?? {});
+  if (leases.length === 0) return undefined;
+  const remaining: Record<string, BudgetCaps> = {};
+  for (const [key, lease] of leases) {
+    const caps: BudgetCaps = {};
+    for (const [name, left] of Object.entries(lease.left ?? {}) as [keyof BudgetCaps, number][]) {
+      const rest = left + Math.max(0, (lease.granted[name] ?? 0) - lease.spent[name]);
+      caps[name] = name === 'costUsd' ? Math.round(rest * 1e9) / 1e9 : rest;
+    }
+    remaining[key] = caps;
+  }
+  return remaining;
+}
+
 /** Whether a lease is to go back when the prompt ends. */
 export function hasIdleReturns(state: SharedBudgetState): boolean {
   return Object.values(state.budget?.leases ?? {}).some((lease) => lease.returnAtIdle);
@@ -155,7 +174,7 @@ async function request(
   const held = leases[spec.key];
   ledger.leaseSeq = (ledger.leaseSeq ?? 0) + 1;
   const leaseId = `${state.input.sessionId}/${ledger.leaseSeq}`;
-  const answer = await leaseSharedBudgetActivity(state.taskQueue)({
+  const answer = await leaseSharedBudgetActivity()({
     request: {
       key: spec.key,
       sessionId: state.input.sessionId,
@@ -176,6 +195,7 @@ async function request(
       spent: zeroAmounts(),
       ...(answer.windowEnd !== undefined ? { windowEnd: answer.windowEnd } : {}),
       returnAtIdle: answer.returnAtIdle,
+      ...(answer.left ? { left: answer.left } : {}),
     };
   }
   return answer;

@@ -52,7 +52,7 @@ describe('session protocol names', () => {
 
   it('the shared budget workflow keeps its message names', () => {
     expect(namesOf(BudgetMessages)).toEqual({
-      lease: 'update lease',
+      leases: 'update leases',
       raise: 'update raiseShared',
       status: 'query sharedBudgetStatus',
     });
