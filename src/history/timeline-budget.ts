@@ -12,8 +12,10 @@ import {
   remainingOf,
   type BudgetCaps,
   type BudgetLedger,
+  type BudgetSpend,
   type StepUsage,
 } from '../common/budgets.js';
+import { settleChild } from '../common/subagent-budget.js';
 import { isPlainObject } from '../common/json.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
 
@@ -95,4 +97,36 @@ export function budgetLine(budget: HistoryBudget): string {
     ...(budget.raises > 0 ? [`raised ${budget.raises} time(s)`] : []),
   ];
   return `budget: ${parts.join(', ')}${notes.length > 0 ? `; ${notes.join(', ')}` : ''}`;
+}
+
+/**
+ * A sub-agent started with a share of the session's budget (its input's caps): kept until it
+ * ends, as the workflow keeps it.
+ */
+export function budgetChildStarted(
+  build: { budget?: BudgetLedger; childAllotments?: Map<number, BudgetCaps> },
+  initiatedEventId: number,
+  input: Partial<SessionWorkflowInput> | undefined,
+): void {
+  const caps = input?.budget?.caps;
+  if (!build.budget || !isPlainObject(caps)) return;
+  (build.childAllotments ??= new Map()).set(initiatedEventId, caps);
+}
+
+/**
+ * A sub-agent ended: the session adds what its result says it spent; `charged` (it was
+ * cancelled, failed, timed out, or terminated) and no spend known, its whole allotment; one
+ * that never started, nothing. As `task-budget.ts` settles it in the workflow.
+ */
+export function budgetChildClosed(
+  build: { budget?: BudgetLedger; childAllotments?: Map<number, BudgetCaps> },
+  initiatedEventId: number,
+  spent: BudgetSpend | undefined,
+  charged: boolean,
+): void {
+  const allotment = build.childAllotments?.get(initiatedEventId);
+  if (!build.budget || !allotment) return;
+  build.childAllotments!.delete(initiatedEventId);
+  if (spent || charged)
+    settleChild(build.budget, allotment, isPlainObject(spent) ? spent : undefined);
 }

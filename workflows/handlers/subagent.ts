@@ -111,7 +111,7 @@ async function runTask(state: SessionState, task: SubagentTask): Promise<TaskOut
   const done = (outcome: Omit<TaskOutcome, 'toolCalls' | 'timelineEntries'>): TaskOutcome => {
     current.finalStatus = outcome.status;
     const counts = { toolCalls: current.toolCalls.length, timelineEntries: state.timeline.length };
-    return { ...outcome, ...counts };
+    return { ...outcome, ...counts, ...spentOf(state) };
   };
   try {
     const request = { requestId: task.requestId, prompt: task.prompt };
@@ -139,7 +139,13 @@ async function runTask(state: SessionState, task: SubagentTask): Promise<TaskOut
 
 /** An outcome with nothing done yet. */
 function emptyOutcome(state: SessionState): TaskOutcome {
-  return { status: 'aborted', text: '', toolCalls: 0, timelineEntries: state.timeline.length };
+  const empty = { status: 'aborted' as const, text: '', toolCalls: 0 };
+  return { ...empty, timelineEntries: state.timeline.length, ...spentOf(state) };
+}
+
+/** What a sub-agent under a budget spent, for its parent to settle; nothing without one. */
+function spentOf(state: SessionState): Pick<TaskOutcome, 'spent'> {
+  return state.budget ? { spent: { ...state.budget.spent } } : {};
 }
 
 function missingTask(sessionId: string): never {
