@@ -63,6 +63,8 @@ export interface TaskCallState extends DispatchState, TaskBudgetState {
   children?: Map<string, ChildRun>;
   /** Whether the session keeps its search attributes (its sub-agents start with them). */
   searchAttributes?: boolean;
+  /** Whether it keeps the spend attributes too (its sub-agents start with theirs at 0). */
+  spendAttributes?: boolean;
   /** The parallel group of `Task` calls running now, if any (`tool-calls.ts`). */
   taskGroup?: TaskGroup;
   /** The MCP tools the session started with; its sub-agents get the same list. */

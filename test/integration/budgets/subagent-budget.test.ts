@@ -14,7 +14,8 @@ import {
   budgetSubagentOptions,
   type BudgetSubagentEnv,
 } from '../../fixtures/budget-subagent-agent.js';
-import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { SPEND_USD_KEY, SPENT_TOKENS_KEY } from '../../../src/common/search-attributes.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
 
@@ -109,6 +110,21 @@ async function histories(sessionId: string) {
   }
 }
 
+/** What a visibility query finds: spent tokens and dollars by workflow id. */
+async function listSpend(query: string): Promise<Map<string, [number?, number?]>> {
+  const temporal = await rawClient();
+  try {
+    const found = new Map<string, [number?, number?]>();
+    for await (const execution of temporal.workflow.list({ query })) {
+      const held = execution.typedSearchAttributes;
+      found.set(execution.workflowId, [held.get(SPENT_TOKENS_KEY), held.get(SPEND_USD_KEY)]);
+    }
+    return found;
+  } finally {
+    await temporal.connection.close();
+  }
+}
+
 /** The budget a history's session started with (its input's caps). */
 const capsOf = (history: Parameters<typeof timelineFromHistory>[0]) =>
   timelineFromHistory(history).budget?.caps;
@@ -145,6 +161,21 @@ describe("a sub-agent under its parent's budget", () => {
       modelCalls: spent.modelCalls,
       costUsd: spent.costUsd,
     });
+    // The spend search attributes, before the close: a visibility query finds the session and
+    // its sub-agent by what they spent.
+    const parentId = sessionWorkflowId(session.id);
+    const query = `DurableAgentName = 'budgets-subagents' AND DurableAgentSpentTokens >= 240`;
+    let found = new Map<string, [number?, number?]>();
+    await waitFor(
+      async () => {
+        found = await listSpend(query);
+        return found.get(parentId)?.[0] === 360 && [...found.values()].some(([t]) => t === 240);
+      },
+      20_000,
+      'the spend search attributes',
+    );
+    expect(found.get(parentId)).toEqual([360, 0.000081]);
+    expect([...found.values()]).toContainEqual([240, 0.000054]);
     await session.close();
   }, 90_000);
 
