@@ -12,6 +12,7 @@ import {
   remainingOf,
   type BudgetCaps,
   type BudgetLedger,
+  type BudgetRaise,
   type BudgetSpend,
   type StepUsage,
 } from '../common/budgets.js';
@@ -32,6 +33,8 @@ export interface HistoryBudget {
   remaining: BudgetCaps;
   /** Raises recorded in this history and carried in. */
   raises: number;
+  /** Those raises: the caps each set, who set them, when; oldest first. */
+  raiseLog: BudgetRaise[];
 }
 
 /** The ledger a run starts with, from its input; undefined without a budget. */
@@ -79,6 +82,7 @@ export function historyBudgetOf(ledger: BudgetLedger): HistoryBudget {
     spent: ledger.spent,
     remaining: remainingOf(ledger),
     raises: ledger.raises.length,
+    raiseLog: ledger.raises,
   };
 }
 
