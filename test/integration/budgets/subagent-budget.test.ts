@@ -16,6 +16,8 @@ import {
 } from '../../fixtures/budget-subagent-agent.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
 import { SPEND_USD_KEY, SPENT_TOKENS_KEY } from '../../../src/common/search-attributes.js';
+import { createSessionUi } from '../../../src/ui/index.js';
+import { launchChromium } from '../../helpers/chromium.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
 
@@ -64,6 +66,8 @@ async function start(script: FakeReply[]): Promise<Setup> {
 
 let sequential: Setup;
 let parallel: Setup;
+/** The session of the first test, whose page the last one opens. */
+let delegated: string | undefined;
 
 beforeAll(async () => {
   [sequential, parallel] = await Promise.all([
@@ -133,6 +137,7 @@ describe("a sub-agent under its parent's budget", () => {
   it("stops at the parent's remaining; the parent's spend is its own plus the child's exactly", async () => {
     const { client, server } = sequential;
     const session = await client.createSession();
+    delegated = session.id;
     const response = await session.send('delegate');
     // Parent step (120), then the child's two steps (240): its third would pass the 380 it got.
     expect(server.chatBodies).toHaveLength(3);
@@ -197,5 +202,23 @@ describe("a sub-agent under its parent's budget", () => {
     }
     expect(timelineFromHistory(parent).budget!.spent.totalTokens).toBe(spent.totalTokens);
     await session.close();
+  }, 90_000);
+
+  it('the session page shows the budget: cap, spent (the child included) and left', async () => {
+    expect(delegated).toBeDefined();
+    const ui = await createSessionUi({ client: sequential.client.temporal, timeoutMs: 10_000 });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      await page.goto(ui.loginUrl);
+      const response = await page.goto(`${ui.url}/sessions/${encodeURIComponent(delegated!)}`);
+      expect(response?.status()).toBe(200);
+      const cells = await page.getByTestId('budget-totalTokens').locator('td').allInnerTexts();
+      expect(cells).toEqual(['totalTokens', '500', '360', '140']);
+      await expect(page.getByTestId('budget-modelCalls').innerText()).resolves.toContain('3');
+    } finally {
+      await browser.close();
+      await ui.close();
+    }
   }, 90_000);
 });
