@@ -151,8 +151,10 @@ export async function runTaskCall(
     settleTaskBudget(state, call.toolUseId, result.task?.spent, true);
     return ended(resultOf(child, result, spec.maxTurns));
   } catch (error) {
-    // Its spend unknown: a sub-agent that started is charged its whole allotment.
-    settleTaskBudget(state, call.toolUseId, undefined, started);
+    // Its spend unknown: charged its whole allotment, unless Temporal refused its start (a
+    // start cancelled before it was acknowledged may still have run: charged, as the recount).
+    const refused = (error as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError';
+    settleTaskBudget(state, call.toolUseId, undefined, !refused);
     // No sub-agent took the events: the send's next activity publishes them.
     if (!started) takeBackStream(state, requestId, streamStart);
     if (timedOut && isCancellation(error)) {
