@@ -23,6 +23,7 @@ import type {
 } from '../src/common/activity-io.js';
 import type { AgentRegistry } from '../src/definition/registry.js';
 import { inSpan, SpanAttributes as A } from '../src/tracing/spans.js';
+import { modelStepBudgetAttributes } from '../src/tracing/budget-attributes.js';
 import type { AgentTracing } from '../src/tracing/tracing.js';
 
 type Activity<I, O> = (input: I) => Promise<O>;
@@ -133,6 +134,8 @@ function tracedModelStep(
       span.setAttributes({
         [A.modelFinishReason]: output.finishReason,
         [A.modelToolCalls]: output.toolCalls?.length ?? 0,
+        // With a budget: the step's usage and what is left once it is counted.
+        ...(input.budget ? modelStepBudgetAttributes(input.budget, output.usage) : {}),
       });
       return output;
     },

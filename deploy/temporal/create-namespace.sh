@@ -31,7 +31,8 @@ fi
 # One command an attribute (the CLI registers only the first --name of a command); one that
 # exists with the same type is registered again without error, so a rerun is harmless.
 for attribute in DurableAgentName:Keyword DurableAgentVersion:Keyword DurableAgentStatus:Keyword \
-  DurableAgentPendingApprovals:Int DurableAgentLastDecision:Keyword; do
+  DurableAgentPendingApprovals:Int DurableAgentLastDecision:Keyword \
+  DurableAgentSpentTokens:Int DurableAgentSpendUsd:Double; do
   temporal operator search-attribute create --namespace "$namespace" \
     --name "${attribute%%:*}" --type "${attribute#*:}" "$@"
 done

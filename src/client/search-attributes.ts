@@ -13,6 +13,9 @@ import {
   AGENT_VERSION_KEY,
   PENDING_APPROVALS_KEY,
   SESSION_SEARCH_ATTRIBUTES,
+  SPEND_SEARCH_ATTRIBUTES,
+  SPEND_USD_KEY,
+  SPENT_TOKENS_KEY,
   STATUS_KEY,
   searchAttributeCreateCommand,
   type SearchAttributePair,
@@ -30,8 +33,11 @@ const INVALID_ARGUMENT = 3;
 
 /** One client's view of its namespace's session search attributes. */
 export interface SessionSearchAttributes {
-  /** The attributes a new session starts with; `undefined` once the server is known to lack them. */
-  initial(): SearchAttributePair[] | undefined;
+  /**
+   * The attributes a new session starts with (with `budgeted`, its spend too, at 0);
+   * `undefined` once the server is known to lack them.
+   */
+  initial(budgeted?: boolean): SearchAttributePair[] | undefined;
   /**
    * Whether `error`, the failure of a start with {@link initial}'s attributes, says the
    * server lacks them (then start again without them): true for every such refusal, those
@@ -50,8 +56,10 @@ export function sessionSearchAttributes(options: {
   logLevel: AgentLogLevel;
 }): SessionSearchAttributes {
   let missing = false;
+  // A server registered before the spend attributes existed: budgeted sessions start without them.
+  let spendMissing = false;
   return {
-    initial: () =>
+    initial: (budgeted) =>
       missing
         ? undefined
         : [
@@ -60,9 +68,26 @@ export function sessionSearchAttributes(options: {
             // SessionStart runs first; the workflow says `idle` once the session is open.
             { key: STATUS_KEY, value: 'running' },
             { key: PENDING_APPROVALS_KEY, value: 0 },
+            // The workflow keeps them up to date only when it starts with them.
+            ...(budgeted && !spendMissing
+              ? [
+                  { key: SPENT_TOKENS_KEY, value: 0 },
+                  { key: SPEND_USD_KEY, value: 0 },
+                ]
+              : []),
           ],
     refusedForMissing(error) {
       if (!isMissingSearchAttribute(error)) return false;
+      if (!spendMissing && namesSpendAttribute(error)) {
+        spendMissing = true;
+        warn(
+          options,
+          `Namespace '${options.namespace}' has no spend search attributes: sessions with a ` +
+            `budget run without them. Register them once with: ` +
+            searchAttributeCreateCommand(options.namespace),
+        );
+        return true;
+      }
       // Starts sent at once all carried the attributes: each refusal starts again without
       // them, and only the first one warns.
       if (missing) return true;
@@ -71,13 +96,29 @@ export function sessionSearchAttributes(options: {
         `Namespace '${options.namespace}' has no session search attributes: sessions run ` +
         `without them (not findable by status or agent). Register them once with: ` +
         searchAttributeCreateCommand(options.namespace);
-      if (!shows('WARN', options.logLevel)) return true;
-      const meta = { namespace: options.namespace };
-      if (options.logger) options.logger.warn(message, meta);
-      else console.error(stderrLine('WARN', formatEntry(message, meta, options.logLevel)));
+      warn(options, message);
       return true;
     },
   };
+}
+
+/** Log `message` at WARN with the namespace, to the logger or stderr. */
+function warn(
+  options: { namespace: string; logger: AgentLogger | undefined; logLevel: AgentLogLevel },
+  message: string,
+): void {
+  if (!shows('WARN', options.logLevel)) return;
+  const meta = { namespace: options.namespace };
+  if (options.logger) options.logger.warn(message, meta);
+  else console.error(stderrLine('WARN', formatEntry(message, meta, options.logLevel)));
+}
+
+/** Whether a refusal names a spend attribute (and so may be about them alone). */
+function namesSpendAttribute(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  const { details, message } = (cause ?? {}) as { details?: unknown; message?: unknown };
+  const text = `${String(details ?? '')} ${String(message ?? '')}`;
+  return SPEND_SEARCH_ATTRIBUTES.some((key) => text.includes(key.name));
 }
 
 /**

@@ -13,7 +13,7 @@ import {
 import type { SessionWorkflowInput, SubagentsSpec } from '../common/workflow-io.js';
 import type { ResolvedAgentOptions, SessionOptions } from '../definition/options.js';
 import { hookCountsOf } from '../definition/resolve.js';
-import { sessionBudgetSpec } from '../definition/budget-rules.js';
+import { sessionBudgetSpec, subagentPrices } from '../definition/budget-rules.js';
 
 /** The workflow input of session `sessionId` of the agent of `options`. */
 export function sessionWorkflowInput(
@@ -79,7 +79,7 @@ export function sessionWorkflowInput(
     ...(budget ? { budget } : {}),
     // Only when set, so sessions without sub-agents keep the inputs they always had.
     ...(options.subagents
-      ? { subagents: subagentsSpecOf(options, sessionOptions, permission) }
+      ? { subagents: subagentsSpecOf(options, sessionOptions, permission, budget) }
       : {}),
   };
 }
@@ -93,9 +93,12 @@ function subagentsSpecOf(
   options: ResolvedAgentOptions,
   sessionOptions: SessionOptions,
   sessionPermission: NonNullable<SessionWorkflowInput['permission']>,
+  budget: SessionWorkflowInput['budget'],
 ): SubagentsSpec | undefined {
   const subagents = options.subagents;
   if (!subagents) return undefined;
+  // With a budget, each sub-agent's spend is counted at its model's price.
+  const prices = subagentPrices(options.budgets, options.model, subagents, budget);
   return {
     maxDepth: subagents.maxDepth,
     maxConcurrent: subagents.maxConcurrent,
@@ -114,6 +117,7 @@ function subagentsSpecOf(
             : { preset: agent.permission },
       mayUse: [...agent.subagents],
       ...(agent.mcpTools ? { mcpTools: [...agent.mcpTools] } : {}),
+      ...(prices[agent.name] ? { price: prices[agent.name] } : {}),
     })),
   };
 }

@@ -168,7 +168,7 @@ function startOnce(
   reuse: ReusePolicy,
 ) {
   const { sessionId } = input;
-  const typedSearchAttributes = searchAttributes.initial();
+  const typedSearchAttributes = searchAttributes.initial(input.budget !== undefined);
   return client.workflow.start<SessionWorkflow>(SESSION_WORKFLOW, {
     workflowId,
     taskQueue: options.temporal.taskQueue,
@@ -214,7 +214,12 @@ async function startWorkflow(
     startPinned(ctx.routing, () =>
       startOnce(ctx, input, workflowId, reuse).catch((error: unknown) => {
         if (!searchAttributes.refusedForMissing(error)) throw error;
-        return startOnce(ctx, input, workflowId, reuse);
+        // Once more at most: a budgeted session refused for its spend attributes, then for
+        // the others.
+        return startOnce(ctx, input, workflowId, reuse).catch((again: unknown) => {
+          if (!searchAttributes.refusedForMissing(again)) throw again;
+          return startOnce(ctx, input, workflowId, reuse);
+        });
       }),
     );
   try {

@@ -19,6 +19,7 @@ import type { PermissionResult } from './permission.js';
 import type { HookOutput, Prompt, ToolKind, ToolResult } from './types.js';
 import type { SessionLineage } from './workflow-io.js';
 import type { LeaseRequest } from './shared-budgets.js';
+import type { BudgetCaps, ModelPrice } from './budgets.js';
 
 /**
  * Names of the session's activities, as the workflow schedules them and histories record
@@ -179,6 +180,12 @@ export interface ModelStepInput extends Partial<SessionIdentity> {
    * `usage`.
    */
   maxOutputTokens?: number;
+  /**
+   * Set in sessions with a budget only: what was left of each cap when the step was
+   * scheduled, and the price of the session's model (for the step's span, which says what
+   * is left once the step is counted).
+   */
+  budget?: { remaining: BudgetCaps; price?: ModelPrice };
 }
 
 /** What `modelStep` returns. */

@@ -44,6 +44,22 @@ export const LAST_DECISION_KEY = defineSearchAttributeKey(
   SearchAttributeType.KEYWORD,
 );
 
+/**
+ * Tokens a session with a budget has spent (its ledger's `totalTokens`, its sub-agents'
+ * included), upserted at the end of each prompt and with any other attribute that changes
+ * (Int). Sessions without a budget never have it.
+ */
+export const SPENT_TOKENS_KEY = defineSearchAttributeKey(
+  'DurableAgentSpentTokens',
+  SearchAttributeType.INT,
+);
+
+/** US dollars a session with a budget has spent (its ledger's `costUsd`), as {@link SPENT_TOKENS_KEY} (Double). */
+export const SPEND_USD_KEY = defineSearchAttributeKey(
+  'DurableAgentSpendUsd',
+  SearchAttributeType.DOUBLE,
+);
+
 /** Every session search attribute, in the order they are registered. */
 export const SESSION_SEARCH_ATTRIBUTES = [
   AGENT_NAME_KEY,
@@ -51,7 +67,12 @@ export const SESSION_SEARCH_ATTRIBUTES = [
   STATUS_KEY,
   PENDING_APPROVALS_KEY,
   LAST_DECISION_KEY,
+  SPENT_TOKENS_KEY,
+  SPEND_USD_KEY,
 ] as const;
+
+/** The attributes only sessions with a budget have. */
+export const SPEND_SEARCH_ATTRIBUTES = [SPENT_TOKENS_KEY, SPEND_USD_KEY] as const;
 
 /**
  * A session's status as its search attribute holds it:
@@ -75,11 +96,13 @@ export const SESSION_SEARCH_STATUSES: readonly SessionSearchStatus[] = [
   'closed',
 ];
 
-/** `Keyword`, `Int`: the type's name as the Temporal CLI's `--type` and `--search-attribute` take it. */
+/** `Keyword`, `Int`, `Double`: the type's name as the Temporal CLI's `--type` and `--search-attribute` take it. */
 function cliTypeName(type: SearchAttributeType): string {
   switch (type) {
     case SearchAttributeType.INT:
       return 'Int';
+    case SearchAttributeType.DOUBLE:
+      return 'Double';
     default:
       return 'Keyword';
   }

@@ -7,7 +7,7 @@
  * @module
  */
 import type { McpToolList } from './mcp.js';
-import type { BudgetLedger, SessionBudgetSpec } from './budgets.js';
+import type { BudgetLedger, BudgetSpend, ModelPrice, SessionBudgetSpec } from './budgets.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
@@ -257,6 +257,11 @@ export interface SubagentSpec {
    * absent: every MCP tool of the session.
    */
   mcpTools?: string[];
+  /**
+   * The price of its model (its own, or the agent's when it inherits it), when the session
+   * has a budget and the model is priced: its `costUsd` is counted at it.
+   */
+  price?: ModelPrice;
 }
 
 /** `advanced.subagents` as a session's workflow input carries it. */
@@ -445,4 +450,9 @@ interface SubagentOutcome {
   toolCalls: number;
   /** Entries of its hook timeline. */
   timelineEntries: number;
+  /**
+   * What it spent (its ledger's `spent`, its own sub-agents' included): set when it ran under
+   * a budget, its share of its parent's; the parent adds it to its own.
+   */
+  spent?: BudgetSpend;
 }

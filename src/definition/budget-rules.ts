@@ -228,3 +228,35 @@ function sharedSpecsOf(
     };
   });
 }
+
+/**
+ * The price of each sub-agent's model in a session with `budget` (its own model's, or the
+ * agent's when it inherits it), by sub-agent name; empty without a budget. A sub-agent's
+ * spend counts against its parent's budget, `costUsd` included.
+ * @throws {ConfigError} when the session caps `costUsd` and a sub-agent's model has no price
+ *   (its spend could not be counted), naming the sub-agent and the field to give.
+ */
+export function subagentPrices(
+  agent: BudgetOptions | undefined,
+  model: string | AgentModel,
+  subagents: ResolvedSubagents | undefined,
+  budget: SessionBudgetSpec | undefined,
+): Record<string, ModelPrice> {
+  const prices: Record<string, ModelPrice> = {};
+  if (!budget || !subagents) return prices;
+  for (const sub of Object.values(subagents.agents)) {
+    const own = sub.model === 'inherit' ? model : sub.model;
+    const price = agent ? priceOf(agent, own) : undefined;
+    if (price) {
+      prices[sub.name] = { ...price };
+    } else if (budget.caps.costUsd !== undefined) {
+      throw new ConfigError(
+        `Invalid agent options: budgets.costUsd counts sub-agent '${sub.name}''s spend, which ` +
+          `needs a price for its model: give advanced.budgets.prices[${modelIdsOf(own)
+            .map((id) => `'${id}'`)
+            .join(' or ')}]`,
+      );
+    }
+  }
+  return prices;
+}

@@ -12,8 +12,11 @@ import {
   remainingOf,
   type BudgetCaps,
   type BudgetLedger,
+  type BudgetRaise,
+  type BudgetSpend,
   type StepUsage,
 } from '../common/budgets.js';
+import { settleChild } from '../common/subagent-budget.js';
 import { isPlainObject } from '../common/json.js';
 import type { SessionWorkflowInput } from '../common/workflow-io.js';
 
@@ -30,6 +33,8 @@ export interface HistoryBudget {
   remaining: BudgetCaps;
   /** Raises recorded in this history and carried in. */
   raises: number;
+  /** Those raises: the caps each set, who set them, when; oldest first. */
+  raiseLog: BudgetRaise[];
 }
 
 /** The ledger a run starts with, from its input; undefined without a budget. */
@@ -77,6 +82,7 @@ export function historyBudgetOf(ledger: BudgetLedger): HistoryBudget {
     spent: ledger.spent,
     remaining: remainingOf(ledger),
     raises: ledger.raises.length,
+    raiseLog: ledger.raises,
   };
 }
 
@@ -95,4 +101,36 @@ export function budgetLine(budget: HistoryBudget): string {
     ...(budget.raises > 0 ? [`raised ${budget.raises} time(s)`] : []),
   ];
   return `budget: ${parts.join(', ')}${notes.length > 0 ? `; ${notes.join(', ')}` : ''}`;
+}
+
+/**
+ * A sub-agent started with a share of the session's budget (its input's caps): kept until it
+ * ends, as the workflow keeps it.
+ */
+export function budgetChildStarted(
+  build: { budget?: BudgetLedger; childAllotments?: Map<number, BudgetCaps> },
+  initiatedEventId: number,
+  input: Partial<SessionWorkflowInput> | undefined,
+): void {
+  const caps = input?.budget?.caps;
+  if (!build.budget || !isPlainObject(caps)) return;
+  (build.childAllotments ??= new Map()).set(initiatedEventId, caps);
+}
+
+/**
+ * A sub-agent ended: the session adds what its result says it spent; `charged` (it was
+ * cancelled, failed, timed out, or terminated) and no spend known, its whole allotment; one
+ * that never started, nothing. As `task-budget.ts` settles it in the workflow.
+ */
+export function budgetChildClosed(
+  build: { budget?: BudgetLedger; childAllotments?: Map<number, BudgetCaps> },
+  initiatedEventId: number,
+  spent: BudgetSpend | undefined,
+  charged: boolean,
+): void {
+  const allotment = build.childAllotments?.get(initiatedEventId);
+  if (!build.budget || !allotment) return;
+  build.childAllotments!.delete(initiatedEventId);
+  if (spent || charged)
+    settleChild(build.budget, allotment, isPlainObject(spent) ? spent : undefined);
 }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { BudgetLedger } from '../common/budgets.js';
+import type { BudgetCaps, BudgetLedger } from '../common/budgets.js';
 import { budgetOfInput } from './timeline-budget.js';
 import type { PayloadConverter } from '@temporalio/common';
 import type { JsonObject } from '../common/json.js';
@@ -70,6 +70,8 @@ export interface TimelineBuild {
   version?: string;
   /** The session's budget as far as read (`timeline-budget.ts`); absent without one. */
   budget?: BudgetLedger;
+  /** The budgets sub-agents were started with, by initiated event id (`timeline-budget.ts`). */
+  childAllotments?: Map<number, BudgetCaps>;
 }
 
 /** A new build of `timeline` over `events`, nothing read yet. */

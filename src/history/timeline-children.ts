@@ -11,6 +11,7 @@ import type { JsonObject } from '../common/json.js';
 import type { ToolResult } from '../common/types.js';
 import type { SessionWorkflowInput, SessionWorkflowResult } from '../common/workflow-io.js';
 import { decodePayload, numberOf, type HistoryEvent } from './decode.js';
+import { budgetChildClosed, budgetChildStarted } from './timeline-budget.js';
 import { decode, timeOf, timeOfEventId, type TimelineBuild } from './timeline-build.js';
 import type { HistoryPrompt, HistoryWorkflowStatus } from './timeline-types.js';
 import type { HistoryChildSession, ToolExecuteOutcome } from './tool-calls.js';
@@ -47,6 +48,7 @@ export function childInitiated(
   };
   const state = build.tools.childScheduled(lineage.toolUseId, ran, child);
   build.children.set(numberOf(event.eventId), state);
+  budgetChildStarted(build, numberOf(event.eventId), input);
 }
 
 /** Temporal refused to start the sub-agent (its workflow id was used before). */
@@ -56,6 +58,7 @@ export function childStartFailed(
   attributes: Attributes<'startChildWorkflowExecutionFailedEventAttributes'>,
 ): void {
   const message = `sub-agent session ${attributes.workflowId ?? ''} was started before; not started again`;
+  budgetChildClosed(build, numberOf(attributes.initiatedEventId), undefined, false);
   closeChild(build, event, attributes.initiatedEventId, 'not_started', {
     kind: 'completed',
     offloaded: false,
@@ -75,6 +78,7 @@ export function childCompleted(
 ): void {
   const ended = decode<SessionWorkflowResult>(build, attributes.result);
   const task = ended?.task;
+  budgetChildClosed(build, numberOf(attributes.initiatedEventId), task?.spent, true);
   const failure = ended?.startError ?? task?.error;
   const agentPath = build.children.get(numberOf(attributes.initiatedEventId))?.call.child
     ?.agentPath;
@@ -151,6 +155,8 @@ function closeChild(
   toolCalls?: number,
 ): void {
   const initiated = numberOf(initiatedEventId);
+  // Ended without saying what it spent: charged its whole allotment (settled already otherwise).
+  budgetChildClosed(build, initiated, undefined, true);
   const state = build.children.get(initiated);
   if (!state) return;
   const started = timeOfEventId(build, initiated);

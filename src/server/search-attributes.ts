@@ -27,7 +27,9 @@ export async function registerSearchAttributes(
         key.name,
         key.type === SearchAttributeType.INT
           ? IndexedValueType.INDEXED_VALUE_TYPE_INT
-          : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+          : key.type === SearchAttributeType.DOUBLE
+            ? IndexedValueType.INDEXED_VALUE_TYPE_DOUBLE
+            : IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
       ]),
     ),
   });

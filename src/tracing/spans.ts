@@ -43,6 +43,12 @@ export const SpanAttributes = {
   promptIndex: 'durable_agent.prompt.index',
   modelFinishReason: 'durable_agent.model.finish_reason',
   modelToolCalls: 'durable_agent.model.tool_calls',
+  modelInputTokens: 'durable_agent.model.usage.input_tokens',
+  modelOutputTokens: 'durable_agent.model.usage.output_tokens',
+  modelTotalTokens: 'durable_agent.model.usage.total_tokens',
+  modelUsageEstimated: 'durable_agent.model.usage.estimated',
+  /** The prefix of a cap's remaining after the step: `durable_agent.budget.remaining.<cap>`. */
+  budgetRemaining: 'durable_agent.budget.remaining',
   toolName: 'durable_agent.tool.name',
   toolUseId: 'durable_agent.tool.use_id',
   toolStatus: 'durable_agent.tool.status',

@@ -7,6 +7,7 @@
  * @module
  */
 import { shortDigest } from '../common/approval-digest.js';
+import { budgetSection } from './budget-section.js';
 import type {
   HistoryCallback,
   HistoryDispatch,
@@ -118,7 +119,7 @@ ${subagentFacts(t)}${data.notice ? `<p class="notice" data-testid="notice">${esc
     : '';
   return layout(
     `Session ${id}`,
-    `${header}${pending}
+    `${header}${pending}${budgetSection(t.budget)}
 ${before.length ? `<section class="turn"><h2>Session start</h2>${before.map((d) => dispatch(d)).join('')}</section>` : ''}
 ${turns || '<p class="none">no prompts yet</p>'}
 ${after.length || endNote ? `<section class="turn"><h2>Session end</h2>${endNote}${after.map((d) => dispatch(d)).join('')}</section>` : ''}`,

@@ -26,6 +26,7 @@ import { taskTimeoutMessage } from '../../src/common/subagents.js';
 import type { SessionWorkflowInput, SubagentSpec } from '../../src/common/workflow-io.js';
 import { startTimeSkippingServer } from '../../src/server/test-server.js';
 import { workflowBundle } from '../../src/worker/workflow-code.js';
+import { timelineFromHistory } from '../../src/history/timeline.js';
 import { waitFor } from '../helpers/common.js';
 import { settleStub } from '../helpers/settle-stub.js';
 
@@ -950,5 +951,49 @@ describe('a tool execution says whether it may run again after a lost worker', (
     );
     expect(seen.executed).toEqual(tools);
     expect(seen.idempotent).toEqual([true, false, false, true]);
+  });
+});
+
+describe("a sub-agent under the parent's budget", () => {
+  const usage = { inputTokens: 100, outputTokens: 20, totalTokens: 120 };
+
+  it('a child past its Task timeout is charged its whole allotment; the recount agrees', async () => {
+    let childStepStarted = false;
+    await withParent(
+      {
+        model: async (path, step) => {
+          if (path === 'main')
+            return { ...(step === 0 ? taskCall(researcherTask) : answer('done')), usage };
+          // The child's model step hangs until the timeout cancels it: its spend is unknown.
+          childStepStarted = true;
+          await hangUntilCancelled(undefined);
+          return answer('too late');
+        },
+      },
+      {
+        budget: { caps: { totalTokens: 1000 }, maxOutputTokens: 20 },
+        subagents: {
+          maxDepth: 1,
+          maxConcurrent: 4,
+          timeoutMs: 60_000,
+          agents: [subagent('researcher', { timeoutMs: 2_000 }), subagent('writer')],
+        },
+      },
+      async (parent) => {
+        const sent = parent.send('go');
+        await waitFor(() => childStepStarted, 30_000, "the child's model step");
+        await server.sleep(2_000);
+        // 120 of the parent's step, then the child's 880: nothing is left for another step.
+        expect(await sent).toMatchObject({
+          status: 'budget_exceeded',
+          budgetExceeded: { budget: 'totalTokens', spent: 1000 },
+        });
+        expect(await parent.childrenStarted()).toHaveLength(1);
+        const history = await parent.handle.fetchHistory();
+        expect(timelineFromHistory(history).budget?.spent.totalTokens).toBe(1000);
+        const description = await parent.handle.query(Queries.describe);
+        expect(description.budget?.spent.totalTokens).toBe(1000);
+      },
+    );
   });
 });

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { returnLeases } from '../prompt/shared-budget.js';
 import {
   CancellationScope,
   allHandlersFinished,
@@ -72,12 +73,14 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
       state.status = 'open';
       outcome = await runTask(state, task ?? missingTask(input.sessionId));
       await endWithoutCaller(state, 'other');
+      await returnLeases(state, 'all'); // of its shared budgets; none held, no request
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled by its parent (an abort, a close, the Task timeout) or from outside.
     await CancellationScope.nonCancellable(async () => {
       await endWithoutCaller(state, 'cancelled');
+      await returnLeases(state, 'all');
       // Cancelled before an activity took them: the parent's events still reach the stream.
       if (task && hasQueuedStreamEvents(state, task.requestId)) {
         await closeStreamOutbox(state, task.requestId);
@@ -111,7 +114,7 @@ async function runTask(state: SessionState, task: SubagentTask): Promise<TaskOut
   const done = (outcome: Omit<TaskOutcome, 'toolCalls' | 'timelineEntries'>): TaskOutcome => {
     current.finalStatus = outcome.status;
     const counts = { toolCalls: current.toolCalls.length, timelineEntries: state.timeline.length };
-    return { ...outcome, ...counts };
+    return { ...outcome, ...counts, ...spentOf(state) };
   };
   try {
     const request = { requestId: task.requestId, prompt: task.prompt };
@@ -139,7 +142,13 @@ async function runTask(state: SessionState, task: SubagentTask): Promise<TaskOut
 
 /** An outcome with nothing done yet. */
 function emptyOutcome(state: SessionState): TaskOutcome {
-  return { status: 'aborted', text: '', toolCalls: 0, timelineEntries: state.timeline.length };
+  const empty = { status: 'aborted' as const, text: '', toolCalls: 0 };
+  return { ...empty, timelineEntries: state.timeline.length, ...spentOf(state) };
+}
+
+/** What a sub-agent under a budget spent, for its parent to settle; nothing without one. */
+function spentOf(state: SessionState): Pick<TaskOutcome, 'spent'> {
+  return state.budget ? { spent: { ...state.budget.spent } } : {};
 }
 
 function missingTask(sessionId: string): never {

@@ -20,7 +20,7 @@ import {
 } from '../../src/common/budgets.js';
 import type { ContextWindow } from '../../src/common/context.js';
 import type { JsonObject } from '../../src/common/json.js';
-import type { ModelStepOutput } from '../../src/common/activity-io.js';
+import type { ModelStepInput, ModelStepOutput } from '../../src/common/activity-io.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { chargeSharedStep, sharedRemaining } from './shared-budget.js';
 
@@ -105,4 +105,20 @@ export function budgetHookInput(state: BudgetState): { budget?: JsonObject } {
     budget.shared = Object.fromEntries(Object.entries(shared).map(([k, caps]) => [k, { ...caps }]));
   }
   return { budget };
+}
+
+/**
+ * What a model step's input carries of the budget: the provider's output limit, what is left
+ * of each cap and the model's price (for its span). Empty without a budget.
+ */
+export function budgetStepInput(
+  state: BudgetState,
+): Pick<ModelStepInput, 'maxOutputTokens' | 'budget'> {
+  const spec = state.input.budget;
+  if (!spec || !state.budget) return {};
+  const remaining = remainingOf(state.budget);
+  return {
+    maxOutputTokens: spec.maxOutputTokens,
+    budget: { remaining, ...(spec.price ? { price: { ...spec.price } } : {}) },
+  };
 }

@@ -42,7 +42,7 @@ import { takeStreamEvents } from '../session/stream-outbox.js';
 import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
 import { DEFAULTS } from '../../src/common/defaults.js';
 import type { BudgetExceeded } from '../../src/common/budgets.js';
-import { budgetHookInput, reserveModelStep, settleModelStep } from './budget.js';
+import { budgetHookInput, budgetStepInput, reserveModelStep, settleModelStep } from './budget.js';
 import { hasSharedBudgets, reserveSharedStep } from './shared-budget.js';
 
 /** The session state a prompt reads and writes. */
@@ -215,8 +215,9 @@ function modelStep(
     ...(state.mcpTools?.tools.length && state.input.mcpAllow
       ? { mcpAllow: state.input.mcpAllow }
       : {}),
-    // With a budget: the provider's limit, and the step's output then carries its usage.
-    ...(state.input.budget ? { maxOutputTokens: state.input.budget.maxOutputTokens } : {}),
+    // With a budget: the provider's limit (the step's output then carries its usage), and
+    // what is left, for the step's span.
+    ...budgetStepInput(state),
   };
   const timeoutMs = state.input.modelTimeoutMs ?? DEFAULTS.modelTimeoutMs;
   return withRefusalRetries(

@@ -48,6 +48,7 @@ import { failureToSerialized } from '../session/failures.js';
 import { childSearchAttributes } from '../session/search-attributes.js';
 import { queueStreamEvent, takeStreamEvents } from '../session/stream-outbox.js';
 import type { DispatchState } from './dispatch.js';
+import { allotTaskBudget, settleTaskBudget, type TaskBudgetState } from './task-budget.js';
 import { awaitTurn, passTurn, type TaskGroup } from './task-group.js';
 
 /** A sub-agent a `Task` call of this run started (what the `children` query lists, and more). */
@@ -57,11 +58,13 @@ interface ChildRun extends ChildRunInfo {
 }
 
 /** The session state a `Task` call reads and writes. */
-export interface TaskCallState extends DispatchState {
+export interface TaskCallState extends DispatchState, TaskBudgetState {
   /** This run's sub-agents, by the `Task` call's tool-use id; finished ones are kept a while. */
   children?: Map<string, ChildRun>;
   /** Whether the session keeps its search attributes (its sub-agents start with them). */
   searchAttributes?: boolean;
+  /** Whether it keeps the spend attributes too (its sub-agents start with theirs at 0). */
+  spendAttributes?: boolean;
   /** The parallel group of `Task` calls running now, if any (`tool-calls.ts`). */
   taskGroup?: TaskGroup;
   /** The MCP tools the session started with; its sub-agents get the same list. */
@@ -113,6 +116,9 @@ export async function runTaskCall(
   }
   const { spec, child, args } = childOfCall(state, call, input, requestId);
   const { workflowId, sessionId } = child;
+  // With a budget, the sub-agent runs under its share of what the session has left.
+  const budget = allotTaskBudget(state, call.toolUseId, spec, group);
+  if (budget) args.budget = budget;
   setCurrentDetails(`running sub-agent ${child.agentPath}`);
   // The sub-agent's first activity publishes what the send has queued and this call's
   // tool-start, before any event of its own: no local activity here.
@@ -142,8 +148,13 @@ export async function runTaskCall(
       });
     });
     child.status = 'completed';
+    settleTaskBudget(state, call.toolUseId, result.task?.spent, true);
     return ended(resultOf(child, result, spec.maxTurns));
   } catch (error) {
+    // Its spend unknown: charged its whole allotment, unless Temporal refused its start (a
+    // start cancelled before it was acknowledged may still have run: charged, as the recount).
+    const refused = (error as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError';
+    settleTaskBudget(state, call.toolUseId, undefined, !refused);
     // No sub-agent took the events: the send's next activity publishes them.
     if (!started) takeBackStream(state, requestId, streamStart);
     if (timedOut && isCancellation(error)) {

@@ -19,6 +19,8 @@ import {
 import {
   LAST_DECISION_KEY,
   PENDING_APPROVALS_KEY,
+  SPEND_USD_KEY,
+  SPENT_TOKENS_KEY,
   STATUS_KEY,
   type SearchAttributePair,
   type SearchAttributeUpdatePair,
@@ -54,6 +56,27 @@ function changedAttributes(state: SessionState): SearchAttributeUpdatePair[] {
   if (decision !== undefined && held.get(LAST_DECISION_KEY) !== decision) {
     changed.push({ key: LAST_DECISION_KEY, value: decision });
   }
+  // A budgeted session's spend: with the others, or once no prompt runs (not at each step).
+  if (state.spendAttributes && (changed.length > 0 || state.current === undefined)) {
+    changed.push(...changedSpend(state, held));
+  }
+  return changed;
+}
+
+/** The spend attributes whose value differs from the ledger's. */
+function changedSpend(
+  state: SessionState,
+  held: ReturnType<typeof workflowInfo>['typedSearchAttributes'],
+): SearchAttributeUpdatePair[] {
+  const spent = state.budget?.spent;
+  if (!spent) return [];
+  const changed: SearchAttributeUpdatePair[] = [];
+  if (held.get(SPENT_TOKENS_KEY) !== spent.totalTokens) {
+    changed.push({ key: SPENT_TOKENS_KEY, value: spent.totalTokens });
+  }
+  if (held.get(SPEND_USD_KEY) !== spent.costUsd) {
+    changed.push({ key: SPEND_USD_KEY, value: spent.costUsd });
+  }
   return changed;
 }
 
@@ -77,6 +100,10 @@ export function syncSearchAttributes(state: SessionState): void {
  */
 export function watchSearchAttributes(state: SessionState): void {
   state.searchAttributes = keepsSearchAttributes();
+  // Only sessions started with them (a budget, on a server that has them) keep the spend.
+  state.spendAttributes =
+    state.budget !== undefined &&
+    workflowInfo().typedSearchAttributes.get(SPENT_TOKENS_KEY) !== undefined;
   if (!state.searchAttributes) return;
   void CancellationScope.nonCancellable(async () => {
     for (;;) {
@@ -94,9 +121,16 @@ export function watchSearchAttributes(state: SessionState): void {
  */
 export function childSearchAttributes(state: {
   searchAttributes?: boolean;
+  spendAttributes?: boolean;
 }): SearchAttributePair[] | undefined {
   if (!state.searchAttributes) return undefined;
-  const ownKeys = new Set([STATUS_KEY.name, PENDING_APPROVALS_KEY.name, LAST_DECISION_KEY.name]);
+  const ownKeys = new Set([
+    STATUS_KEY.name,
+    PENDING_APPROVALS_KEY.name,
+    LAST_DECISION_KEY.name,
+    SPENT_TOKENS_KEY.name,
+    SPEND_USD_KEY.name,
+  ]);
   const inherited = workflowInfo()
     .typedSearchAttributes.getAll()
     .filter((pair) => !ownKeys.has(pair.key.name));
@@ -104,5 +138,12 @@ export function childSearchAttributes(state: {
     ...inherited,
     { key: STATUS_KEY, value: 'running' },
     { key: PENDING_APPROVALS_KEY, value: 0 },
+    // A sub-agent of a budgeted session runs under a share of its budget: its own spend.
+    ...(state.spendAttributes
+      ? [
+          { key: SPENT_TOKENS_KEY, value: 0 },
+          { key: SPEND_USD_KEY, value: 0 },
+        ]
+      : []),
   ];
 }

@@ -78,6 +78,8 @@ export interface SessionState extends PromptState {
   };
   /** Whether this run keeps the session's search attributes (`search-attributes.ts`). */
   searchAttributes?: boolean;
+  /** Whether it keeps the spend attributes too (a budget, started with them). */
+  spendAttributes?: boolean;
 }
 
 /** The prompt running now. */

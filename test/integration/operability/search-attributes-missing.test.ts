@@ -116,6 +116,8 @@ describe('a server without the session search attributes', () => {
           ['DurableAgentStatus', 'Keyword'],
           ['DurableAgentPendingApprovals', 'Int'],
           ['DurableAgentLastDecision', 'Keyword'],
+          ['DurableAgentSpentTokens', 'Int'],
+          ['DurableAgentSpendUsd', 'Double'],
         ]
           .map(
             ([name, type]) =>

@@ -6,7 +6,10 @@ import { ServiceError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../../src/cli/args.js';
 import { CliError } from '../../../src/cli/cli-error.js';
-import { isMissingSearchAttribute } from '../../../src/client/search-attributes.js';
+import {
+  isMissingSearchAttribute,
+  sessionSearchAttributes,
+} from '../../../src/client/search-attributes.js';
 import {
   searchAttributeCreateArgs,
   searchAttributeCreateCommand,
@@ -27,12 +30,15 @@ describe('registration', () => {
       'DurableAgentStatus=Keyword',
       'DurableAgentPendingApprovals=Int',
       'DurableAgentLastDecision=Keyword',
+      'DurableAgentSpentTokens=Int',
+      'DurableAgentSpendUsd=Double',
     ]);
   });
 
   it('gives operators one create command an attribute, in the namespace given', () => {
     const commands = searchAttributeCreateArgs('prod');
-    expect(commands).toHaveLength(5);
+    expect(commands).toHaveLength(7);
+    expect(commands[6]?.slice(-3)).toEqual(['DurableAgentSpendUsd', '--type', 'Double']);
     expect(commands[3]).toEqual([
       'operator',
       'search-attribute',
@@ -44,7 +50,7 @@ describe('registration', () => {
       '--type',
       'Int',
     ]);
-    expect(searchAttributeCreateCommand('prod').split(' && ')).toHaveLength(5);
+    expect(searchAttributeCreateCommand('prod').split(' && ')).toHaveLength(7);
   });
 });
 
@@ -60,6 +66,27 @@ describe('a server without the attributes', () => {
   it("is recognised by the Elasticsearch and test server's refusal", () => {
     const error = startRefused(3, 'search attribute DurableAgentName is not defined');
     expect(isMissingSearchAttribute(error)).toBe(true);
+  });
+
+  it('a server without the spend attributes alone: budgeted sessions start without them', () => {
+    const attributes = sessionSearchAttributes({
+      namespace: 'default',
+      agentName: 'a',
+      version: 'v',
+      logger: undefined,
+      logLevel: 'ERROR',
+    });
+    const names = (budgeted: boolean) => attributes.initial(budgeted)?.map((pair) => pair.key.name);
+    expect(names(false)).not.toContain('DurableAgentSpentTokens');
+    expect(names(true)).toEqual(
+      expect.arrayContaining(['DurableAgentSpentTokens', 'DurableAgentSpendUsd']),
+    );
+    const refusal =
+      'Namespace default has no mapping defined for search attribute DurableAgentSpentTokens';
+    expect(attributes.refusedForMissing(startRefused(3, refusal))).toBe(true);
+    // The others stay; the spend attributes go.
+    expect(names(true)).toEqual(names(false));
+    expect(names(true)).toContain('DurableAgentStatus');
   });
 
   it('is not confused with another invalid argument or another code', () => {

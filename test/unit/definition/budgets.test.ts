@@ -113,3 +113,41 @@ describe("a session's budgets", () => {
     expect('budget' in sessionWorkflowInput(plain, 's', {})).toBe(false);
   });
 });
+
+describe("sub-agents' prices", () => {
+  const priced = { 'gpt-4o': { inputUsdPerMillion: 2, outputUsdPerMillion: 8 } };
+  const withSubagents = (budgets: unknown) =>
+    resolveAgentOptions({
+      ...agent(budgets),
+      advanced: {
+        budgets: budgets as never,
+        subagents: {
+          agents: {
+            same: { description: 'd', prompt: 'p' },
+            other: { description: 'd', prompt: 'p', model: 'gpt-4o-mini' },
+          },
+        },
+      },
+    });
+  const specs = (budgets: unknown, session: object = {}) =>
+    sessionWorkflowInput(withSubagents(budgets), 's', session).subagents!.agents;
+
+  it('each sub-agent carries its model price (the agent one when it inherits) with a budget', () => {
+    const prices = { ...priced, 'gpt-4o-mini': { inputUsdPerMillion: 1, outputUsdPerMillion: 1 } };
+    expect(specs({ totalTokens: 10, prices }).map((s) => [s.name, s.price])).toEqual([
+      ['same', prices['gpt-4o']],
+      ['other', prices['gpt-4o-mini']],
+    ]);
+    // Without a budget the input is as it was.
+    expect(specs(undefined).some((s) => 'price' in s)).toBe(false);
+  });
+
+  it('costUsd with a sub-agent whose model has no price is refused, naming it', () => {
+    expect(refusal(() => specs({ costUsd: 1, prices: priced }))).toContain(
+      "sub-agent 'other''s spend, which needs a price for its model",
+    );
+    expect(refusal(() => specs({ prices: priced }, { budgets: { costUsd: 1 } }))).toContain(
+      "advanced.budgets.prices['gpt-4o-mini']",
+    );
+  });
+});

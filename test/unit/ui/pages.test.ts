@@ -222,6 +222,42 @@ describe('the session page names the version the session runs', () => {
   });
 });
 
+describe('the session page shows the budget', () => {
+  const budgeted = () =>
+    timelineFromHistory(
+      historyFromJSON(
+        JSON.parse(
+          readFileSync(
+            new URL('../../fixtures/histories/budget-session-run2.json', import.meta.url),
+            'utf8',
+          ),
+        ),
+      ),
+    );
+  const row = (html: string, cap: string) =>
+    html.match(new RegExp(`<tr data-testid="budget-${cap}">(.*?)</tr>`))?.[1]?.match(/<td>[^<]*/g);
+
+  it('each cap with its limit, spent and left; spend without a cap; who raised it, when', () => {
+    const html = sessionPage({ timeline: budgeted(), status: 'idle', pending: [] });
+    expect(row(html, 'totalTokens')).toEqual(['<td>totalTokens', '<td>1000', '<td>450', '<td>550']);
+    expect(row(html, 'costUsd')).toEqual(['<td>costUsd', '<td>—', '<td>$0.00009', '<td>—']);
+    expect(html).toMatch(
+      /<li data-testid="budget-raise">totalTokens 1000 by <b>alice@ops<\/b> at <time datetime="2026-12-05T00:59:30Z">/,
+    );
+  });
+
+  it("escapes a raiser's identity, and shows nothing for a session without a budget", () => {
+    const timeline = budgeted();
+    timeline.budget!.raiseLog[0]!.identity = EVIL;
+    const html = sessionPage({ timeline, status: 'idle', pending: [] });
+    expect(html).toContain(`by <b>${ESCAPED}</b>`);
+    expect(scripts(html)).not.toContain('<script>');
+    expect(sessionPage({ timeline: demo(), status: 'idle', pending: [] })).not.toContain(
+      'data-testid="budget"',
+    );
+  });
+});
+
 describe('relativeTime', () => {
   const now = Date.UTC(2026, 11, 3, 12, 0, 0);
   const s = 1000;
