@@ -70,6 +70,7 @@ async function agentOf(
   name: string,
   shared: SharedBudgetOptions[],
   server: FakeOpenAI,
+  subagent = false,
 ): Promise<{ env: SharedBudgetEnv; client: AgentClient }> {
   const env: SharedBudgetEnv = {
     address: temporalAddress(),
@@ -77,6 +78,7 @@ async function agentOf(
     baseUrl: server.baseUrl,
     name,
     shared,
+    subagent,
   };
   const client = await createAgentClient(sharedBudgetAgentOptions(env));
   clients.push(client);
@@ -234,6 +236,38 @@ describe('a budget shared per tenant', () => {
     expect((await session.send('three')).status).toBe('completed');
     await session.close();
     expect((await client.sharedBudget(key))!.spent.modelCalls).toBe(2);
+  }, 120_000);
+
+  it("a sub-agent's steps count in the tenant's budget, leased by the sub-agent itself", async () => {
+    const server = await startFakeOpenAI([
+      {
+        toolCalls: [
+          { name: 'Task', arguments: { description: 'd', prompt: 'p', subagent_type: 'helper' } },
+        ],
+        usage,
+      },
+      { text: 'from the helper', usage },
+      { text: 'parent done', usage },
+    ]);
+    servers.push(server);
+    const { env, client } = await agentOf(
+      'shared-subagent',
+      [{ scope: 'tenant', modelCalls: 50 }],
+      server,
+      true,
+    );
+    await startWorker(env);
+    const tenant = tenantOf('sub');
+    const session = await client.createSession({ tenant });
+    const response = await session.send('delegate');
+    expect(response.text()).toBe('parent done');
+    await session.close();
+    const budget = (await client.sharedBudget(`tenant:${tenant}`))!;
+    // Two steps of the parent, one of the sub-agent; every lease back.
+    expect(budget.spent.modelCalls).toBe(3);
+    expect(budget.leases).toBe(0);
+    // The parent's own ledger counts the sub-agent's spend too.
+    expect((await recounted(session)).modelCalls).toBe(3);
   }, 120_000);
 
   it('bad shared budgets and tenants are ConfigErrors naming the field', async () => {
