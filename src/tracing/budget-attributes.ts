@@ -10,7 +10,7 @@ import { costOf, type BudgetCaps, type ModelPrice, type StepUsage } from '../com
 import { SpanAttributes as A } from './spans.js';
 
 /** The attribute of what is left of `cap`: `durable_agent.budget.remaining.totalTokens`, ... */
-export const budgetRemainingAttribute = (cap: keyof BudgetCaps): string =>
+const budgetRemainingAttribute = (cap: keyof BudgetCaps): string =>
   `${A.budgetRemaining}.${cap}`;
 
 /**
