@@ -10,8 +10,7 @@ import { costOf, type BudgetCaps, type ModelPrice, type StepUsage } from '../com
 import { SpanAttributes as A } from './spans.js';
 
 /** The attribute of what is left of `cap`: `durable_agent.budget.remaining.totalTokens`, ... */
-const budgetRemainingAttribute = (cap: keyof BudgetCaps): string =>
-  `${A.budgetRemaining}.${cap}`;
+const budgetRemainingAttribute = (cap: keyof BudgetCaps): string => `${A.budgetRemaining}.${cap}`;
 
 /**
  * The step's usage (when the provider reported it) and each cap's remaining after it:
