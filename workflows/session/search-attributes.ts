@@ -56,11 +56,42 @@ function changedAttributes(state: SessionState): SearchAttributeUpdatePair[] {
   if (decision !== undefined && held.get(LAST_DECISION_KEY) !== decision) {
     changed.push({ key: LAST_DECISION_KEY, value: decision });
   }
-  // A budgeted session's spend: with the others, or once no prompt runs (not at each step).
-  if (state.spendAttributes && (changed.length > 0 || state.current === undefined)) {
+  // A budgeted session's spend: with the others, or once no prompt runs and it is due (not
+  // at each step, nor at each send: an upsert is a history event and a visibility write).
+  if (
+    state.spendAttributes &&
+    (changed.length > 0 || (state.current === undefined && spendDue(state, held)))
+  ) {
     changed.push(...changedSpend(state, held));
   }
   return changed;
+}
+
+/** Prompts after which an idle session's spend is upserted even if it moved little. */
+const SPEND_EVERY_PROMPTS = 10;
+/** The part of a cap the spend may move by before an idle session upserts it. */
+const SPEND_STEP = 0.05;
+
+/**
+ * Whether an idle session's spend attributes are due: the session is ending, a cap stopped
+ * its last prompt, the spend moved by {@link SPEND_STEP} of a token or cost cap since the
+ * attributes last said it, or {@link SPEND_EVERY_PROMPTS} prompts went by.
+ */
+function spendDue(
+  state: SessionState,
+  held: ReturnType<typeof workflowInfo>['typedSearchAttributes'],
+): boolean {
+  const ledger = state.budget;
+  if (!ledger) return false;
+  if (state.status !== 'open' || ledger.exceeded !== undefined) return true;
+  if (state.promptsHandled - (state.spendUpsertedAt ?? 0) >= SPEND_EVERY_PROMPTS) return true;
+  const { totalTokens, costUsd } = ledger.caps;
+  const moved = (cap: number | undefined, now: number, then: number | null | undefined) =>
+    cap !== undefined && now - (then ?? 0) >= cap * SPEND_STEP;
+  return (
+    moved(totalTokens, ledger.spent.totalTokens, held.get(SPENT_TOKENS_KEY)) ||
+    moved(costUsd, ledger.spent.costUsd, held.get(SPEND_USD_KEY))
+  );
 }
 
 /** The spend attributes whose value differs from the ledger's. */
@@ -89,7 +120,11 @@ function keepsSearchAttributes(): boolean {
 export function syncSearchAttributes(state: SessionState): void {
   if (!state.searchAttributes) return;
   const changed = changedAttributes(state);
-  if (changed.length > 0) upsertSearchAttributes(changed);
+  if (changed.length === 0) return;
+  upsertSearchAttributes(changed);
+  if (changed.some(({ key }) => key === SPENT_TOKENS_KEY || key === SPEND_USD_KEY)) {
+    state.spendUpsertedAt = state.promptsHandled;
+  }
 }
 
 /**

@@ -80,6 +80,8 @@ export interface SessionState extends PromptState {
   searchAttributes?: boolean;
   /** Whether it keeps the spend attributes too (a budget, started with them). */
   spendAttributes?: boolean;
+  /** `promptsHandled` when the spend attributes were last found changed (this run). */
+  spendUpsertedAt?: number;
 }
 
 /** The prompt running now. */
