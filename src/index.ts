@@ -158,5 +158,11 @@ export type {
   BudgetStatus,
   ModelPrice,
 } from './common/budgets.js';
+export type { ApprovalOptions } from './definition/approval-options.js';
+export type {
+  ApprovalNotifyEvent,
+  ApprovalNotifyStage,
+  ApprovalStage,
+} from './common/approval-stages.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

@@ -18,6 +18,7 @@ import type { WorkflowStreamEvent } from './permission-events.js';
 import type { PermissionResult } from './permission.js';
 import type { HookOutput, Prompt, ToolKind, ToolResult } from './types.js';
 import type { SessionLineage } from './workflow-io.js';
+import type { ApprovalNotifyEvent } from './approval-stages.js';
 
 /**
  * Names of the session's activities, as the workflow schedules them and histories record
@@ -34,6 +35,7 @@ export const ActivityNames = {
   publishStreamEvents: 'publishStreamEvents',
   describeDefinition: 'describeDefinition',
   listMcpTools: 'listMcpTools',
+  notifyApproval: 'notifyApproval',
 } as const;
 
 /** The name of one of the session's activities. */
@@ -46,6 +48,13 @@ export interface ArchiveRunInput {
   messages: number;
   timelineEntries: number;
 }
+
+/**
+ * Input of the `notifyApproval` activity: a stage of a waiting `ask` reached
+ * (`advanced.approvals.notify` gets it with the attempt number).
+ */
+export interface NotifyApprovalInput
+  extends Omit<ApprovalNotifyEvent, 'attempt'>, Partial<SessionIdentity> {}
 
 /** Input of the `describeDefinition` activity: which definition a worker of `version` runs. */
 export interface DescribeDefinitionInput {

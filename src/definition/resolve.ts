@@ -30,6 +30,7 @@ import { identityOf } from './fingerprint.js';
 import { agentSchema, check, sessionSchema } from './option-rules.js';
 import { resolveSubagents } from './subagents.js';
 import { resolveAgentBudgets } from './budget-rules.js';
+import { resolveApprovals } from './approval-options.js';
 import type {
   AdvancedOptions,
   AgentOptions,
@@ -69,6 +70,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     maxTurns,
   };
   const parts = optionalParts(options, subagents);
+  const approvals = resolveApprovals(advanced.approvals, deciding.permissionTimeoutMs);
   const identity = identityOf(
     {
       ...deciding,
@@ -77,6 +79,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       permission,
       ...(permissionRules ? { permissionRules } : {}),
       ...parts,
+      ...(approvals ? { approvals: approvals.policy } : {}),
     },
     options.version,
   );
@@ -99,6 +102,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     ...(permissionRules ? { permissionRules } : {}),
     permissionTimeoutMs: deciding.permissionTimeoutMs,
     ...(advanced.requireBoundApprovals === true ? { requireBoundApprovals: true as const } : {}),
+    ...(approvals ? { approvals } : {}),
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     toolHookErrors: deciding.toolHookErrors,

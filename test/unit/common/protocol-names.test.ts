@@ -66,6 +66,7 @@ describe('session protocol names', () => {
       'executeTool',
       'listMcpTools',
       'modelStep',
+      'notifyApproval',
       'publishStreamEvents',
     ]);
   });
