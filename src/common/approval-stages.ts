@@ -82,7 +82,7 @@ export function scheduledStages(
 }
 
 /** The stage a request is in once `stage` was reached. */
-export function stageReached(stage: ScheduledStage['stage']): ApprovalStage {
+export function stageReached(stage: ScheduledStage['stage']): Exclude<ApprovalStage, 'asked'> {
   return stage === 'remind' ? 'reminded' : 'escalated';
 }
 

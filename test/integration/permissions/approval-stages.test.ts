@@ -18,6 +18,8 @@ import {
   waitForEffect,
 } from '../../helpers/processes.js';
 import { pendingAsk, rawClient, waitFor } from '../../helpers/common.js';
+import { timelineFromHistory } from '../../../src/history/timeline.js';
+import { renderTimeline } from '../../../src/cli/render.js';
 
 const clients: AgentClient[] = [];
 let raw: Client | undefined;
@@ -131,6 +133,19 @@ describe('approval stages (advanced.approvals)', () => {
       ['approval escalation', 'fired'],
     ]);
     expect(notified).toEqual(['remind', 'escalate', 'deadline']);
+    // `inspect` (the timeline rebuilt from the history) shows the stages the ask reached.
+    const timeline = timelineFromHistory(
+      await raw!.workflow.getHandle(session.workflowId).fetchHistory(),
+    );
+    const ask = timeline.toolCalls[0]!.permission!.ask!;
+    expect(ask.outcome).toBe('expired');
+    expect(ask.stages?.map((s) => [s.stage, s.escalateTo, s.at - ask.askedAt >= 0])).toEqual([
+      ['reminded', undefined, true],
+      ['escalated', 'security-oncall', true],
+    ]);
+    expect(renderTimeline(timeline)).toMatch(
+      /asked \S+, reminded \S+, escalated to security-oncall \S+, deadline \S+: no answer by the deadline: denied/,
+    );
     await session.close();
   });
 
@@ -163,6 +178,13 @@ describe('approval stages (advanced.approvals)', () => {
       ['approval escalation', 'canceled'],
     ]);
     expect(notified).toEqual(['remind']);
+    const timeline = timelineFromHistory(
+      await raw!.workflow.getHandle(session.workflowId).fetchHistory(),
+    );
+    expect(timeline.toolCalls[0]!.permission!.ask).toMatchObject({
+      outcome: 'approved',
+      stages: [{ stage: 'reminded' }],
+    });
     expect(count(env, 'notify remind')).toBe(2);
     expect(count(env, 'notify remind')).toBe(count(env, 'attempt=1') + count(env, 'attempt=2'));
     expect(count(env, 'attempt=2')).toBe(1);
