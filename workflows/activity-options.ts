@@ -313,7 +313,7 @@ export function listMcpToolsActivity(taskQueue: string, eager = true) {
 }
 
 /** Most attempts of one approval notification (`advanced.approvals.notify`). */
-export const APPROVAL_NOTIFY_MAX_ATTEMPTS = 5;
+const APPROVAL_NOTIFY_MAX_ATTEMPTS = 5;
 
 /**
  * The agent's `advanced.approvals.notify` for one stage of a waiting `ask`: retried,

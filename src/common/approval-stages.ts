@@ -56,7 +56,7 @@ export interface ApprovalNotifyEvent {
 }
 
 /** One timed stage of a wait: the stage reached `afterMs` after the ask. */
-export interface ScheduledStage {
+interface ScheduledStage {
   stage: 'remind' | 'escalate';
   afterMs: number;
 }

@@ -66,7 +66,7 @@ const PATH = 'advanced.approvals';
 const KEYS = ['remindAfterMs', 'escalateAfterMs', 'escalateTo', 'notify', 'deadlineOutcome'];
 
 /** The problems of `value` as `advanced.approvals`, each naming its field. Pure. */
-export function approvalsProblems(value: unknown): string[] {
+function approvalsProblems(value: unknown): string[] {
   if (value === undefined) return [];
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return [`${PATH} must be an object, got ${describeValue(value)}`];

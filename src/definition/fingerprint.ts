@@ -55,8 +55,8 @@ interface DecidingDefinition extends DecidingOptions {
   mcpServers?: McpServers;
   /** `advanced.budgets`; absent, the manifest has no `budgets` (and earlier fingerprints hold). */
   budgets?: BudgetOptions;
-  /** `advanced.approvals`' policy; absent, the manifest has no `approvals` (earlier fingerprints hold). */
-  approvals?: SessionApprovalPolicy;
+  /** `advanced.approvals`; absent, the manifest has no `approvals` (earlier fingerprints hold). */
+  approvals?: { policy: SessionApprovalPolicy };
 }
 
 const hash = (text: string, digits: number): string =>
@@ -219,7 +219,10 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
     ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
     ...(definition.budgets ? { budgets: hash(canonicalJson(definition.budgets), 12) } : {}),
-    ...(definition.approvals ? { approvals: hash(canonicalJson(definition.approvals), 12) } : {}),
+    // The policy only: the `notify` callback's source is not part of it.
+    ...(definition.approvals
+      ? { approvals: hash(canonicalJson(definition.approvals.policy), 12) }
+      : {}),
   };
 }
 

@@ -69,8 +69,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     maxTurns,
   };
-  const parts = optionalParts(options, subagents);
-  const approvals = resolveApprovals(advanced.approvals, deciding.permissionTimeoutMs);
+  const parts = optionalParts(options, subagents, deciding.permissionTimeoutMs);
   const identity = identityOf(
     {
       ...deciding,
@@ -79,7 +78,6 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
       permission,
       ...(permissionRules ? { permissionRules } : {}),
       ...parts,
-      ...(approvals ? { approvals: approvals.policy } : {}),
     },
     options.version,
   );
@@ -102,7 +100,6 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     ...(permissionRules ? { permissionRules } : {}),
     permissionTimeoutMs: deciding.permissionTimeoutMs,
     ...(advanced.requireBoundApprovals === true ? { requireBoundApprovals: true as const } : {}),
-    ...(approvals ? { approvals } : {}),
     toolTimeoutMs: advanced.toolTimeoutMs ?? DEFAULTS.toolTimeoutMs,
     maxToolOutputBytes: advanced.maxToolOutputBytes ?? DEFAULTS.maxToolOutputBytes,
     toolHookErrors: deciding.toolHookErrors,
@@ -132,13 +129,19 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
  * definitions without them keep their fingerprints (and sessions their inputs).
  * @throws {ConfigError} for a price of a model the agent does not use (`resolveAgentBudgets`).
  */
-function optionalParts(options: AgentOptions, subagents: ResolvedSubagents | undefined) {
+function optionalParts(
+  options: AgentOptions,
+  subagents: ResolvedSubagents | undefined,
+  permissionTimeoutMs: number,
+) {
   const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
   const budgets = resolveAgentBudgets(options.advanced?.budgets, options.model, subagents);
+  const approvals = resolveApprovals(options.advanced?.approvals, permissionTimeoutMs);
   return {
     ...(subagents ? { subagents } : {}),
     ...(mcpServers ? { mcpServers } : {}),
     ...(budgets ? { budgets } : {}),
+    ...(approvals ? { approvals } : {}),
   };
 }
 
