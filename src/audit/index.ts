@@ -22,4 +22,9 @@ export {
   writeAuditLog,
   type AuditProblem,
 } from './audit-chain.js';
-export { compareWithHistory, entriesAfterLog } from './audit-compare.js';
+export {
+  compareSessionsWithHistory,
+  compareWithHistory,
+  entriesAfterLog,
+  sessionEntriesAfterLog,
+} from './audit-compare.js';
