@@ -44,6 +44,7 @@ export type {
   PermissionAskedEvent,
   PermissionDecidedEvent,
   PermissionDecider,
+  PermissionStageEvent,
   FinishEvent,
   ErrorEvent,
 } from './stream/events.js';

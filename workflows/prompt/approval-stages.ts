@@ -18,6 +18,11 @@ import {
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
 import { notifyApprovalActivity } from '../activity-options.js';
 import { failureMessage } from '../session/failures.js';
+import {
+  publishQueuedNow,
+  queueStreamEvent,
+  type StreamOutboxState,
+} from '../session/stream-outbox.js';
 import type { PendingPermission } from '../../src/common/permission.js';
 
 /** A waiting request, and the answer once given (`tool-permission.ts`'s entry). */
@@ -27,7 +32,7 @@ interface StagedEntry {
 }
 
 /** The session state the stages read. */
-interface StageState {
+interface StageState extends StreamOutboxState {
   readonly input: SessionWorkflowInput;
   readonly taskQueue: string;
 }
@@ -42,6 +47,7 @@ export async function runApprovalStages(
   entry: StagedEntry,
   label: string,
   onStage: () => void,
+  streamId?: string,
 ): Promise<void> {
   const policy = state.input.approvals;
   if (!policy) return;
@@ -64,6 +70,19 @@ export async function runApprovalStages(
       request.nextStageAt = nextStageAt(stages, index + 1, request.askedAt, request.deadline);
       onStage();
       void notifyStage(state, entry, stage, label);
+      // The send's stream hears of it now (the call still waits: no activity of the send
+      // would carry it).
+      queueStreamEvent(state, streamId, {
+        type: 'permission-stage',
+        toolUseId: request.toolUseId,
+        toolName: request.toolName,
+        permissionRequestId: request.requestId,
+        stage: request.stage,
+        ...(request.escalateTo !== undefined ? { escalateTo: request.escalateTo } : {}),
+        nextStageAt: request.nextStageAt,
+        ...(request.digest !== undefined ? { digest: request.digest } : {}),
+      });
+      await publishQueuedNow(state, streamId);
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;
