@@ -100,7 +100,7 @@ function fieldsDiffering(entry: AuditEntry, want: AuditEntryBody): string {
 }
 
 /** How many entries the history has past the log's last (recorded after the export). */
-export function entriesAfterLog(
+function entriesAfterLog(
   log: Pick<AuditLog, 'entries'>,
   rebuilt: readonly AuditEntryBody[],
 ): number {

@@ -25,6 +25,5 @@ export {
 export {
   compareSessionsWithHistory,
   compareWithHistory,
-  entriesAfterLog,
   sessionEntriesAfterLog,
 } from './audit-compare.js';
