@@ -20,6 +20,7 @@ import {
 import { pendingAsk, rawClient, waitFor } from '../../helpers/common.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { renderTimeline } from '../../../src/cli/render.js';
+import { sessionAuditEntries } from '../../../src/audit/index.js';
 
 const clients: AgentClient[] = [];
 let raw: Client | undefined;
@@ -134,15 +135,19 @@ describe('approval stages (advanced.approvals)', () => {
     ]);
     expect(notified).toEqual(['remind', 'escalate', 'deadline']);
     // `inspect` (the timeline rebuilt from the history) shows the stages the ask reached.
-    const timeline = timelineFromHistory(
-      await raw!.workflow.getHandle(session.workflowId).fetchHistory(),
-    );
+    const history = await raw!.workflow.getHandle(session.workflowId).fetchHistory();
+    const timeline = timelineFromHistory(history);
     const ask = timeline.toolCalls[0]!.permission!.ask!;
     expect(ask.outcome).toBe('expired');
     expect(ask.stages?.map((s) => [s.stage, s.escalateTo, s.at - ask.askedAt >= 0])).toEqual([
       ['reminded', undefined, true],
       ['escalated', 'security-oncall', true],
     ]);
+    // The audit log's approval entry carries them too.
+    const approval = sessionAuditEntries([{ history }], session.workflowId).entries.find(
+      (entry) => entry.kind === 'approval',
+    );
+    expect(approval).toMatchObject({ outcome: 'expired', stages: ask.stages });
     expect(renderTimeline(timeline)).toMatch(
       /asked \S+, reminded \S+, escalated to security-oncall \S+, deadline \S+: no answer by the deadline: denied/,
     );
