@@ -114,7 +114,7 @@ export const approvalsSchema = rule((value, issue) => approvalsProblems(value).f
 
 /**
  * `advanced.approvals` against the deadline it stages: the policy a session records and the
- * callback, or undefined when not set.
+ * callback, or undefined when not set (or set to `{}`).
  * @throws {ConfigError} for a stage at or past `permissionTimeoutMs`, naming the field.
  */
 export function resolveApprovals(
@@ -138,5 +138,7 @@ export function resolveApprovals(
     ...(approvals.escalateTo !== undefined ? { escalateTo: approvals.escalateTo } : {}),
     ...(approvals.notify ? { notify: true as const } : {}),
   };
+  // Nothing set: as if unset (the fingerprint and the sessions' inputs stay as they were).
+  if (Object.keys(policy).length === 0) return undefined;
   return { policy, ...(approvals.notify ? { notify: approvals.notify } : {}) };
 }

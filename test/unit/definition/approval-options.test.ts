@@ -100,6 +100,11 @@ describe('advanced.approvals', () => {
       policy: { remindAfterMs: 1000 },
     });
     expect(resolveAgentOptions(definition)).not.toHaveProperty('approvals');
+    expect(resolveAgentOptions(withApprovals({}))).not.toHaveProperty('approvals');
+    // A notify alone: no timed stage, but the deadline notifies.
+    expect(resolveAgentOptions(withApprovals({ notify: () => undefined })).approvals).toMatchObject(
+      { policy: { notify: true } },
+    );
   });
 
   it("leaves the fingerprint as it was when unset, changes it with the timing, not the callback's source", () => {
