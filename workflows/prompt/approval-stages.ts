@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { condition, isCancellation, log } from '@temporalio/workflow';
+import { condition, isCancellation, log, setCurrentDetails } from '@temporalio/workflow';
+import { approvalDetails } from '../../src/common/summaries.js';
 import {
   nextStageAt,
   scheduledStages,
@@ -38,15 +39,15 @@ interface StageState extends StreamOutboxState {
 }
 
 /**
- * Run the timed stages of `entry`'s wait until it is answered or the last stage is reached;
- * `onStage` runs after each stage reached (the current details). Resolves, never rejects: a
- * cancelled prompt ends it, a failed notification is logged.
+ * Run the timed stages of `entry`'s wait until it is answered or the last stage is reached:
+ * each stage reached moves the request's stage and the workflow's current details on, and
+ * goes to the send's stream (`streamId`) and the `notify` callback. Resolves, never rejects:
+ * a cancelled prompt ends it, a failed notification is logged.
  */
 export async function runApprovalStages(
   state: StageState,
   entry: StagedEntry,
   label: string,
-  onStage: () => void,
   streamId?: string,
 ): Promise<void> {
   const policy = state.input.approvals;
@@ -68,7 +69,7 @@ export async function runApprovalStages(
         request.escalateTo = policy.escalateTo;
       }
       request.nextStageAt = nextStageAt(stages, index + 1, request.askedAt, request.deadline);
-      onStage();
+      setCurrentDetails(approvalDetails(label, request.askedAt, request.deadline, request));
       void notifyStage(state, entry, stage, label);
       // The send's stream hears of it now (the call still waits: no activity of the send
       // would carry it).

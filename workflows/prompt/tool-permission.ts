@@ -229,14 +229,7 @@ export async function askPerson(
     });
     // `advanced.approvals`: the reminder and escalation timers, after the deadline's (none
     // without it: such sessions record the commands they always did).
-    void runApprovalStages(
-      state,
-      entry,
-      label,
-      () =>
-        setCurrentDetails(approvalDetails(label, askedAt, entry.request.deadline, entry.request)),
-      requestId,
-    );
+    void runApprovalStages(state, entry, label, requestId);
     const answered = await waiting;
     state.lastDecision = entry.answer?.behavior ?? 'deny';
     ended =
