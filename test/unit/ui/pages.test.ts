@@ -147,6 +147,22 @@ describe("the inbox shows a request's approval stage", () => {
   });
 });
 
+describe('the session page shows the approval stages an ask reached', () => {
+  it('between the ask and its outcome, escaped, and nothing for an ask without stages', () => {
+    const timeline = demo();
+    const call = timeline.toolCalls.find((c) => c.permission?.ask)!;
+    expect(sessionPage({ timeline, status: 'idle', pending: [] })).not.toContain('ask-stage');
+    const ask = call.permission!.ask!;
+    ask.stages = [
+      { stage: 'reminded', at: ask.askedAt + 1_000 },
+      { stage: 'escalated', at: ask.askedAt + 2_000, escalateTo: EVIL },
+    ];
+    const html = sessionPage({ timeline, status: 'idle', pending: [] });
+    expect(html).toContain('<span data-testid="ask-stage">reminded <time ');
+    expect(html).toContain(`<span data-testid="ask-stage">escalated to ${ESCAPED} <time `);
+  });
+});
+
 describe('durable-agent ui options', () => {
   it('takes --port, --host, --task-queue, --identity, --limit and --timeout', () => {
     const parsed = parseCommandLine(
