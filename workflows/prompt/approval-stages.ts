@@ -41,8 +41,8 @@ interface StageState extends StreamOutboxState {
 /**
  * Run the timed stages of `entry`'s wait until it is answered or the last stage is reached:
  * each stage reached moves the request's stage and the workflow's current details on, and
- * goes to the send's stream (`streamId`) and the `notify` callback. Resolves, never rejects:
- * a cancelled prompt ends it, a failed notification is logged.
+ * goes to the send's stream (`streamId`) and the `notify` callback. Resolves (it rejects only
+ * on a bug): a cancelled prompt ends it, a failed notification is logged.
  */
 export async function runApprovalStages(
   state: StageState,
