@@ -16,6 +16,7 @@ import type { ConversationCache } from './conversation-cache.js';
 import { createArchiveActivities } from './archive-run.js';
 import { createBudgetActivities } from './budget-lease.js';
 import { createDefinitionActivities } from './describe-definition.js';
+import { createApprovalActivities } from './approval-notify.js';
 import { Context } from '@temporalio/activity';
 import { createHookActivities, refuseIfBegun } from './hook-dispatch.js';
 import { createModelActivities } from './model-step.js';
@@ -67,6 +68,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createMcpActivities({ registry: deps.registry, lists: mcpLists }),
     ...createArchiveActivities(deps),
     ...createDefinitionActivities(deps),
+    ...createApprovalActivities(deps),
     // Publishes what the workflow decided (no definition code runs): any worker may.
     ...createStreamActivities(deps.registry),
     // Asks a shared budget's workflow (no definition code runs): any worker may.

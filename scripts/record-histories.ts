@@ -10,7 +10,8 @@
  * the histories of the code that recorded them. The sub-agent scenarios (`subagent-task`, ...)
  * are in scripts/record-subagent-histories.ts; each saves its sub-agents' histories too. The
  * MCP session (`mcp-session`) is in scripts/record-mcp-histories.ts, the budget session
- * (`budget-session`) in scripts/record-budget-histories.ts. The demo's session is recorded by the demo:
+ * (`budget-session`) in scripts/record-budget-histories.ts, the staged approvals
+ * (`approval-stages`) in scripts/record-approval-histories.ts. The demo's session is recorded by the demo:
  * `npm run demo -- --record-fixture test/fixtures/histories/demo-session.json`; the session
  * moved between deployment versions by the deploy test:
  * `RECORD_UPGRADE_HISTORY=$PWD/test/fixtures/histories/upgraded-session.json npx vitest run
@@ -36,6 +37,7 @@ import { scriptedModel, toolCall } from '../src/testing/index.js';
 import { recordSubagentHistories } from './record-subagent-histories.js';
 import { recordMcpHistories } from './record-mcp-histories.js';
 import { recordBudgetHistories } from './record-budget-histories.js';
+import { recordApprovalHistories } from './record-approval-histories.js';
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(repoRoot, 'test', 'fixtures', 'histories');
@@ -306,6 +308,7 @@ try {
   await recordSubagentHistories({ address: server.address, client, out, repoRoot, want });
   await recordMcpHistories({ address: server.address, client, out, repoRoot, want });
   await recordBudgetHistories({ address: server.address, client, out, want });
+  await recordApprovalHistories({ address: server.address, client, out, want });
 } finally {
   await client.connection.close();
   await agent.shutdown();

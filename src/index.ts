@@ -44,6 +44,7 @@ export type {
   PermissionAskedEvent,
   PermissionDecidedEvent,
   PermissionDecider,
+  PermissionStageEvent,
   FinishEvent,
   ErrorEvent,
 } from './stream/events.js';
@@ -165,5 +166,11 @@ export type {
   SharedBudgetOptions,
   SharedBudgetStatus,
 } from './common/shared-budgets.js';
+export type { ApprovalOptions } from './definition/approval-options.js';
+export type {
+  ApprovalNotifyEvent,
+  ApprovalNotifyStage,
+  ApprovalStage,
+} from './common/approval-stages.js';
 export { fileStore, PayloadNotFoundError, type PayloadStore } from './payloads/store.js';
 export { compactContext, estimateTokens, type ContextWindow } from './common/context.js';

@@ -326,3 +326,26 @@ export function leaseSharedBudgetActivity() {
     retry: { initialInterval: '200ms', backoffCoefficient: 2, maximumInterval: '10 seconds' },
   }).leaseSharedBudget;
 }
+
+/** Most attempts of one approval notification (`advanced.approvals.notify`). */
+const APPROVAL_NOTIFY_MAX_ATTEMPTS = 5;
+
+/**
+ * The agent's `advanced.approvals.notify` for one stage of a waiting `ask`: retried,
+ * {@link APPROVAL_NOTIFY_MAX_ATTEMPTS} attempts, 1 s apart (doubled), 30 s each (a chat
+ * webhook's outage of a few seconds is ridden out); the workflow logs a failure after the last
+ * and goes on. Cancelled with the ask's prompt (TRY_CANCEL: nothing waits for it).
+ */
+export function notifyApprovalActivity(taskQueue: string, summary?: string) {
+  return proxyActivities<Activities>({
+    ...summaryOf(summary),
+    taskQueue,
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '1s',
+      backoffCoefficient: 2,
+      maximumAttempts: APPROVAL_NOTIFY_MAX_ATTEMPTS,
+    },
+    cancellationType: ActivityCancellationType.TRY_CANCEL,
+  }).notifyApproval;
+}

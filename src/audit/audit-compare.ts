@@ -24,6 +24,7 @@ function bodyOf(entry: AuditEntry | AuditEntryBody): string {
 export function compareWithHistory(
   log: Pick<AuditLog, 'entries' | 'entryLines'> & { header?: Pick<AuditHeader, 'exportedAt'> },
   rebuilt: readonly AuditEntryBody[],
+  offset = 0,
 ): AuditProblem | undefined {
   const logged = log.entries.map(bodyOf);
   const recorded = rebuilt.map(bodyOf);
@@ -35,7 +36,7 @@ export function compareWithHistory(
     const want = rebuilt[index];
     // The log is a prefix of what the history records now: the session went on after the
     // export, unless it had closed before.
-    if (!entry) return cutShort(log, rebuilt, index);
+    if (!entry) return cutShort(log, rebuilt, index, offset);
     const where = `entry seq ${entry.seq} (${entry.kind}, line ${line})`;
     if (!want) {
       return {
@@ -54,16 +55,16 @@ export function compareWithHistory(
         seq: entry.seq,
         kind: entry.kind,
         line,
-        message: `${where} was moved: the history has it as seq ${inHistory}`,
+        message: `${where} was moved: the history has it as seq ${inHistory + offset}`,
       };
     }
     if (inHistory >= 0) {
       return {
         problem: 'missing',
-        seq: index,
+        seq: index + offset,
         kind: want.kind,
         line,
-        message: `the history's entry seq ${index} (${want.kind}) is not in the log, before ${where}`,
+        message: `the history's entry seq ${index + offset} (${want.kind}) is not in the log, before ${where}`,
       };
     }
     if (inLog >= 0) {
@@ -99,7 +100,7 @@ function fieldsDiffering(entry: AuditEntry, want: AuditEntryBody): string {
 }
 
 /** How many entries the history has past the log's last (recorded after the export). */
-export function entriesAfterLog(
+function entriesAfterLog(
   log: Pick<AuditLog, 'entries'>,
   rebuilt: readonly AuditEntryBody[],
 ): number {
@@ -114,6 +115,7 @@ function cutShort(
   log: { header?: Pick<AuditHeader, 'exportedAt'> },
   rebuilt: readonly AuditEntryBody[],
   index: number,
+  offset: number,
 ): AuditProblem | undefined {
   const exportedAt = log.header ? Date.parse(log.header.exportedAt) : NaN;
   if (Number.isNaN(exportedAt)) return undefined;
@@ -126,11 +128,54 @@ function cutShort(
   if (closedAt === undefined) return undefined;
   return {
     problem: 'missing',
-    seq: index,
+    seq: index + offset,
     kind: rebuilt[index]!.kind,
     message:
-      `the log ends before the history's entry seq ${index} (${rebuilt[index]!.kind}), but the ` +
+      `the log ends before the history's entry seq ${index + offset} (${rebuilt[index]!.kind}), but the ` +
       `session closed at ${new Date(closedAt).toISOString()}, before the export (${log.header!.exportedAt}): its last ` +
       `${rebuilt.length - index} entries were left out`,
   };
+}
+
+/**
+ * Compare a log of several sessions (`audit-export --query`) with each session's entries made
+ * from its history (`rebuilt`, in the order the header's `covers.sessions` lists them),
+ * session by session: each session's entries in the log (from its `session` entry to the
+ * next) must be its history's, or a prefix of them when it went on after the export (a
+ * session that closed before the export must be whole). Seqs in a problem are the log's.
+ * A log whose `session` entries do not match the sessions it covers is compared whole.
+ */
+export function compareSessionsWithHistory(
+  log: Pick<AuditLog, 'entries' | 'entryLines'> & { header?: Pick<AuditHeader, 'exportedAt'> },
+  rebuilt: readonly (readonly AuditEntryBody[])[],
+): AuditProblem | undefined {
+  const starts = log.entries.flatMap((entry, index) => (entry.kind === 'session' ? [index] : []));
+  if (starts.length !== rebuilt.length || (starts.length > 0 && starts[0] !== 0)) {
+    return compareWithHistory(log, rebuilt.flat());
+  }
+  for (const [session, recorded] of rebuilt.entries()) {
+    const from = starts[session]!;
+    const to = starts[session + 1] ?? log.entries.length;
+    const part = {
+      entries: log.entries.slice(from, to),
+      entryLines: log.entryLines.slice(from, to),
+      ...(log.header ? { header: log.header } : {}),
+    };
+    const problem = compareWithHistory(part, recorded, from);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** How many entries the histories have past each session's last in the log (all sessions). */
+export function sessionEntriesAfterLog(
+  log: Pick<AuditLog, 'entries'>,
+  rebuilt: readonly (readonly AuditEntryBody[])[],
+): number {
+  const starts = log.entries.flatMap((entry, index) => (entry.kind === 'session' ? [index] : []));
+  if (starts.length !== rebuilt.length) return entriesAfterLog(log, rebuilt.flat());
+  return rebuilt.reduce((sum, recorded, session) => {
+    const logged = (starts[session + 1] ?? log.entries.length) - starts[session]!;
+    return sum + Math.max(0, recorded.length - logged);
+  }, 0);
 }

@@ -263,6 +263,8 @@ class EntryMaker {
           deadline: ask.deadline,
           answeredAt: ask.waitedMs === undefined ? undefined : ask.askedAt + ask.waitedMs,
           waitedMs: ask.waitedMs,
+          // `advanced.approvals`' stages reached while it waited (absent without them).
+          stages: ask.stages,
           // The call's approval digest, whether the answer named it, the edited call's.
           digest: ask.digest,
           bound: ask.bound,

@@ -22,4 +22,8 @@ export {
   writeAuditLog,
   type AuditProblem,
 } from './audit-chain.js';
-export { compareWithHistory, entriesAfterLog } from './audit-compare.js';
+export {
+  compareSessionsWithHistory,
+  compareWithHistory,
+  sessionEntriesAfterLog,
+} from './audit-compare.js';

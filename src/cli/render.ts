@@ -370,7 +370,14 @@ function toolCallDetail(call: HistoryToolCall): string[] {
   if (permission?.inputDiff)
     lines.push(...editLines('policy edited the input', permission.inputDiff, '    '));
   if (ask) {
-    const asked = `asked ${formatTime(ask.askedAt)}, deadline ${formatTime(ask.deadline)}`;
+    // The stages of `advanced.approvals` reached, between the ask and the deadline.
+    const stages = (ask.stages ?? [])
+      .map(
+        (s) =>
+          `, ${s.stage}${s.escalateTo !== undefined ? ` to ${s.escalateTo}` : ''} ${formatTime(s.at)}`,
+      )
+      .join('');
+    const asked = `asked ${formatTime(ask.askedAt)}${stages}, deadline ${formatTime(ask.deadline)}`;
     // A bound answer's digest (an unbound one's event has the call's digest too: not shown).
     const digest =
       ask.digest !== undefined && ask.bound !== false ? `, digest ${shortDigest(ask.digest)}` : '';

@@ -59,6 +59,7 @@ export function sessionWorkflowInput(
     permissionTimeoutMs: options.permissionTimeoutMs,
     // Only when set, so sessions keep the inputs (and histories) they had before it existed.
     ...(options.requireBoundApprovals ? { requireBoundApprovals: true as const } : {}),
+    ...(options.approvals ? { approvals: options.approvals.policy } : {}),
     toolTimeoutMs: options.toolTimeoutMs,
     modelTimeoutMs: options.modelTimeoutMs,
     maxContextTokens: options.maxContextTokens,

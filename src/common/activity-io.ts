@@ -20,6 +20,7 @@ import type { HookOutput, Prompt, ToolKind, ToolResult } from './types.js';
 import type { SessionLineage } from './workflow-io.js';
 import type { LeaseRequest } from './shared-budgets.js';
 import type { BudgetCaps, ModelPrice } from './budgets.js';
+import type { ApprovalNotifyEvent } from './approval-stages.js';
 
 /**
  * Names of the session's activities, as the workflow schedules them and histories record
@@ -37,6 +38,7 @@ export const ActivityNames = {
   describeDefinition: 'describeDefinition',
   listMcpTools: 'listMcpTools',
   leaseSharedBudget: 'leaseSharedBudget',
+  notifyApproval: 'notifyApproval',
 } as const;
 
 /** The name of one of the session's activities. */
@@ -56,6 +58,13 @@ export interface ArchiveRunInput {
   messages: number;
   timelineEntries: number;
 }
+
+/**
+ * Input of the `notifyApproval` activity: a stage of a waiting `ask` reached
+ * (`advanced.approvals.notify` gets it with the attempt number).
+ */
+export interface NotifyApprovalInput
+  extends Omit<ApprovalNotifyEvent, 'attempt'>, Partial<SessionIdentity> {}
 
 /** Input of the `describeDefinition` activity: which definition a worker of `version` runs. */
 export interface DescribeDefinitionInput {

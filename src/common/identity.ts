@@ -124,6 +124,11 @@ export interface DefinitionManifest {
   mcpServers?: Record<string, string>;
   /** `advanced.budgets`, when set: a hash of its caps, prices and `maxOutputTokens`. */
   budgets?: string;
+  /**
+   * `advanced.approvals`, when set: a hash of its timing, `escalateTo` and whether it has a
+   * `notify` callback (not the callback's source).
+   */
+  approvals?: string;
 }
 
 /**
@@ -213,6 +218,13 @@ export function manifestDifferences(a: DefinitionManifest, b: DefinitionManifest
       a.budgets === undefined || b.budgets === undefined
         ? `budgets (only in the ${a.budgets === undefined ? 'second' : 'first'})`
         : 'budgets (caps, prices or maxOutputTokens)',
+    );
+  }
+  if (a.approvals !== b.approvals) {
+    out.push(
+      a.approvals === undefined || b.approvals === undefined
+        ? `approval stages (only in the ${a.approvals === undefined ? 'second' : 'first'})`
+        : 'approval stages (remindAfterMs, escalateAfterMs, escalateTo or notify)',
     );
   }
   return out;

@@ -48,6 +48,32 @@ export interface PermissionAskedEvent {
   agentPath?: string;
 }
 
+/**
+ * A person's `ask` reached a stage of `advanced.approvals`: the reminder or the escalation
+ * (the deadline's is the `permission-decided` of `decidedBy: 'deadline'`). Published as it
+ * happens; the call still waits.
+ */
+export interface PermissionStageEvent {
+  /** Discriminant: `'permission-stage'`. */
+  type: 'permission-stage';
+  /** The tool call's id, as the model gave it. */
+  toolUseId: string;
+  /** The tool's name. */
+  toolName: string;
+  /** The pending request (`PendingPermission.requestId`). */
+  permissionRequestId: string;
+  /** The stage reached: `reminded`, or `escalated` (to `escalateTo`). */
+  stage: 'reminded' | 'escalated';
+  /** `advanced.approvals.escalateTo`, for an escalation. */
+  escalateTo?: string;
+  /** When the next stage (or the deadline) comes, ms since the epoch (workflow time). */
+  nextStageAt: number;
+  /** The call's approval digest (`PendingPermission.digest`). */
+  digest?: string;
+  /** The sub-agent whose call this is (`main/researcher`), as on the other permission events. */
+  agentPath?: string;
+}
+
 /** Who made a permission decision. */
 export type PermissionDecider =
   /** The agent's preset (`advanced.permission: 'default'`, ...), named in `preset`. */
@@ -122,7 +148,11 @@ export interface PermissionDecidedEvent {
 
 /** The stream events the workflow itself makes: the permission events, and a `Task` call's tool events. */
 export type WorkflowStreamEvent =
-  PermissionAskedEvent | PermissionDecidedEvent | ToolStartEvent | ToolEndEvent;
+  | PermissionAskedEvent
+  | PermissionStageEvent
+  | PermissionDecidedEvent
+  | ToolStartEvent
+  | ToolEndEvent;
 
 /** The call a permission event is about. */
 interface PermissionEventCall {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ApprovalStage } from './approval-stages.js';
 import type { JsonObject } from './json.js';
 import type { ToolKind } from './types.js';
 
@@ -151,6 +152,16 @@ export interface PendingPermission {
    * sessions whose worker predates approval digests.
    */
   digest?: string;
+  /**
+   * Where the request is in `advanced.approvals`' stages: `asked`, `reminded` (the reminder
+   * came), `escalated` (escalated, to {@link PendingPermission.escalateTo}). Absent when the
+   * agent has no stages.
+   */
+  stage?: ApprovalStage;
+  /** When the next stage is due (the reminder, the escalation or the deadline), ms since epoch. */
+  nextStageAt?: number;
+  /** The group the request was escalated to (`advanced.approvals.escalateTo`), once escalated. */
+  escalateTo?: string;
   /**
    * The session that asks, the listed one or a sub-agent it runs (whose request ids are
    * `<its session id>#<uuid>`). Set by `session.pendingPermissions()`, not by the query.

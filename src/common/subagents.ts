@@ -118,6 +118,7 @@ export function childInputOf(
       'permissionRules',
       'mcpServers',
       'requireBoundApprovals',
+      'approvals',
     ),
     hookCounts: { ...spec.hookCounts },
     hookTimeoutMs: parent.hookTimeoutMs,

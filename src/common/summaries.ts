@@ -61,9 +61,20 @@ export function roughDuration(ms: number): string {
  * `waiting for approval: Write NOTES.md, asked 12:01 UTC, deadline in 24 h`: the current
  * details while a call waits for a person.
  */
-export function approvalDetails(label: string, askedAt: number, deadline: number): string {
+export function approvalDetails(
+  label: string,
+  askedAt: number,
+  deadline: number,
+  staged?: { stage?: string; escalateTo?: string; nextStageAt?: number },
+): string {
+  const stage =
+    staged?.stage === 'reminded'
+      ? ', reminded'
+      : staged?.stage === 'escalated'
+        ? `, escalated${staged.escalateTo !== undefined ? ` to ${staged.escalateTo}` : ''}`
+        : '';
   return (
-    `waiting for approval: ${label}, asked ${clockTime(askedAt)}, ` +
+    `waiting for approval: ${label}, asked ${clockTime(askedAt)}${stage}, ` +
     `deadline in ${roughDuration(deadline - askedAt)}`
   );
 }

@@ -8,6 +8,7 @@
  */
 import type { McpToolList } from './mcp.js';
 import type { BudgetLedger, BudgetSpend, ModelPrice, SessionBudgetSpec } from './budgets.js';
+import type { SessionApprovalPolicy } from './approval-stages.js';
 import type { HookErrorRecord, SerializedError } from './errors.js';
 import type { HookEvent } from './hook-events.js';
 import type { DefinitionManifest } from './identity.js';
@@ -153,6 +154,12 @@ export interface SessionWorkflowInput {
    * session's.
    */
   requireBoundApprovals?: true;
+  /**
+   * `advanced.approvals`: the reminder and escalation stages of an `ask`'s wait. Absent when
+   * not set: such sessions wait, and record, exactly as before stages existed. A sub-agent's
+   * input carries its top session's.
+   */
+  approvals?: SessionApprovalPolicy;
   /** Time budget of one tool execution, ms. */
   toolTimeoutMs?: number;
   /** Time budget of one model step, ms. */

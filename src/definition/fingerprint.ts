@@ -27,6 +27,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalJson } from '../common/json.js';
 import type { BudgetOptions } from '../common/budgets.js';
+import type { SessionApprovalPolicy } from '../common/approval-stages.js';
 import type { McpServers } from '../mcp/options.js';
 import type { HookEvent } from '../common/hook-events.js';
 import {
@@ -54,6 +55,8 @@ interface DecidingDefinition extends DecidingOptions {
   mcpServers?: McpServers;
   /** `advanced.budgets`; absent, the manifest has no `budgets` (and earlier fingerprints hold). */
   budgets?: BudgetOptions;
+  /** `advanced.approvals`; absent, the manifest has no `approvals` (earlier fingerprints hold). */
+  approvals?: { policy: SessionApprovalPolicy };
 }
 
 const hash = (text: string, digits: number): string =>
@@ -216,6 +219,10 @@ function manifestOf(definition: DecidingDefinition): DefinitionManifest {
     ...(definition.subagents ? { subagents: subagentsManifest(definition.subagents) } : {}),
     ...(definition.mcpServers ? { mcpServers: mcpServersManifest(definition.mcpServers) } : {}),
     ...(definition.budgets ? { budgets: hash(canonicalJson(definition.budgets), 12) } : {}),
+    // The policy only: the `notify` callback's source is not part of it.
+    ...(definition.approvals
+      ? { approvals: hash(canonicalJson(definition.approvals.policy), 12) }
+      : {}),
   };
 }
 

@@ -37,6 +37,7 @@ import {
 import { subagentsSchema } from './subagent-rules.js';
 import { mcpServersSchema } from './mcp-rules.js';
 import { agentBudgetsSchema, sessionBudgetsSchema } from './budget-rules.js';
+import { approvalsSchema } from './approval-options.js';
 
 const hookDispatchSchema = (path: string) =>
   fromProblem((value) => hookDispatchProblem(value, path));
@@ -377,6 +378,7 @@ const advancedSchema = z
       (v) => typeof v === 'boolean',
       'must be a boolean',
     ),
+    approvals: approvalsSchema,
     toolTimeoutMs: timeoutMs('advanced.toolTimeoutMs'),
     maxToolOutputBytes: positiveInt('advanced.maxToolOutputBytes'),
     toolHookErrors: checked(

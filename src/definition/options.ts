@@ -6,6 +6,7 @@
  * @module
  */
 import type { BudgetCaps, BudgetOptions } from '../common/budgets.js';
+import type { ApprovalOptions, ResolvedApprovals } from './approval-options.js';
 import type { HookDispatchMode } from '../common/hook-dispatch-mode.js';
 import type { DefinitionManifest } from '../common/identity.js';
 import type { PermissionHandler, PermissionPreset } from '../common/permission.js';
@@ -119,6 +120,16 @@ export interface AdvancedOptions {
    * @default false
    */
   requireBoundApprovals?: boolean;
+  /**
+   * Reminders and escalation while an `ask` waits (`remindAfterMs`, `escalateAfterMs`,
+   * `escalateTo`, `notify`), each stage a durable timer before the `permissionTimeoutMs`
+   * deadline. The timing is part of the fingerprint when set; the callback's source is not.
+   * @default none (the ask waits for its deadline, as before)
+   * @throws {ConfigError} at `createAgent` for a stage that is not a positive integer of ms,
+   *   an escalation not after the reminder, a stage at or past the deadline, `escalateTo`
+   *   without `escalateAfterMs`, a `notify` that is not a function, naming the field.
+   */
+  approvals?: ApprovalOptions;
   /** Time budget of one tool execution, ms; past it the tool is stopped. @default 600000 */
   toolTimeoutMs?: number;
   /** Largest tool output the model sees, bytes; more is cut with a marker. @default 65536 */
@@ -589,6 +600,8 @@ export interface ResolvedAgentOptions {
   permissionTimeoutMs: number;
   /** `advanced.requireBoundApprovals`; absent when off. */
   requireBoundApprovals?: true;
+  /** `advanced.approvals`, resolved; absent when not set. */
+  approvals?: ResolvedApprovals;
   toolTimeoutMs: number;
   maxToolOutputBytes: number;
   toolHookErrors: 'tool-error' | 'reject';

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ApprovalNotifyEvent } from '../common/approval-stages.js';
 import { ConfigError } from '../common/errors.js';
 import {
   manifestDifferences,
@@ -79,6 +80,8 @@ interface RegisteredAgent {
   subagents?: ReadonlyMap<string, RegisteredSubagent>;
   /** The connections to the definition's MCP servers (`mcpServers`); absent: none. */
   mcp?: McpConnections;
+  /** `advanced.approvals.notify`; absent: none. */
+  approvalNotify?: (event: ApprovalNotifyEvent) => Promise<void> | void;
 }
 
 /** Callbacks, models, session-level hooks and callbacks still cleaning up, in this process. */

@@ -30,6 +30,7 @@ import { identityOf } from './fingerprint.js';
 import { agentSchema, check, sessionSchema } from './option-rules.js';
 import { resolveSubagents } from './subagents.js';
 import { resolveAgentBudgets } from './budget-rules.js';
+import { resolveApprovals } from './approval-options.js';
 import type {
   AdvancedOptions,
   AgentOptions,
@@ -68,7 +69,7 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
     permissionTimeoutMs: advanced.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs,
     maxTurns,
   };
-  const parts = optionalParts(options, subagents);
+  const parts = optionalParts(options, subagents, deciding.permissionTimeoutMs);
   const identity = identityOf(
     {
       ...deciding,
@@ -128,13 +129,19 @@ export function resolveAgentOptions(options: AgentOptions): ResolvedAgentOptions
  * definitions without them keep their fingerprints (and sessions their inputs).
  * @throws {ConfigError} for a price of a model the agent does not use (`resolveAgentBudgets`).
  */
-function optionalParts(options: AgentOptions, subagents: ResolvedSubagents | undefined) {
+function optionalParts(
+  options: AgentOptions,
+  subagents: ResolvedSubagents | undefined,
+  permissionTimeoutMs: number,
+) {
   const mcpServers = options.mcpServers ? structuredClone(options.mcpServers) : undefined;
   const budgets = resolveAgentBudgets(options.advanced?.budgets, options.model, subagents);
+  const approvals = resolveApprovals(options.advanced?.approvals, permissionTimeoutMs);
   return {
     ...(subagents ? { subagents } : {}),
     ...(mcpServers ? { mcpServers } : {}),
     ...(budgets ? { budgets } : {}),
+    ...(approvals ? { approvals } : {}),
   };
 }
 

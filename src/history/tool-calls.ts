@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { stageOfTimerSummary, stageReached } from '../common/approval-stages.js';
 import { DEFAULTS } from '../common/defaults.js';
 import { isPlainObject, type JsonObject, type JsonValue } from '../common/json.js';
 import {
@@ -65,6 +66,11 @@ interface HistoryAsk {
   interrupt?: boolean;
   /** Event id of the approval timer's `TimerStarted`. */
   timerEventId: number;
+  /**
+   * The stages `advanced.approvals` reached while it waited (their timers fired), in order:
+   * `reminded`, `escalated` (to `escalateTo`). Absent when none was reached.
+   */
+  stages?: { stage: 'reminded' | 'escalated'; at: number; escalateTo?: string }[];
 }
 
 /** The permission stage of one call. */
@@ -192,7 +198,13 @@ export class ToolCallTracker {
           : 'permission function';
     }
     this.#timeoutMs = input?.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
+    this.#escalateTo = input?.approvals?.escalateTo;
   }
+
+  /** `advanced.approvals.escalateTo` of the session. */
+  readonly #escalateTo: string | undefined;
+  /** The open ask's stage timers (`advanced.approvals`), by their `TimerStarted` event id. */
+  readonly #stageTimers = new Map<number, 'remind' | 'escalate'>();
 
   /** A model step was scheduled: the previous step's calls are over. */
   modelStepScheduled(): void {
@@ -318,6 +330,12 @@ export class ToolCallTracker {
    * timer starts while a prompt runs); a timer whose summary says otherwise is not.
    */
   timerStarted(eventId: number, at: number, durationMs: number, summary: string | undefined): void {
+    const staged = stageOfTimerSummary(summary);
+    if (staged) {
+      // Started after the deadline's timer, while its ask is open.
+      if (this.#openAsk) this.#stageTimers.set(eventId, staged);
+      return;
+    }
     const state = this.#current;
     if (summary !== undefined && !summary.startsWith('approval deadline')) return;
     if (!state || state.call.result || state.ask) return;
@@ -365,6 +383,18 @@ export class ToolCallTracker {
   /** A timer fired or was cancelled: the open ask's deadline passed, or its wait ended. */
   timerClosed(startedEventId: number, at: number, fired: boolean): void {
     const open = this.#openAsk;
+    const staged = this.#stageTimers.get(startedEventId);
+    if (staged) {
+      this.#stageTimers.delete(startedEventId);
+      if (!fired || !open) return;
+      const escalateTo = staged === 'escalate' ? this.#escalateTo : undefined;
+      (open.state.ask!.stages ??= []).push({
+        stage: stageReached(staged),
+        at,
+        ...(escalateTo !== undefined ? { escalateTo } : {}),
+      });
+      return;
+    }
     if (!open || open.timerEventId !== startedEventId) return;
     const ask = open.state.ask!;
     ask.outcome = fired ? 'expired' : 'cancelled';

@@ -19,13 +19,18 @@ import type { SerializedError } from '../common/errors.js';
 import type { HookEvent } from '../common/hook-events.js';
 import type { DispatchOutcomeKind } from '../common/workflow-io.js';
 import type { SendStatus, ToolCallRecord } from '../common/messages.js';
-import type { PermissionAskedEvent, PermissionDecidedEvent } from '../common/permission-events.js';
+import type {
+  PermissionAskedEvent,
+  PermissionDecidedEvent,
+  PermissionStageEvent,
+} from '../common/permission-events.js';
 import type { ToolEndEvent, ToolStartEvent } from '../common/tool-events.js';
 
 export type {
   PermissionAskedEvent,
   PermissionDecidedEvent,
   PermissionDecider,
+  PermissionStageEvent,
 } from '../common/permission-events.js';
 export type { ToolEndEvent, ToolStartEvent } from '../common/tool-events.js';
 
@@ -125,6 +130,7 @@ export type StreamEvent =
   | ToolStartEvent
   | ToolEndEvent
   | PermissionAskedEvent
+  | PermissionStageEvent
   | PermissionDecidedEvent
   | FinishEvent
   | ErrorEvent;

@@ -254,7 +254,7 @@ export function requestCard(entry: InboxEntry, who: AnswerIdentity): string {
         r.digest !== undefined
           ? `, approval digest <code data-testid="request-digest" title="${esc(r.digest)}">${esc(shortDigest(r.digest))}</code>`
           : ''
-      }, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)} (<span data-testid="deadline-relative">${esc(relativeTime(r.deadline, now))}</span>)${
+      }, ${esc(r.toolKind)} tool, asked ${time(r.askedAt)}, deadline ${time(r.deadline)} (<span data-testid="deadline-relative">${esc(relativeTime(r.deadline, now))}</span>)${requestStage(r, now)}${
         r.message ? `<br>policy says: ${esc(r.message)}` : ''
       }</p>`
     : '';
@@ -303,4 +303,21 @@ function subagentOf(entry: InboxEntry): string {
     r.sessionId,
     'its session',
   )})`;
+}
+
+/**
+ * A request's stage under `advanced.approvals` for the inbox: `; reminded, next stage in 5 min`,
+ * `; escalated to ops, deadline in 1 h`; empty without stages.
+ */
+function requestStage(
+  r: { stage?: string; escalateTo?: string; nextStageAt?: number; deadline: number },
+  now: number,
+): string {
+  if (r.stage === undefined) return '';
+  const to = r.stage === 'escalated' && r.escalateTo !== undefined ? ` to ${r.escalateTo}` : '';
+  const next =
+    r.nextStageAt === undefined
+      ? ''
+      : `, ${r.nextStageAt >= r.deadline ? 'deadline' : 'next stage'} ${relativeTime(r.nextStageAt, now)}`;
+  return `; <span data-testid="request-stage" data-stage="${esc(r.stage)}">${esc(r.stage)}${esc(to)}${esc(next)}</span>`;
 }

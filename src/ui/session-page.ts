@@ -202,7 +202,7 @@ function toolCall(
         p.inputDiff ? `<div class="edit">policy's edit: ${diff(p.inputDiff)}</div>` : ''
       }${
         ask
-          ? `<div class="ask" data-testid="ask" data-outcome="${esc(ask.outcome)}">asked ${time(ask.askedAt)}, deadline ${time(ask.deadline)}: ${badge(ask.outcome)}${
+          ? `<div class="ask" data-testid="ask" data-outcome="${esc(ask.outcome)}">asked ${time(ask.askedAt)}${askStages(ask.stages)}, deadline ${time(ask.deadline)}: ${badge(ask.outcome)}${
               ask.by ? ` by <b data-testid="decided-by">${esc(ask.by)}</b>` : ''
             }${ask.waitedMs !== undefined ? ` after ${duration(ask.waitedMs)}` : ''}${
               ask.digest !== undefined && ask.bound !== false
@@ -273,4 +273,18 @@ function diff(d: ValueDiff): string {
       break;
   }
   return `<div class="diff" data-testid="diff">${lines.join('')}</div>`;
+}
+
+/** The stages of `advanced.approvals` an ask reached: `, reminded 12:02, escalated to ops 12:03`. */
+function askStages(
+  stages: readonly { stage: string; at: number; escalateTo?: string }[] | undefined,
+): string {
+  return (stages ?? [])
+    .map(
+      (s) =>
+        `, <span data-testid="ask-stage">${esc(s.stage)}${
+          s.escalateTo !== undefined ? ` to ${esc(s.escalateTo)}` : ''
+        } ${time(s.at)}</span>`,
+    )
+    .join('');
 }

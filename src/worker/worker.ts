@@ -276,6 +276,7 @@ async function registrationOf(
     maxToolOutputBytes: options.maxToolOutputBytes,
     toolEnv,
     ...(options.stream ? { stream: options.stream } : {}),
+    ...(options.approvals?.notify ? { approvalNotify: options.approvals.notify } : {}),
     ...(subagents ? { subagents } : {}),
     // A stdio server's environment is the tools' own plus its `env`: never this process's.
     ...(options.mcpServers

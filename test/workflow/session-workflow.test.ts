@@ -69,6 +69,8 @@ interface Script {
   settled?: Promise<void>;
   /** The server the session runs on: the time-skipping one unless said. */
   on?: Target;
+  /** `notifyApproval` (`advanced.approvals`): the stage and attempt of each call. */
+  notify?: (stage: string, attempt: number) => void;
 }
 
 const completed = (outputs: object[] = [{}]) =>
@@ -111,6 +113,13 @@ async function withSession(
           finishReason: 'stop',
         }
       );
+    },
+    // A call of an unknown tool is described as a write: the default preset asks a person.
+    async describeToolCall() {
+      return { known: true, kind: 'write', affectedPaths: [] };
+    },
+    async notifyApproval(event: { stage: string }) {
+      script.notify?.(event.stage, Context.current().info.attempt);
     },
     async archiveRun(run: { messages: number; timelineEntries: number }) {
       seen.archived++;
@@ -360,5 +369,60 @@ describe('rollover', () => {
     );
     expect(seen.archived).toBeGreaterThanOrEqual(1);
     expect(seen.modelSteps).toBe(2);
+  });
+});
+
+describe('approval stages (advanced.approvals)', () => {
+  it('hour-scale stages come in order, once each; a notify that always fails is logged and the deadline still denies', async () => {
+    const notified: string[] = [];
+    const hour = 60 * 60 * 1000;
+    await withSession(
+      {
+        model: (_prompt, step) =>
+          step === 0
+            ? {
+                text: '',
+                finishReason: 'tool-calls',
+                toolCalls: [{ toolUseId: 'call-1', toolName: 'Write', input: { file_path: 'a' } }],
+              }
+            : { text: 'done', finishReason: 'stop' },
+        notify: (stage, attempt) => {
+          notified.push(`${stage}#${attempt}`);
+          throw new Error('chat is down');
+        },
+      },
+      {
+        tools: [{ name: 'Write', kind: 'write' }],
+        permission: { preset: 'default' },
+        permissionTimeoutMs: 4 * hour,
+        approvals: {
+          remindAfterMs: hour / 2,
+          escalateAfterMs: 2 * hour,
+          escalateTo: 'ops',
+          notify: true,
+        },
+      },
+      async (session) => {
+        const sent = session.send('write a');
+        await waitFor(
+          async () => (await session.handle.query(Queries.pendingPermissions)).length > 0,
+          30_000,
+          'the ask',
+        );
+        // Past the deadline and every retry (an Update's wait does not skip time: a sleep does).
+        await server.sleep(5 * hour);
+        const result = await sent;
+        expect(result).toMatchObject({ status: 'completed', text: 'done' });
+        expect(result.toolCalls).toMatchObject([{ toolName: 'Write', status: 'denied' }]);
+        // Each stage's notification ran its 5 attempts (it is not awaited by the wait).
+        await waitFor(() => notified.length === 15, 30_000, 'every attempt of every stage');
+        expect((await session.describe()).status).toBe('open');
+      },
+    );
+    expect(notified).toEqual(
+      ['remind', 'escalate', 'deadline'].flatMap((stage) =>
+        [1, 2, 3, 4, 5].map((attempt) => `${stage}#${attempt}`),
+      ),
+    );
   });
 });

@@ -20,6 +20,7 @@ import { approvalDetails, toolLabel } from '../../src/common/summaries.js';
 import type { ToolKind, ToolResult } from '../../src/common/types.js';
 import { checkPermissionActivity } from '../activity-options.js';
 import { approvalDigest } from '../../src/common/approval-digest.js';
+import { notifyStage, runApprovalStages } from './approval-stages.js';
 import { askedCall, reaskedNote, rememberAsk, type BindingState } from './approval-binding.js';
 import { identityFields, withRefusalRetries } from '../session/version-refusal.js';
 import { failureMessage } from '../session/failures.js';
@@ -223,9 +224,13 @@ export async function askPerson(
     });
     await publishQueuedNow(state, requestId);
     // The summary names the wait in Temporal's tools (and lets `inspect` tell it from others).
-    const answered = await condition(() => entry.answer !== undefined, timeoutMs, {
+    const waiting = condition(() => entry.answer !== undefined, timeoutMs, {
       summary: `approval deadline: ${label}`,
     });
+    // `advanced.approvals`: the reminder and escalation timers, after the deadline's (none
+    // without it: such sessions record the commands they always did).
+    void runApprovalStages(state, entry, label, requestId);
+    const answered = await waiting;
     state.lastDecision = entry.answer?.behavior ?? 'deny';
     ended =
       !answered || !entry.answer
@@ -234,6 +239,7 @@ export async function askPerson(
           ? 'approved'
           : 'denied';
     if (!answered || !entry.answer) {
+      void notifyStage(state, entry, 'deadline', label);
       const denied: PermissionAnswer = {
         behavior: 'deny',
         message: `No decision on ${ask.toolName} within ${timeoutMs} ms: denied`,

@@ -10,9 +10,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import {
   AuditLogFormatError,
-  compareWithHistory,
-  entriesAfterLog,
+  compareSessionsWithHistory,
   keyFingerprint,
+  sessionEntriesAfterLog,
   parseAuditLog,
   verifyAuditChain,
   type AuditEntryBody,
@@ -47,14 +47,14 @@ export async function auditVerify(args: CommandArgs, io: CliOutput): Promise<num
     return 0;
   }
   const rebuilt = await recordedEntries(args, log);
-  const mismatch = compareWithHistory(log, rebuilt);
+  const mismatch = compareSessionsWithHistory(log, rebuilt);
   const source = args.history ?? `session ${args.session}`;
   if (mismatch) {
     throw new CliError(`${file}: does not match the history (${source}): ${mismatch.message}`, {
       exitCode: 1,
     });
   }
-  const after = entriesAfterLog(log, rebuilt);
+  const after = sessionEntriesAfterLog(log, rebuilt);
   io.out(
     `${file}: ok: ${count} entries, chain and signature hold (key ${fingerprint}), and match ` +
       `the history (${source}) entry for entry` +
@@ -77,18 +77,19 @@ function readLog(file: string): AuditLog {
 }
 
 /**
- * The entries made again from the recorded history of the sessions the log covers (the
- * history file, or each from the server), as the header says the log's were made.
+ * The entries made again from the recorded history of each session the log covers (the
+ * history file, or each from the server), as the header says the log's were made: one list
+ * a session, in the header's order.
  */
-async function recordedEntries(args: CommandArgs, log: AuditLog): Promise<AuditEntryBody[]> {
+async function recordedEntries(args: CommandArgs, log: AuditLog): Promise<AuditEntryBody[][]> {
   const covered = log.header.covers.sessions;
   const { content, encrypted } = log.header.covers;
   const options = { content: content === true, encrypted: encrypted === true };
   const entriesOf = async (sources: readonly SessionSource[]) => {
-    const entries: AuditEntryBody[] = [];
+    const entries: AuditEntryBody[][] = [];
     for (const source of sources) {
       if (!source.workflowId) source.workflowId = log.header.workflowId;
-      entries.push(...(await auditOfSource(source, options)).entries);
+      entries.push((await auditOfSource(source, options)).entries);
     }
     return entries;
   };
@@ -108,7 +109,8 @@ async function recordedEntries(args: CommandArgs, log: AuditLog): Promise<AuditE
       { exitCode: 2 },
     );
   }
-  // A log of several sessions (--query) is compared whole: every session it covers, in order.
+  // A log of several sessions (--query) is compared session by session: each session's
+  // entries in the log against its own history (a prefix when it went on after the export).
   return withClient(args, async (client) => {
     const sources: SessionSource[] = [];
     for (const id of covered) sources.push(await sessionSource(client, id, args));

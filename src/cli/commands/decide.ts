@@ -8,7 +8,7 @@
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { AgentSdkError } from '../../common/errors.js';
 import { isPlainObject, type JsonObject } from '../../common/json.js';
-import { whyNotDigest } from '../../common/approval-digest.js';
+import { shortDigest, whyNotDigest } from '../../common/approval-digest.js';
 import type { PendingPermission, PermissionAnswer } from '../../common/permission.js';
 import { Queries } from '../../common/messages.js';
 import { routeOfRequest } from '../../client/pending-tree.js';
@@ -108,9 +108,9 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
   const interrupt = args.command === 'deny' && args.interrupt ? ' (interrupt)' : '';
   // A sub-agent's: the call and the sub-agent's path (`approved Write notes.md in main/writer`).
   io.out(
-    route
+    (route
       ? `${done} ${asked ? toolLabel(asked.toolName, asked.input) : requestId} in ${agentPathOf(found)}${interrupt}`
-      : `${done} ${requestId} in session ${found.sessionId}${interrupt}`,
+      : `${done} ${requestId} in session ${found.sessionId}${interrupt}`) + boundNote(decision),
   );
   // What runs next (the tool, the model) are activities: say when nobody would run them.
   const activities = await pollersOf(client, activityQueue, 'activity').catch(() => undefined);
@@ -121,6 +121,17 @@ async function decideRequest(client: Client, args: CommandArgs, io: CliOutput): 
     );
   }
   return 0;
+}
+
+/**
+ * What the answer was bound to, for the record: ` (digest ab12cd34ef56)` for `--digest`,
+ * ` (digest ab12cd34ef56, the pending request's)` for the digest read from the request,
+ * ` (unbound: no digest)` for `--wait` without `--digest`.
+ */
+function boundNote(d: Decision): string {
+  if (d.digest === undefined) return ' (unbound: no digest)';
+  const read = d.args.digest === undefined ? ", the pending request's" : '';
+  return ` (digest ${shortDigest(d.digest)}${read})`;
 }
 
 /**

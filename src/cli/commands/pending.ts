@@ -70,6 +70,8 @@ async function listPending(client: Client, args: CommandArgs, io: CliOutput): Pr
  */
 export function pendingTable(requests: readonly PendingPermission[], sessionId: string): string {
   const nested = requests.some((r) => r.sessionId !== undefined && r.sessionId !== sessionId);
+  // Only for agents with `advanced.approvals`: other tables stay as they were.
+  const staged = requests.some((r) => r.stage !== undefined);
   return formatTable(
     [
       'REQUEST',
@@ -79,6 +81,7 @@ export function pendingTable(requests: readonly PendingPermission[], sessionId: 
       'KIND',
       'INPUT',
       'ASKED',
+      ...(staged ? ['STAGE', 'NEXT STAGE'] : []),
       'DEADLINE',
     ],
     requests.map((r) => [
@@ -89,7 +92,17 @@ export function pendingTable(requests: readonly PendingPermission[], sessionId: 
       r.toolKind,
       truncate(JSON.stringify(r.input), 60),
       formatTime(r.askedAt),
+      ...(staged ? stageCells(r) : []),
       formatTime(r.deadline),
     ]),
   );
+}
+
+/** A request's STAGE (`escalated to ops`) and NEXT STAGE cells (`-` without stages). */
+function stageCells(r: PendingPermission): [string, string] {
+  if (r.stage === undefined) return ['-', '-'];
+  const to = r.stage === 'escalated' && r.escalateTo !== undefined ? ` to ${r.escalateTo}` : '';
+  const next =
+    r.nextStageAt === undefined || r.nextStageAt >= r.deadline ? '-' : formatTime(r.nextStageAt);
+  return [`${r.stage}${to}`, next];
 }

@@ -468,7 +468,7 @@ describe('pending, approve, deny', () => {
   async function pendingViaCli(session: Session) {
     const run = await cli(['pending', session.id, '--json']);
     expect(run.code, run.stderr).toBe(0);
-    return JSON.parse(run.stdout) as Array<{ requestId: string; toolName: string }>;
+    return JSON.parse(run.stdout) as Array<{ requestId: string; toolName: string; digest: string }>;
   }
 
   it('approve with an edited input: the tool runs once with it', async () => {
@@ -489,7 +489,10 @@ describe('pending, approve, deny', () => {
       JSON.stringify({ file_path: 'approved.txt', content: 'approved from the CLI' }),
     ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe(`approved ${request!.requestId} in session ${session.id}\n`);
+    // Bound to the digest it read from the request, which it prints for the record.
+    expect(run.stdout).toBe(
+      `approved ${request!.requestId} in session ${session.id} (digest ${request!.digest.slice(0, 12)}, the pending request's)\n`,
+    );
     const result = await response;
     expect(result.status).toBe('completed');
     expect(result.toolCalls.map((c) => c.status)).toEqual(['success']);
@@ -549,7 +552,9 @@ describe('pending, approve, deny', () => {
       '--interrupt',
     ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe(`denied ${request!.requestId} in session ${session.id} (interrupt)\n`);
+    expect(run.stdout).toBe(
+      `denied ${request!.requestId} in session ${session.id} (interrupt) (digest ${request!.digest.slice(0, 12)}, the pending request's)\n`,
+    );
     const result = await response;
     expect(result.status).toBe('interrupted');
     expect(result.toolCalls.map((c) => c.status)).toEqual(['denied']);
@@ -715,7 +720,9 @@ describe('no worker polling the session', () => {
       worker = await createAgentWorker(options);
       const run = await waitRun;
       expect(run.code, run.stderr).toBe(0);
-      expect(run.stdout).toBe(`approved ${waited.requestId} in session ${waited.session.id}\n`);
+      expect(run.stdout).toBe(
+        `approved ${waited.requestId} in session ${waited.session.id} (unbound: no digest)\n`,
+      );
       const result = await waited.response;
       expect(result.toolCalls.map((c) => c.status)).toEqual(['success']);
       expect(readFileSync(join(workspace, `waited-${tag}.txt`), 'utf8')).toBe('from the model');

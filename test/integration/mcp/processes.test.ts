@@ -115,7 +115,11 @@ describe.each(['stdio', 'http'] as const)(
       expect(calls(env).filter((line) => line.includes('approved-once'))).toEqual([]);
       const approved = await runCli(['approve', session.id, requestId]);
       expect(approved.code, approved.stderr).toBe(0);
-      expect(approved.stdout).toBe(`approved ${requestId} in session ${session.id}\n`);
+      expect(approved.stdout).toMatch(
+        new RegExp(
+          `^approved ${requestId} in session ${session.id} \\(digest [0-9a-f]{12}, the pending request's\\)\n$`,
+        ),
+      );
 
       const response = await pending;
       expect(response.status).toBe('completed');

@@ -341,6 +341,65 @@ describe('permission decisions on the stream (worker in this process)', () => {
     await session.close();
   }, 30_000);
 
+  it('an ask with approval stages: reminded, then escalated, on the stream as they come, then the deadline', async () => {
+    const made = await agentOn(
+      'default',
+      [
+        { toolCalls: [{ name: 'Write', arguments: { file_path: 'f.txt', content: 'x' } }] },
+        { text: 'Nobody answered.', chunkChars: 4 },
+      ],
+      {
+        permissionTimeoutMs: 4000,
+        approvals: { remindAfterMs: 1000, escalateAfterMs: 2000, escalateTo: 'ops' },
+      },
+    );
+    const session = await made.createSession();
+    const call = session.send('write f');
+    let asked: PermissionAskedEvent | undefined;
+    // When the reminder reached this reader: while the call still waits, not with the
+    // deadline's decision (the send's next activity).
+    let remindedSeenAt: number | undefined;
+    const events = await streamOf(
+      {
+        stream: async function* () {
+          for await (const event of call.stream()) {
+            if (event.type === 'permission-stage' && event.stage === 'reminded') {
+              remindedSeenAt = Date.now();
+            }
+            yield event;
+          }
+        },
+      },
+      async (event) => {
+        asked = event;
+      },
+    );
+    expect(remindedSeenAt).toBeLessThan(asked!.deadline!);
+    expect(shapeOf(events)).toEqual([
+      'permission-decided:preset:ask:Write',
+      'permission-asked:person:Write',
+      'permission-stage',
+      'permission-stage',
+      'permission-decided:deadline:deny:Write',
+      'finish:completed',
+    ]);
+    const stages = events.filter((e) => e.type === 'permission-stage');
+    expect(stages).toEqual([
+      expect.objectContaining({
+        stage: 'reminded',
+        permissionRequestId: asked!.permissionRequestId,
+        digest: asked!.digest,
+        nextStageAt: asked!.deadline! - 2000,
+      }),
+      expect.objectContaining({
+        stage: 'escalated',
+        escalateTo: 'ops',
+        nextStageAt: asked!.deadline,
+      }),
+    ]);
+    await session.close();
+  }, 30_000);
+
   it('a denial with interrupt ends the send: its permission-decided still comes, before finish', async () => {
     const made = await agentOn('default', [
       { toolCalls: [{ name: 'Write', arguments: { file_path: 'd.txt', content: 'model' } }] },

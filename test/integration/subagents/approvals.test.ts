@@ -104,7 +104,9 @@ describe("a sub-agent's ask, answered through its parent", () => {
       'alice@ops',
     ]);
     expect(approved.code, approved.stderr).toBe(0);
-    expect(approved.stdout).toBe('approved Write notes.md in main/writer\n');
+    expect(approved.stdout).toBe(
+      `approved Write notes.md in main/writer (digest ${ask!.digest!.slice(0, 12)}, the pending request's)\n`,
+    );
 
     const result = await response;
     expect(result.status).toBe('completed');

@@ -10,7 +10,9 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import { describe, expect, it } from 'vitest';
 import {
   AuditLogFormatError,
+  compareSessionsWithHistory,
   compareWithHistory,
+  sessionEntriesAfterLog,
   parseAuditLog,
   sessionAuditEntries,
   verifyAuditChain,
@@ -214,6 +216,50 @@ describe('audit log', () => {
       header: { ...log.header, exportedAt: new Date(closedAt - 1).toISOString() },
     };
     expect(compareWithHistory(early, audit.entries)).toBeUndefined();
+  });
+
+  it('compares a log of several sessions session by session: each a prefix of its own history', () => {
+    // A `--query` log of two sessions, exported while the first still ran: its last entries
+    // came after the export, and sit before the second session's in a whole comparison.
+    const other = sessionAuditEntries([{ history }], 'session-other');
+    const first = audit.entries.slice(0, -3);
+    const closedAt = (audit.entries.at(-1) as { closedAt?: number }).closedAt!;
+    const lines = writeAuditLog(
+      [...first, ...other.entries],
+      {
+        sessionId: audit.sessionId,
+        workflowId: audit.workflowId,
+        runIds: audit.runIds,
+        covers: { sessions: [audit.sessionId, 'other'], content: false, encrypted: false },
+        exportedAt: new Date(closedAt - 1),
+      },
+      privateKey,
+    );
+    const log = parseAuditLog(lines.join('\n'));
+    expect(verifyAuditChain(log, publicKey)).toBeUndefined();
+    const histories = [audit.entries, other.entries];
+    expect(compareWithHistory(log, histories.flat())).toBeDefined();
+    expect(compareSessionsWithHistory(log, histories)).toBeUndefined();
+    expect(sessionEntriesAfterLog(log, histories)).toBe(3);
+    // An edit of the second session's history is named by the log's seq.
+    const at = other.entries.findIndex((entry) => entry.kind === 'approval');
+    const edited = other.entries.map((entry, index) =>
+      index === at ? { ...entry, by: 'someone-else' } : entry,
+    );
+    expect(compareSessionsWithHistory(log, [audit.entries, edited])).toMatchObject({
+      problem: 'changed',
+      seq: first.length + at,
+      kind: 'approval',
+    });
+    // The first session's log cut short after it closed is still named.
+    const late = {
+      ...log,
+      header: { ...log.header, exportedAt: new Date(closedAt).toISOString() },
+    };
+    expect(compareSessionsWithHistory(late, histories)).toMatchObject({
+      problem: 'missing',
+      seq: first.length,
+    });
   });
 
   it('says which line is malformed', () => {

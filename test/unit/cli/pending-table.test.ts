@@ -52,4 +52,27 @@ describe('pendingTable', () => {
     const { digest: _digest, ...old } = request({});
     expect(pendingTable([old], 'demo').split('\n')[1]).toMatch(/^r +- +Write /);
   });
+
+  it('shows STAGE and NEXT STAGE only for an agent with approval stages', () => {
+    expect(pendingTable([request({})], 'demo')).not.toMatch(/STAGE/);
+    const table = pendingTable(
+      [
+        request({ requestId: 'r1', stage: 'reminded', nextStageAt: asked + 3_600_000 }),
+        request({
+          requestId: 'r2',
+          stage: 'escalated',
+          escalateTo: 'ops',
+          nextStageAt: asked + 86_400_000,
+        }),
+      ],
+      'demo',
+    );
+    const [header, first, second] = table.split('\n');
+    expect(header).toMatch(/ +ASKED +STAGE +NEXT STAGE +DEADLINE$/);
+    expect(first).toMatch(
+      / 2026-12-04T19:02:11Z +reminded +2026-12-04T20:02:11Z +2026-12-05T19:02:11Z$/,
+    );
+    // The next stage is the deadline: its own column says when.
+    expect(second).toMatch(/ 2026-12-04T19:02:11Z +escalated to ops +- +2026-12-05T19:02:11Z$/);
+  });
 });

@@ -77,6 +77,7 @@ describe('session protocol names', () => {
       'leaseSharedBudget',
       'listMcpTools',
       'modelStep',
+      'notifyApproval',
       'publishStreamEvents',
     ]);
   });

@@ -191,6 +191,17 @@ describe('childInputOf', () => {
     expect(long.permissionTimeoutMs).toBe(1_000);
   });
 
+  it("takes the top session's approval stages (advanced.approvals), only when it has them", () => {
+    const approvals = { remindAfterMs: 1_000, escalateAfterMs: 2_000, escalateTo: 'ops' };
+    const staged = childInputOf({ ...parent, approvals }, researcher, {
+      sessionId: 'c',
+      lineage: lineage(),
+      task,
+    });
+    expect(staged.approvals).toEqual(approvals);
+    expect(child).not.toHaveProperty('approvals');
+  });
+
   it("takes nothing of the parent's own life: carry, upgrades, idle timeout, rollover, resume", () => {
     for (const key of [
       'carry',

@@ -3,6 +3,7 @@
  * inputs, reasons: user and model content), the `ui` command's options, and the bad options
  * of `createSessionUi`.
  */
+import type { PendingPermission } from '../../../src/common/permission.js';
 import { readFileSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
@@ -110,6 +111,55 @@ describe('the inbox binds an answer to the call it shows', () => {
     const html = card(false);
     expect(html).not.toContain('name="digest"');
     expect(html).not.toContain('request-digest');
+  });
+});
+
+describe("the inbox shows a request's approval stage", () => {
+  const page = (fields: Partial<PendingPermission>) =>
+    inboxPage(
+      [
+        {
+          sessionId: 's1',
+          request: {
+            requestId: 'r1',
+            toolUseId: 'call-1',
+            toolName: 'Write',
+            toolKind: 'write',
+            input: {},
+            affectedPaths: [],
+            askedAt: 0,
+            deadline: 4_000_000,
+            ...fields,
+          },
+        },
+      ],
+      { fallback: 'test', now: 0 },
+    );
+
+  it('says the stage, the group escalated to, and when the next stage or the deadline comes', () => {
+    expect(page({ stage: 'reminded', nextStageAt: 120_000 })).toMatch(
+      /data-stage="reminded">reminded, next stage in 2 min</,
+    );
+    expect(page({ stage: 'escalated', escalateTo: 'ops', nextStageAt: 4_000_000 })).toMatch(
+      /data-stage="escalated">escalated to ops, deadline in 1 h</,
+    );
+    expect(page({})).not.toContain('request-stage');
+  });
+});
+
+describe('the session page shows the approval stages an ask reached', () => {
+  it('between the ask and its outcome, escaped, and nothing for an ask without stages', () => {
+    const timeline = demo();
+    const call = timeline.toolCalls.find((c) => c.permission?.ask)!;
+    expect(sessionPage({ timeline, status: 'idle', pending: [] })).not.toContain('ask-stage');
+    const ask = call.permission!.ask!;
+    ask.stages = [
+      { stage: 'reminded', at: ask.askedAt + 1_000 },
+      { stage: 'escalated', at: ask.askedAt + 2_000, escalateTo: EVIL },
+    ];
+    const html = sessionPage({ timeline, status: 'idle', pending: [] });
+    expect(html).toContain('<span data-testid="ask-stage">reminded <time ');
+    expect(html).toContain(`<span data-testid="ask-stage">escalated to ${ESCAPED} <time `);
   });
 });
 
