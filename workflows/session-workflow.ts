@@ -32,7 +32,7 @@ import { setSendHandler } from './handlers/send.js';
 import { runSubagentSession } from './handlers/subagent.js';
 import { setUpgradeHandler } from './handlers/upgrade.js';
 import { setBudgetHandler } from './handlers/budget.js';
-import { returnLeases } from './prompt/shared-budget.js';
+import { holdsLeases, returnLeases } from './prompt/shared-budget.js';
 import { setSessionQueries } from './handlers/queries.js';
 import { endFailedStart, runSessionStart, setReadyHandler } from './handlers/start.js';
 import { createSessionState, type SessionState } from './session/state.js';
@@ -126,7 +126,7 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
       // The same cancel reached the prompt: its sub-agents end (their SessionEnd) first.
       if (state.children?.size) await condition(() => runningChildren(state) === 0);
       await endWithoutCaller(state, 'cancelled');
-      await returnLeases(state, 'all');
+      if (holdsLeases(state)) await returnLeases(state, 'all');
       await condition(allHandlersFinished);
     });
     syncSearchAttributes(state);
@@ -138,7 +138,7 @@ async function runSession(input: SessionWorkflowInput): Promise<SessionWorkflowR
 /** The closed session's result, once its leases are back and its handlers have finished. */
 async function closedResult(state: SessionState): Promise<SessionWorkflowResult> {
   const { input } = state;
-  await returnLeases(state, 'all'); // no request without a lease held
+  if (holdsLeases(state)) await returnLeases(state, 'all');
   await condition(allHandlersFinished);
   syncSearchAttributes(state);
   setCurrentDetails(`closed (${state.endReason ?? state.endMarker?.reason ?? 'other'})`);

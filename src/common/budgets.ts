@@ -7,7 +7,12 @@
  * @module
  */
 import { tokensOfChars } from './context.js';
-import type { HeldLease, SharedBudgetOptions, SharedBudgetSpec } from './shared-budgets.js';
+import type {
+  HeldLease,
+  LeaseRequest,
+  SharedBudgetOptions,
+  SharedBudgetSpec,
+} from './shared-budgets.js';
 
 /**
  * Caps of one budget: each optional, each a non-negative number (tokens and calls integers).
@@ -152,8 +157,10 @@ export interface BudgetLedger {
   inputOverhead: number;
   /** The leases of shared budgets the session holds, by key (absent: none held yet). */
   leases?: Record<string, HeldLease>;
-  /** Requests made to shared budgets so far: the next one's id is `<sessionId>/<n + 1>`. */
+  /** Requests made to shared budgets so far: the next one's id ends `/<n + 1>`. */
   leaseSeq?: number;
+  /** Requests to shared budgets not answered yet, by key: sent again, the same, first. */
+  pendingLeases?: Record<string, LeaseRequest>;
 }
 
 /** What `describe()` shows of a session's budget. */

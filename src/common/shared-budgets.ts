@@ -70,6 +70,8 @@ export interface HeldLease {
   returnAtIdle: boolean;
   /** What was left of each cap besides this lease when it was granted. */
   left?: BudgetCaps;
+  /** The caps the budget held when it granted it (the agents' and raised ones). */
+  caps?: BudgetCaps;
 }
 
 /** A request to a shared budget: give back a lease, take a new one, or both in one Update. */
@@ -108,7 +110,13 @@ interface SharedBudgetRefusal {
 
 /** A shared budget's answer to a {@link LeaseRequest}. */
 export type LeaseAnswer =
-  | { granted: BudgetCaps; windowEnd?: number; returnAtIdle: boolean; left?: BudgetCaps }
+  | {
+      granted: BudgetCaps;
+      windowEnd?: number;
+      returnAtIdle: boolean;
+      left?: BudgetCaps;
+      caps?: BudgetCaps;
+    }
   | { refused: SharedBudgetRefusal }
   | { returned: true };
 
@@ -171,7 +179,7 @@ export const LEASE_TOOL_CALLS = 8;
 /** Previous windows a budget shows. */
 const KEPT_WINDOWS = 3;
 /** Answers kept for requests retried across a continue-as-new. */
-const KEPT_ANSWERS = 2000;
+const KEPT_ANSWERS = 1000;
 
 const round9 = (n: number) => Math.round(n * 1e9) / 1e9;
 
@@ -278,6 +286,11 @@ function roll(state: SharedBudgetState, now: number): void {
   state.previous.length = Math.min(state.previous.length, KEPT_WINDOWS);
   state.windowStart = start;
   state.spent = zeroAmounts();
+  // A lease of a window no longer shown counts nowhere: forget it (its return adds nothing).
+  const kept = new Set([start, ...state.previous.map((w) => w.windowStart)]);
+  for (const [id, lease] of Object.entries(state.leases)) {
+    if (!kept.has(lease.windowStart)) delete state.leases[id];
+  }
 }
 
 /** What the leases of the current window hold. */
@@ -331,7 +344,8 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
     if (limit === undefined) continue;
     const need = request.need[name] ?? 0;
     const left = limit - state.spent[name] - leased[name];
-    if (need > left + 1e-9) {
+    // A cap the request needs nothing of refuses nothing (one passed by an estimate's error).
+    if (need > 0 && need > left + 1e-9) {
       return {
         refused: {
           budget: name,
@@ -363,6 +377,7 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
     ...(windowEnd !== undefined ? { windowEnd } : {}),
     returnAtIdle,
     left: leftAfter,
+    caps,
   };
 }
 
@@ -375,7 +390,7 @@ export function raiseSharedCaps(state: SharedBudgetState, raise: BudgetRaise): v
 /** What the budget shows at `now`. */
 export function sharedBudgetStatusOf(held: SharedBudgetState, now: number): SharedBudgetStatus {
   // A query must not change the ledger: the window rolls on a copy.
-  const state = { ...held, previous: [...held.previous] };
+  const state = { ...held, previous: [...held.previous], leases: { ...held.leases } };
   roll(state, now);
   return {
     key: state.key,

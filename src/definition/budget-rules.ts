@@ -150,9 +150,15 @@ export function resolveAgentBudgets(
       );
     }
   }
-  if (budgets.costUsd !== undefined && priceOf(budgets, models[0]) === undefined) {
+  const costCap =
+    budgets.costUsd !== undefined
+      ? 'advanced.budgets.costUsd'
+      : budgets.shared?.some((s) => s.costUsd !== undefined)
+        ? `advanced.budgets.shared[${budgets.shared.findIndex((s) => s.costUsd !== undefined)}].costUsd`
+        : undefined;
+  if (costCap !== undefined && priceOf(budgets, models[0]) === undefined) {
     throw new ConfigError(
-      `Invalid agent options: advanced.budgets.costUsd needs a price for the agent's model: ` +
+      `Invalid agent options: ${costCap} needs a price for the agent's model: ` +
         `give advanced.budgets.prices[${modelIdsOf(models[0])
           .map((id) => `'${id}'`)
           .join(' or ')}]`,
@@ -249,7 +255,10 @@ export function subagentPrices(
     const price = agent ? priceOf(agent, own) : undefined;
     if (price) {
       prices[sub.name] = { ...price };
-    } else if (budget.caps.costUsd !== undefined) {
+    } else if (
+      budget.caps.costUsd !== undefined ||
+      budget.shared?.some((s) => s.caps.costUsd !== undefined)
+    ) {
       throw new ConfigError(
         `Invalid agent options: budgets.costUsd counts sub-agent '${sub.name}''s spend, which ` +
           `needs a price for its model: give advanced.budgets.prices[${modelIdsOf(own)

@@ -453,6 +453,9 @@ export const sessionSchema = z.strictObject({
       issue(
         `tenant must be a string of 1 to 200 characters, got ${typeof value === 'string' ? `${value.length} characters` : describeValue(value)}`,
       );
+    } else if (value.includes(':')) {
+      // ':' ends the tenant in a shared budget's key (`tenant:acme:day`).
+      issue(`tenant must not contain ':', got ${JSON.stringify(value)}`);
     }
   }),
 });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { returnLeases } from '../prompt/shared-budget.js';
+import { holdsLeases, returnLeases } from '../prompt/shared-budget.js';
 import { condition, log, setCurrentDetails, upsertMemo, uuid4 } from '@temporalio/workflow';
 import { serializeError } from '../../src/common/errors.js';
 import { HookEvent } from '../../src/common/hook-events.js';
@@ -86,7 +86,7 @@ export function setCloseHandler(state: SessionState): void {
       if (state.pendingCleanups.size > 0) throw cleanupPendingFailure(state);
       const { ran } = await endSession(state, 'other');
       // Shared budgets have their leases back before close() answers.
-      await returnLeases(state, 'all');
+      if (holdsLeases(state)) await returnLeases(state, 'all');
       state.endReason ??= 'other';
       state.status = 'closed';
       return { closedNow: true, sessionEndRan: ran };

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { returnLeases } from '../prompt/shared-budget.js';
+import { holdsLeases, returnLeases } from '../prompt/shared-budget.js';
 import {
   CancellationScope,
   allHandlersFinished,
@@ -73,14 +73,15 @@ export async function runSubagentSession(state: SessionState): Promise<SessionWo
       state.status = 'open';
       outcome = await runTask(state, task ?? missingTask(input.sessionId));
       await endWithoutCaller(state, 'other');
-      await returnLeases(state, 'all'); // of its shared budgets; none held, no request
+      // What it holds of the shared budgets (it leases its own) goes back.
+      if (holdsLeases(state)) await returnLeases(state, 'all');
     }
   } catch (error) {
     if (!isCancellation(error)) throw error;
     // Cancelled by its parent (an abort, a close, the Task timeout) or from outside.
     await CancellationScope.nonCancellable(async () => {
       await endWithoutCaller(state, 'cancelled');
-      await returnLeases(state, 'all');
+      if (holdsLeases(state)) await returnLeases(state, 'all');
       // Cancelled before an activity took them: the parent's events still reach the stream.
       if (task && hasQueuedStreamEvents(state, task.requestId)) {
         await closeStreamOutbox(state, task.requestId);

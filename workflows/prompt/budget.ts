@@ -26,7 +26,7 @@ import { chargeSharedStep, sharedRemaining } from './shared-budget.js';
 
 /** The state the budget reads: the ledger, the spec in the input, the model's context. */
 interface BudgetState {
-  input: Pick<SessionWorkflowInput, 'budget' | 'sessionId'>;
+  input: Pick<SessionWorkflowInput, 'budget' | 'sessionId' | 'taskQueue'>;
   taskQueue: string;
   /** The ledger; absent in sessions without a budget (nothing here does anything then). */
   budget?: BudgetLedger;

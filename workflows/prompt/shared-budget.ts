@@ -24,14 +24,17 @@ import {
   zeroAmounts,
   type BudgetAmounts,
   type LeaseAnswer,
+  type LeaseRequest,
   type SharedBudgetSpec,
 } from '../../src/common/shared-budgets.js';
 import type { SessionWorkflowInput } from '../../src/common/workflow-io.js';
+import { serializeError } from '../../src/common/errors.js';
+import { isCancellation, log, workflowInfo } from '@temporalio/workflow';
 import { leaseSharedBudgetActivity } from '../activity-options.js';
 
 /** The state the shared budgets read. */
 interface SharedBudgetState {
-  input: Pick<SessionWorkflowInput, 'budget' | 'sessionId'>;
+  input: Pick<SessionWorkflowInput, 'budget' | 'sessionId' | 'taskQueue'>;
   budget?: BudgetLedger;
   taskQueue: string;
 }
@@ -61,22 +64,27 @@ export async function reserveSharedStep(
 }
 
 /**
- * Make sure the leases of the shared budgets that cap tool calls hold `count` more, then
- * charge them to every lease held. Undefined when they may start; the refusing cap otherwise.
+ * Make sure the leases of the shared budgets that cap tool calls (as the agent gives them, or
+ * as a raise set them) hold `count` more. Undefined when they may start; the refusing cap
+ * otherwise. The calls are charged once every budget let them: {@link chargeSharedToolCalls}.
  */
 export async function reserveSharedToolCalls(
   state: SharedBudgetState,
   count: number,
 ): Promise<BudgetExceeded | undefined> {
   for (const spec of state.input.budget!.shared!) {
-    if (spec.caps.toolCalls === undefined) continue;
     const held = state.budget!.leases?.[spec.key];
+    if (spec.caps.toolCalls === undefined && held?.caps?.toolCalls === undefined) continue;
     const ask = { ...held?.granted, toolCalls: Math.max(count, LEASE_TOOL_CALLS) };
     const refused = await ensureLease(state, spec, { toolCalls: count }, ask);
     if (refused) return refused;
   }
-  chargeLeases(state.budget!, { toolCalls: count });
   return undefined;
+}
+
+/** Charge `count` tool calls that start to every lease held. */
+export function chargeSharedToolCalls(state: SharedBudgetState, count: number): void {
+  if (hasSharedBudgets(state)) chargeLeases(state.budget!, { toolCalls: count });
 }
 
 /** Charge a settled model step's usage to every lease held. */
@@ -98,17 +106,36 @@ function chargeLeases(ledger: BudgetLedger, amounts: Partial<BudgetAmounts>): vo
   for (const lease of Object.values(ledger.leases ?? {})) addAmounts(lease.spent, amounts);
 }
 
+/** Whether the session holds a lease (or a request's answer is owed): one to give back. */
+export function holdsLeases(state: SharedBudgetState): boolean {
+  const ledger = state.budget;
+  return (
+    Object.keys(ledger?.leases ?? {}).length > 0 ||
+    Object.keys(ledger?.pendingLeases ?? {}).length > 0
+  );
+}
+
 /**
  * Give leases back: those granted near a cap (`'idle'`, when a prompt ends) or all of them
- * (`'all'`, when the session ends). No request without a lease to give back.
+ * (`'all'`, when the session ends). Best effort: a budget that does not answer (its request
+ * failed after its retries) is logged and the session goes on; the lease stays held and, as a
+ * request owed, is sent again with the session's next request to that budget. Call only when
+ * {@link holdsLeases}.
  */
 export async function returnLeases(state: SharedBudgetState, which: 'idle' | 'all'): Promise<void> {
-  const leases = state.budget?.leases;
-  if (!leases) return;
   for (const spec of state.input.budget?.shared ?? []) {
-    const held = leases[spec.key];
-    if (!held || (which === 'idle' && !held.returnAtIdle)) continue;
-    await request(state, spec, undefined, undefined);
+    const held = state.budget!.leases?.[spec.key];
+    const owed = state.budget!.pendingLeases?.[spec.key];
+    if (!owed && (!held || (which === 'idle' && !held.returnAtIdle))) continue;
+    try {
+      if (owed) await settleOwed(state, spec);
+      if (state.budget!.leases?.[spec.key]) await request(state, spec, undefined, undefined);
+    } catch (error) {
+      if (isCancellation(error)) throw error;
+      log.warn(`A lease of shared budget '${spec.key}' was not given back`, {
+        error: serializeError(error),
+      });
+    }
   }
 }
 
@@ -133,6 +160,7 @@ export function sharedRemaining(ledger: BudgetLedger): Record<string, BudgetCaps
 
 /** Whether a lease is to go back when the prompt ends. */
 export function hasIdleReturns(state: SharedBudgetState): boolean {
+  if (Object.keys(state.budget?.pendingLeases ?? {}).length > 0) return true;
   return Object.values(state.budget?.leases ?? {}).some((lease) => lease.returnAtIdle);
 }
 
@@ -143,7 +171,9 @@ async function ensureLease(
   need: BudgetCaps,
   ask: BudgetCaps,
 ): Promise<BudgetExceeded | undefined> {
-  if (leaseFits(state.budget!.leases?.[spec.key], spec.caps, need, Date.now())) return undefined;
+  if (state.budget!.pendingLeases?.[spec.key]) await settleOwed(state, spec);
+  const held = state.budget!.leases?.[spec.key];
+  if (leaseFits(held, { ...spec.caps, ...held?.caps }, need, Date.now())) return undefined;
   const answer = await request(state, spec, need, ask);
   if (!('refused' in answer)) return undefined;
   const { refused } = answer;
@@ -161,7 +191,11 @@ async function ensureLease(
 
 /**
  * One request to `spec`'s budget: the held lease goes back (with what was spent of it), and
- * with `need` a new one is asked for. The request's id is the session's next lease id.
+ * with `need` a new one is asked for. Its lease id is new: `<sessionId>/<first run id>/<n>`
+ * (a session id used again later, its history deleted, makes other ids). Until answered it is
+ * owed (`pendingLeases`): the held lease is no longer charged, and a request that failed
+ * after its retries is sent again, the same, before the next one (the budget may have
+ * applied it: its answer, a lease the session did not learn of, is had then).
  */
 async function request(
   state: SharedBudgetState,
@@ -170,32 +204,50 @@ async function request(
   ask: BudgetCaps | undefined,
 ): Promise<LeaseAnswer> {
   const ledger = state.budget!;
-  const leases = (ledger.leases ??= {});
-  const held = leases[spec.key];
+  const held = ledger.leases?.[spec.key];
   ledger.leaseSeq = (ledger.leaseSeq ?? 0) + 1;
-  const leaseId = `${state.input.sessionId}/${ledger.leaseSeq}`;
+  const leaseId = `${state.input.sessionId}/${workflowInfo().firstExecutionRunId}/${ledger.leaseSeq}`;
+  const leaseRequest: LeaseRequest = {
+    key: spec.key,
+    sessionId: state.input.sessionId,
+    leaseId,
+    caps: spec.caps,
+    ...(spec.window !== undefined ? { window: spec.window } : {}),
+    ...(need ? { need, ask: ask ?? need } : {}),
+    ...(held ? { returning: { id: held.id, spent: { ...held.spent } } } : {}),
+  };
+  (ledger.pendingLeases ??= {})[spec.key] = leaseRequest;
+  delete ledger.leases?.[spec.key];
+  return send(state, leaseRequest);
+}
+
+/** Send the request owed to `spec`'s budget again (the same lease id), and take its answer. */
+async function settleOwed(state: SharedBudgetState, spec: SharedBudgetSpec): Promise<void> {
+  await send(state, state.budget!.pendingLeases![spec.key]!);
+}
+
+/** Send `leaseRequest` and hold what it grants; it stays owed if the request fails. */
+async function send(state: SharedBudgetState, leaseRequest: LeaseRequest): Promise<LeaseAnswer> {
+  const ledger = state.budget!;
   const answer = await leaseSharedBudgetActivity()({
-    request: {
-      key: spec.key,
-      sessionId: state.input.sessionId,
-      leaseId,
-      caps: spec.caps,
-      ...(spec.window !== undefined ? { window: spec.window } : {}),
-      ...(need ? { need, ask: ask ?? need } : {}),
-      ...(held ? { returning: { id: held.id, spent: held.spent } } : {}),
-    },
-    // The budget's workflow, when none runs yet, starts on the agent's budgets queue.
-    taskQueue: sharedBudgetTaskQueue(state.taskQueue),
+    request: leaseRequest,
+    // The budget's workflow, when none runs yet, starts on the agent's budgets queue (the
+    // agent's own queue, not a handoff's).
+    taskQueue: sharedBudgetTaskQueue(state.input.taskQueue),
   });
-  delete leases[spec.key];
+  delete ledger.pendingLeases![leaseRequest.key];
+  const leases = (ledger.leases ??= {});
+  delete leases[leaseRequest.key];
+  const { leaseId } = leaseRequest;
   if ('granted' in answer) {
-    leases[spec.key] = {
+    leases[leaseRequest.key] = {
       id: leaseId,
       granted: answer.granted,
       spent: zeroAmounts(),
       ...(answer.windowEnd !== undefined ? { windowEnd: answer.windowEnd } : {}),
       returnAtIdle: answer.returnAtIdle,
       ...(answer.left ? { left: answer.left } : {}),
+      ...(answer.caps ? { caps: answer.caps } : {}),
     };
   }
   return answer;

@@ -14,7 +14,12 @@ import type { ToolCallRecord } from '../../src/common/messages.js';
 import type { BudgetLedger } from '../../src/common/budgets.js';
 import type { ContextWindow } from '../../src/common/context.js';
 import { reserveToolCalls } from './budget.js';
-import { hasSharedBudgets, reserveSharedToolCalls } from './shared-budget.js';
+import {
+  chargeSharedToolCalls,
+  hasSharedBudgets,
+  reserveSharedToolCalls,
+} from './shared-budget.js';
+import type { BudgetExceeded } from '../../src/common/budgets.js';
 import type { ToolResult } from '../../src/common/types.js';
 import { isTaskCall, runningChildren } from './task-call.js';
 import { passTurn, taskGroupOf } from './task-group.js';
@@ -80,19 +85,20 @@ export async function runToolCalls(
   try {
     for (const batch of batchesOf(state, calls)) {
       // A batch the toolCalls cap refuses does not start; the prompt ends `budget_exceeded`.
-      // A shared budget that caps tool calls is asked first (only sessions with one await).
-      const refused =
-        interrupted || rejectWith
-          ? undefined
-          : ((hasSharedBudgets(state)
-              ? await reserveSharedToolCalls(state, batch.length)
-              : undefined) ?? reserveToolCalls(state, batch.length));
+      // A shared budget that caps tool calls is asked first (only sessions with one await);
+      // the calls are charged to its lease once the session's own caps let them start too.
+      let refused: BudgetExceeded | undefined;
+      if (!interrupted && !rejectWith) {
+        if (hasSharedBudgets(state)) refused = await reserveSharedToolCalls(state, batch.length);
+        refused ??= reserveToolCalls(state, batch.length);
+        if (!refused) chargeSharedToolCalls(state, batch.length);
+      }
       if (interrupted || rejectWith || refused || state.budget?.exceeded) {
         const why = interrupted
           ? 'an earlier call was denied with interrupt'
           : rejectWith
             ? 'a hook of an earlier call failed'
-            : `the ${state.budget?.exceeded?.shared ? `shared budget ${state.budget.exceeded.shared}'s` : "session's"} toolCalls budget (${state.budget?.exceeded?.limit}) is spent`;
+            : `the ${state.budget?.exceeded?.shared ? `shared budget ${state.budget.exceeded.shared}'s` : "session's"} ${state.budget?.exceeded?.budget ?? 'toolCalls'} budget (${state.budget?.exceeded?.limit}) is spent`;
         for (const call of batch) pushCancelled(call, why);
         continue;
       }

@@ -277,6 +277,21 @@ describe('a budget shared per tenant', () => {
     await expect(client.createSession({ tenant: 42 as unknown as string })).rejects.toThrow(
       /tenant must be a string/,
     );
+    await expect(client.createSession({ tenant: 'acme:day' })).rejects.toThrow(
+      /tenant must not contain ':'/,
+    );
+    await expect(
+      createAgentClient({
+        ...sharedBudgetAgentOptions({
+          address: temporalAddress(),
+          taskQueue: uniqueTaskQueue('shared-bad3'),
+          baseUrl: server.baseUrl,
+          name: 'shared-bad3',
+          shared: [{ scope: 'agent', costUsd: 1 }],
+        }),
+        advanced: { budgets: { shared: [{ scope: 'agent', costUsd: 1 }] } },
+      }),
+    ).rejects.toThrow(/advanced\.budgets\.shared\[0\]\.costUsd needs a price/);
     await expect(
       agentOf(
         'shared-bad2',

@@ -59,12 +59,16 @@ describe('leases', () => {
     expect(applyLease(state, request({}), 0)).toEqual({
       granted: { modelCalls: 4 },
       returnAtIdle: false,
+      left: { modelCalls: 96 },
+      caps: { modelCalls: 100 },
     });
     // 96 left: 4 x 8 fits. With 10 left it does not.
     const near = newSharedBudget('tenant:acme', undefined, 0);
     expect(applyLease(near, request({ caps: { modelCalls: 10 } }), 0)).toEqual({
       granted: { modelCalls: 1 },
       returnAtIdle: true,
+      left: { modelCalls: 9 },
+      caps: { modelCalls: 10 },
     });
   });
 
@@ -154,10 +158,65 @@ describe('leases', () => {
     expect(status.previous).toEqual([{ windowStart: 0, spent: spent(1) }]);
   });
 
-  it('a raise holds over the caps sessions give', () => {
+  it('a raise holds over the caps sessions give, and a lease says the caps it was granted under', () => {
     const state = newSharedBudget('tenant:acme', undefined, 0);
     raiseSharedCaps(state, { caps: { modelCalls: 0 }, identity: 'ops', at: 0 });
     expect(applyLease(state, request({}), 0)).toMatchObject({ refused: { limit: 0 } });
+    // A cap the agents do not give, set by a raise, reaches the session with the lease.
+    const other = newSharedBudget('tenant:acme', undefined, 0);
+    raiseSharedCaps(other, { caps: { toolCalls: 2 }, identity: 'ops', at: 0 });
+    expect(applyLease(other, request({}), 0)).toMatchObject({
+      granted: { modelCalls: 4, toolCalls: 0 },
+      caps: { modelCalls: 100, toolCalls: 2 },
+    });
+  });
+
+  it('a cap the request needs nothing of refuses nothing, even when passed', () => {
+    const state = newSharedBudget('tenant:acme', undefined, 0);
+    const caps = { modelCalls: 10, inputTokens: 5 };
+    applyLease(state, request({ caps, need: { modelCalls: 1, inputTokens: 5 } }), 0);
+    // Its spend came back past the input cap (an estimate's error).
+    applyLease(
+      state,
+      request({
+        caps,
+        leaseId: 's1/2',
+        need: undefined,
+        returning: { id: 's1/1', spent: { ...spent(1), inputTokens: 9 } },
+      }),
+      0,
+    );
+    expect(
+      applyLease(state, request({ caps, leaseId: 's1/3', need: { toolCalls: 1 } }), 0),
+    ).toMatchObject({ granted: {} });
+    expect(
+      applyLease(
+        state,
+        request({ caps, leaseId: 's1/4', need: { modelCalls: 1, inputTokens: 1 } }),
+        0,
+      ),
+    ).toMatchObject({ refused: { budget: 'inputTokens' } });
+  });
+
+  it('a window no longer shown forgets its leases, and a query changes nothing', () => {
+    const state = newSharedBudget('agent:a:1000ms', 1000, 0);
+    const lease = (n: number, at: number) =>
+      applyLease(
+        state,
+        request({ window: 1000, caps: { modelCalls: 5 }, leaseId: `s${n}/1`, sessionId: `s${n}` }),
+        at,
+      );
+    lease(1, 0);
+    // A query in a much later window rolls a copy only.
+    sharedBudgetStatusOf(state, 90_000);
+    expect(Object.keys(state.leases)).toEqual(['s1/1']);
+    // Four windows later, window 0 is no longer among the three shown: its lease is forgotten.
+    lease(2, 2000);
+    lease(3, 4000);
+    lease(4, 6000);
+    expect(Object.keys(state.leases)).toContain('s1/1');
+    lease(5, 8000);
+    expect(Object.keys(state.leases).sort()).toEqual(['s3/1', 's4/1', 's5/1', 's2/1'].sort());
   });
 
   it('a held lease fits a need within what is left of it, before its window ends', () => {
