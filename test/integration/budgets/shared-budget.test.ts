@@ -110,8 +110,9 @@ describe('a budget shared per tenant', () => {
     const server = await provider(80);
     const { env, client } = await agentOf(
       'shared-twenty',
-      // modelCalls binds; totalTokens holds too (each step reserves its worst case, ~30).
-      [{ scope: 'tenant', modelCalls: 25, totalTokens: 25 * 21 + 100 }],
+      // modelCalls binds: totalTokens is set so that it never does (up to 20 leases of a
+      // step's worst case, ~50 tokens, may be out at once).
+      [{ scope: 'tenant', modelCalls: 25, totalTokens: 25 * 21 + 1000 }],
       server,
     );
     await Promise.all([startWorker(env), startWorker(env), startWorker(env)]);
