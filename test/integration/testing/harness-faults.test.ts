@@ -125,7 +125,9 @@ describe('faults at named events', () => {
 
   it('exceedBudgetAt: the dispatch times out, the session is fail-closed until the callback settles', async () => {
     const session = await env.createSession();
-    env.exceedBudgetAt(HookEvent.UserPromptSubmit, { occurrence: 1, overrunMs: 500 });
+    // The overrun is the window in which the next send must find the session fail-closed:
+    // wide enough that reading the decision from the history first fits in it under load.
+    env.exceedBudgetAt(HookEvent.UserPromptSubmit, { occurrence: 1, overrunMs: 5_000 });
     await expect(session.send('slow')).rejects.toMatchObject({ code: 'HOOK_TIMEOUT' });
     await assertDecision(env, session, { event: HookEvent.UserPromptSubmit, action: 'timeout' });
     await expect(session.send('too soon')).rejects.toMatchObject({ code: 'HOOK_CLEANUP_PENDING' });
