@@ -51,6 +51,8 @@ console.log(
 
 const workerScript = join(here, '..', 'test', 'fixtures', 'shared-budget-worker.ts');
 const children: ChildProcess[] = [];
+// However the run ends (a failed send included), no worker process outlives it.
+process.on('exit', () => children.forEach((child) => child.kill('SIGKILL')));
 async function startWorker(env: SharedBudgetEnv): Promise<void> {
   const child = spawn(process.execPath, ['--import', 'tsx', workerScript], {
     env: { ...process.env, SHARED_BUDGET_ENV: JSON.stringify(env) },
@@ -164,7 +166,18 @@ printTable(
 );
 
 await Promise.all(clients.map((c) => c.close()));
-for (const child of children) child.kill('SIGTERM');
+// The workers stop while their server still runs (SIGKILL after 10 s if one hangs).
+await Promise.all(
+  children.map(
+    (child) =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(undefined);
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      }),
+  ),
+);
 await connection.close();
 await openai.close();
 await server.stop();
