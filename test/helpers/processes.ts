@@ -124,3 +124,31 @@ export async function waitForEffect(
 export function openGate(env: CrashAgentEnv): void {
   writeFileSync(env.gateFile, 'open');
 }
+
+/**
+ * Start `node --import tsx <script>` with `env` as JSON in the variable `variable`, and wait
+ * until it prints `ready` (rejects with its output when it exits first). Killed by
+ * {@link killAll}.
+ */
+export async function startReadyProcess(
+  script: string,
+  variable: string,
+  env: object,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, [variable]: JSON.stringify(env) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('ready')) resolve();
+    });
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`process exited (${code}):\n${output}`)));
+  });
+  return child;
+}

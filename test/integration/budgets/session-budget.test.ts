@@ -4,7 +4,7 @@
  * stops at its token cap with the exact count, a raise lets the next send go on, and the spend
  * is carried over continue-as-new (the agent rolls over after every prompt).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ import { ConfigError, createAgentClient } from '../../../src/index.js';
 import { startFakeOpenAI, type FakeOpenAI } from '../../fixtures/openai-server.js';
 import { budgetAgentOptions, type BudgetAgentEnv } from '../../fixtures/budget-agent.js';
 import { rawClient, temporalAddress, uniqueTaskQueue } from '../../helpers/common.js';
+import { startReadyProcess } from '../../helpers/processes.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { budgetLine } from '../../../src/history/timeline-budget.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
@@ -52,19 +53,7 @@ beforeAll(async () => {
     baseUrl: server.baseUrl,
     hookFile,
   };
-  worker = spawn(process.execPath, ['--import', 'tsx', workerScript], {
-    env: { ...process.env, BUDGET_AGENT_ENV: JSON.stringify(env) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('ready')) resolve();
-    });
-    worker.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    worker.once('exit', (code) => reject(new Error(`worker exited (${code}):\n${output}`)));
-  });
+  worker = await startReadyProcess(workerScript, 'BUDGET_AGENT_ENV', env);
   client = await createAgentClient(budgetAgentOptions(env));
 }, 60_000);
 

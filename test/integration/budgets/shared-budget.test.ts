@@ -5,7 +5,7 @@
  * sessions' spend recounted from their histories (also after SIGKILLs of workers mid-step), a
  * window rolls over, and a person's raise lets refused sessions go on.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, createAgentClient, type AgentClient } from '../../../src/index.js';
@@ -16,6 +16,7 @@ import {
   type SharedBudgetEnv,
 } from '../../fixtures/shared-budget-agent.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { startReadyProcess } from '../../helpers/processes.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
 
@@ -40,21 +41,9 @@ async function provider(count: number, delayMs = 0): Promise<FakeOpenAI> {
 
 /** Start a worker process of the agent `env` describes; resolves once it polls. */
 async function startWorker(env: SharedBudgetEnv): Promise<ChildProcess> {
-  const worker = spawn(process.execPath, ['--import', 'tsx', workerScript], {
-    env: { ...process.env, SHARED_BUDGET_ENV: JSON.stringify(env) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const worker = await startReadyProcess(workerScript, 'SHARED_BUDGET_ENV', env);
   workers.add(worker);
   worker.once('exit', () => workers.delete(worker));
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('ready')) resolve();
-    });
-    worker.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    worker.once('exit', (code) => reject(new Error(`worker exited (${code}):\n${output}`)));
-  });
   return worker;
 }
 

@@ -5,7 +5,7 @@
  * remaining, the parent's spend is its own plus its children's exactly (as `describe()` and
  * the history recount say), and parallel children together stay within what was left.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentClient } from '../../../src/index.js';
@@ -15,6 +15,7 @@ import {
   type BudgetSubagentEnv,
 } from '../../fixtures/budget-subagent-agent.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
+import { startReadyProcess } from '../../helpers/processes.js';
 import { SPEND_USD_KEY, SPENT_TOKENS_KEY } from '../../../src/common/search-attributes.js';
 import { createSessionUi } from '../../../src/ui/index.js';
 import { launchChromium } from '../../helpers/chromium.js';
@@ -46,19 +47,7 @@ async function start(script: FakeReply[]): Promise<Setup> {
     taskQueue: uniqueTaskQueue('budget-subagents'),
     baseUrl: server.baseUrl,
   };
-  const worker = spawn(process.execPath, ['--import', 'tsx', workerScript], {
-    env: { ...process.env, BUDGET_SUBAGENT_ENV: JSON.stringify(env) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    worker.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('ready')) resolve();
-    });
-    worker.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    worker.once('exit', (code) => reject(new Error(`worker exited (${code}):\n${output}`)));
-  });
+  const worker = await startReadyProcess(workerScript, 'BUDGET_SUBAGENT_ENV', env);
   const setup = { server, worker, client: await createAgentClient(budgetSubagentOptions(env)) };
   setups.push(setup);
   return setup;
