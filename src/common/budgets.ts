@@ -37,7 +37,7 @@ export interface BudgetCaps {
 export type BudgetName = keyof BudgetCaps;
 
 /** Every cap, in the order a reservation checks them. */
-const BUDGET_NAMES: readonly BudgetName[] = [
+export const BUDGET_NAMES: readonly BudgetName[] = [
   'modelCalls',
   'toolCalls',
   'inputTokens',
@@ -208,7 +208,8 @@ export function costOf(price: ModelPrice | undefined, input: number, output: num
   return round9((input * price.inputUsdPerMillion + output * price.outputUsdPerMillion) / 1e6);
 }
 
-const round9 = (n: number) => Math.round(n * 1e9) / 1e9;
+/** `n` rounded to 1e-9 (dollars are counted to the nano-dollar). */
+export const round9 = (n: number) => Math.round(n * 1e9) / 1e9;
 
 /** The worst case of a model step: each cap's share of it. */
 export function stepWorstCase(

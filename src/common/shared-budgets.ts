@@ -10,7 +10,13 @@
  *
  * @module
  */
-import type { BudgetCaps, BudgetName, BudgetRaise } from './budgets.js';
+import {
+  BUDGET_NAMES,
+  round9,
+  type BudgetCaps,
+  type BudgetName,
+  type BudgetRaise,
+} from './budgets.js';
 
 /**
  * The window a shared budget counts in: a UTC calendar `'hour'`, `'day'` or `'month'`, or a
@@ -45,16 +51,6 @@ export interface SharedBudgetSpec {
 
 /** An amount of each budget (zero when not counted). */
 export type BudgetAmounts = Record<BudgetName, number>;
-
-/** Every budget name, in the order a grant checks them. */
-const SHARED_BUDGET_NAMES: readonly BudgetName[] = [
-  'modelCalls',
-  'toolCalls',
-  'inputTokens',
-  'outputTokens',
-  'totalTokens',
-  'costUsd',
-];
 
 /** A lease a session holds: what it was granted and what it spent of it. */
 export interface HeldLease {
@@ -181,8 +177,6 @@ const KEPT_WINDOWS = 3;
 /** Answers kept for requests retried across a continue-as-new. */
 const KEPT_ANSWERS = 1000;
 
-const round9 = (n: number) => Math.round(n * 1e9) / 1e9;
-
 /** Zero of each budget. */
 export function zeroAmounts(): BudgetAmounts {
   return {
@@ -197,7 +191,7 @@ export function zeroAmounts(): BudgetAmounts {
 
 /** `into` plus `add`, budget by budget (dollars rounded to 1e-9). */
 export function addAmounts(into: BudgetAmounts, add: Partial<BudgetAmounts>): void {
-  for (const name of SHARED_BUDGET_NAMES) {
+  for (const name of BUDGET_NAMES) {
     const n = add[name] ?? 0;
     into[name] = name === 'costUsd' ? round9(into[name] + n) : into[name] + n;
   }
@@ -339,7 +333,7 @@ function answerLease(state: SharedBudgetState, request: LeaseRequest, now: numbe
   const granted: BudgetCaps = {};
   let returnAtIdle = false;
   const leftAfter: BudgetCaps = {};
-  for (const name of SHARED_BUDGET_NAMES) {
+  for (const name of BUDGET_NAMES) {
     const limit = caps[name];
     if (limit === undefined) continue;
     const need = request.need[name] ?? 0;
@@ -414,7 +408,7 @@ export function leaseFits(
 ): lease is HeldLease {
   if (!lease) return false;
   if (lease.windowEnd !== undefined && now >= lease.windowEnd) return false;
-  for (const name of SHARED_BUDGET_NAMES) {
+  for (const name of BUDGET_NAMES) {
     if (caps[name] === undefined) continue;
     if (lease.spent[name] + (need[name] ?? 0) > (lease.granted[name] ?? 0) + 1e-9) return false;
   }

@@ -9,26 +9,17 @@
  * @module
  */
 import {
+  BUDGET_NAMES,
   remainingOf,
+  round9,
   type BudgetCaps,
   type BudgetLedger,
-  type BudgetName,
   type BudgetSpend,
   type ModelPrice,
   type SessionBudgetSpec,
 } from './budgets.js';
 
-const CAPS: readonly BudgetName[] = [
-  'modelCalls',
-  'toolCalls',
-  'inputTokens',
-  'outputTokens',
-  'totalTokens',
-  'costUsd',
-];
-
 const floor9 = (n: number) => Math.floor(Math.round(n * 1e12) / 1e3) / 1e9;
-const round9 = (n: number) => Math.round(n * 1e9) / 1e9;
 
 /**
  * The caps a child starts under: for each cap of the parent, what is left of it, less what
@@ -47,13 +38,13 @@ export function childAllotment(
 ): BudgetCaps {
   const free = remainingOf(ledger);
   for (const held of outstanding) {
-    for (const cap of CAPS) {
+    for (const cap of BUDGET_NAMES) {
       if (free[cap] !== undefined && held[cap] !== undefined) free[cap] -= held[cap];
     }
   }
   const allotment: BudgetCaps = {};
   const parts = Math.max(1, Math.floor(share));
-  for (const cap of CAPS) {
+  for (const cap of BUDGET_NAMES) {
     const left = free[cap];
     if (left === undefined) continue;
     const part = Math.max(0, left) / parts;
@@ -73,7 +64,7 @@ export function childBudgetSpec(
   own?: BudgetCaps,
 ): SessionBudgetSpec {
   const caps: BudgetCaps = { ...allotment };
-  for (const cap of CAPS) {
+  for (const cap of BUDGET_NAMES) {
     const mine = own?.[cap];
     if (mine === undefined) continue;
     const allotted = caps[cap];

@@ -24,7 +24,8 @@ export async function killAll(): Promise<void> {
   await Promise.all([...started].map((child) => killProcess(child)));
 }
 
-async function killProcess(child: ChildProcess): Promise<void> {
+/** SIGKILL `child` (a no-op once it exited), and wait for the exit. */
+export async function killProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');

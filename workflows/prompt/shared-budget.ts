@@ -11,6 +11,7 @@
  */
 import {
   costOf,
+  round9,
   type BudgetCaps,
   type BudgetExceeded,
   type BudgetLedger,
@@ -151,7 +152,7 @@ export function sharedRemaining(ledger: BudgetLedger): Record<string, BudgetCaps
     const caps: BudgetCaps = {};
     for (const [name, left] of Object.entries(lease.left ?? {}) as [keyof BudgetCaps, number][]) {
       const rest = left + Math.max(0, (lease.granted[name] ?? 0) - lease.spent[name]);
-      caps[name] = name === 'costUsd' ? Math.round(rest * 1e9) / 1e9 : rest;
+      caps[name] = name === 'costUsd' ? round9(rest) : rest;
     }
     remaining[key] = caps;
   }

@@ -16,7 +16,7 @@ import {
   type SharedBudgetEnv,
 } from '../../fixtures/shared-budget-agent.js';
 import { rawClient, temporalAddress, uniqueTaskQueue, waitFor } from '../../helpers/common.js';
-import { startReadyProcess } from '../../helpers/processes.js';
+import { killAll, killProcess, startReadyProcess } from '../../helpers/processes.js';
 import { timelineFromHistory } from '../../../src/history/timeline.js';
 import { sessionWorkflowId } from '../../../src/common/workflow-io.js';
 
@@ -28,7 +28,6 @@ const workerScript = fileURLToPath(
 const usage = { prompt: 1, completion: 20 };
 
 const servers: FakeOpenAI[] = [];
-const workers = new Set<ChildProcess>();
 const clients: AgentClient[] = [];
 
 /** A fake provider answering `count` text replies, `delayMs` each. */
@@ -39,20 +38,9 @@ async function provider(count: number, delayMs = 0): Promise<FakeOpenAI> {
   return server;
 }
 
-/** Start a worker process of the agent `env` describes; resolves once it polls. */
-async function startWorker(env: SharedBudgetEnv): Promise<ChildProcess> {
-  const worker = await startReadyProcess(workerScript, 'SHARED_BUDGET_ENV', env);
-  workers.add(worker);
-  worker.once('exit', () => workers.delete(worker));
-  return worker;
-}
-
-async function kill(worker: ChildProcess): Promise<void> {
-  if (worker.exitCode !== null || worker.signalCode !== null) return;
-  const exited = new Promise((resolve) => worker.once('exit', resolve));
-  worker.kill('SIGKILL');
-  await exited;
-}
+/** Start a worker process of the agent `env` describes (killed by `killAll`); once it polls. */
+const startWorker = (env: SharedBudgetEnv): Promise<ChildProcess> =>
+  startReadyProcess(workerScript, 'SHARED_BUDGET_ENV', env);
 
 /** An agent of `shared` budgets on its own task queue, and its client. */
 async function agentOf(
@@ -90,7 +78,7 @@ const tenantOf = (name: string) => `${name}-${Date.now().toString(36)}`;
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close()));
-  await Promise.all([...workers].map(kill));
+  await killAll();
   await Promise.all(servers.map((s) => s.close()));
 });
 
@@ -154,10 +142,10 @@ describe('a budget shared per tenant', () => {
     );
     // Kill two workers while steps are in flight, start two more.
     await waitFor(() => server.chatBodies.length >= 3, 60_000, 'model steps to start');
-    await kill(first[0]!);
+    await killProcess(first[0]!);
     await startWorker(env);
     await waitFor(() => server.chatBodies.length >= 8, 60_000, 'more model steps');
-    await kill(first[1]!);
+    await killProcess(first[1]!);
     await startWorker(env);
     const responses = (await sends).flat();
     expect(responses.every((r) => r.status === 'completed')).toBe(true);
